@@ -1,0 +1,143 @@
+// Package devices holds the device profiles the sector model reads: how many
+// SMs a GPU has, how large its L2 is, what it fetches from DRAM on a miss and
+// how fast it copies. They are data (profiles.json), measured on the device
+// each profile names, with the command that measured them kept beside the
+// numbers, so that adding a GPU is adding a record, not editing the model.
+package devices
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Profile describes one GPU as the model sees it.
+type Profile struct {
+	// Name is the spec's device value, for example "h200".
+	Name string `json:"name"`
+	// GPU is the name the driver reports, for example "NVIDIA H200".
+	GPU string `json:"gpu"`
+	// SMs is the number of streaming multiprocessors.
+	SMs int `json:"sms"`
+	// MaxThreadsPerSM is the most threads one SM holds at once.
+	MaxThreadsPerSM int `json:"max_threads_per_sm"`
+	// WarpSize is the number of lanes that issue one memory instruction together.
+	WarpSize int `json:"warp_size"`
+	// SectorBytes is the unit L1 and L2 track and fetch: 32 bytes.
+	SectorBytes int `json:"sector_bytes"`
+	// LineBytes is the cache line, four sectors.
+	LineBytes int `json:"line_bytes"`
+	// L2Bytes is the L2 capacity the driver reports.
+	L2Bytes int64 `json:"l2_bytes"`
+	// DefaultL2Fetch is cudaLimitMaxL2FetchGranularity before a program sets it.
+	DefaultL2Fetch int `json:"default_l2_fetch_granularity"`
+	// DRAM describes what the L2 sends to and asks of DRAM.
+	DRAM DRAM `json:"dram"`
+	// Time holds the time model's parameters.
+	Time Time `json:"time"`
+	// Provenance says where, when and how the numbers were measured.
+	Provenance string `json:"provenance"`
+}
+
+// DRAM holds the measured parameters of the model's DRAM level.
+type DRAM struct {
+	// ReuseL2Bytes is the footprint up to which data read once stays in L2
+	// for a later read in the same launch.
+	ReuseL2Bytes int64 `json:"reuse_l2_bytes"`
+	// DirtyL2Bytes is how many written bytes the L2 still holds when a
+	// launch ends: writes up to it never reach DRAM inside the launch.
+	DirtyL2Bytes int64 `json:"dirty_l2_bytes"`
+	// PartialWriteFill is true when a sector written only in part is read
+	// from DRAM before it is written back (the L2 merges whole sectors).
+	PartialWriteFill bool `json:"partial_write_fill"`
+}
+
+// Time holds the parameters of the time model.
+type Time struct {
+	// CopyBandwidth is the bytes per second cudaMemcpy moves device to
+	// device, read plus write, measured.
+	CopyBandwidth float64 `json:"copy_bandwidth"`
+	// LaunchSeconds is the time of an empty launch.
+	LaunchSeconds float64 `json:"launch_seconds"`
+	// BytesInFlightPerSM is the DRAM bytes one SM must keep in flight to
+	// reach CopyBandwidth (Little's law: bandwidth × latency / SMs).
+	BytesInFlightPerSM float64 `json:"bytes_in_flight_per_sm"`
+	// L2Bandwidth is the bytes per second the L2 serves sectors to the SMs.
+	L2Bandwidth float64 `json:"l2_bandwidth"`
+}
+
+//go:embed profiles.json
+var profilesJSON []byte
+
+var (
+	loadOnce sync.Once
+	profiles []Profile
+	loadErr  error
+)
+
+func load() ([]Profile, error) {
+	loadOnce.Do(func() {
+		if err := json.Unmarshal(profilesJSON, &profiles); err != nil {
+			loadErr = fmt.Errorf("devices: profiles.json: %w", err)
+			return
+		}
+		for _, p := range profiles {
+			if err := p.Validate(); err != nil {
+				loadErr = err
+				return
+			}
+		}
+	})
+	return profiles, loadErr
+}
+
+// ErrUnknown is a device name with no profile.
+var ErrUnknown = errors.New("devices: unknown device")
+
+// Lookup returns the profile called name.
+func Lookup(name string) (Profile, error) {
+	ps, err := load()
+	if err != nil {
+		return Profile{}, err
+	}
+	for _, p := range ps {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return Profile{}, fmt.Errorf("%w %q: want one of %s", ErrUnknown, name, strings.Join(Names(), ", "))
+}
+
+// Names returns the names of every profile, sorted.
+func Names() []string {
+	ps, _ := load()
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Validate checks that a profile's numbers can drive the model.
+func (p Profile) Validate() error {
+	switch {
+	case p.Name == "":
+		return errors.New("devices: profile without a name")
+	case p.SMs < 1 || p.MaxThreadsPerSM < 32 || p.WarpSize != 32:
+		return fmt.Errorf("devices: %s: want sms >= 1, max_threads_per_sm >= 32 and warp_size 32", p.Name)
+	case p.SectorBytes != 32 || p.LineBytes != 128:
+		return fmt.Errorf("devices: %s: want 32-byte sectors in 128-byte lines", p.Name)
+	case p.L2Bytes <= 0 || p.DRAM.ReuseL2Bytes <= 0 || p.DRAM.DirtyL2Bytes < 0:
+		return fmt.Errorf("devices: %s: want positive l2_bytes and reuse_l2_bytes", p.Name)
+	case p.DefaultL2Fetch != 32 && p.DefaultL2Fetch != 64 && p.DefaultL2Fetch != 128:
+		return fmt.Errorf("devices: %s: default_l2_fetch_granularity %d, want 32, 64 or 128", p.Name, p.DefaultL2Fetch)
+	case p.Time.CopyBandwidth <= 0:
+		return fmt.Errorf("devices: %s: want a positive copy_bandwidth", p.Name)
+	}
+	return nil
+}

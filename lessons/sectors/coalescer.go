@@ -1,0 +1,122 @@
+package sectors
+
+import "math/bits"
+
+// coalescer is the launch-level twin of Coalesce: the same sectors, found
+// without allocating, because a launch runs it once per warp instruction,
+// millions of times. Tests hold the two equal on random warps.
+type coalescer struct {
+	sec  [2 * WarpSize]uint64 // distinct sector numbers (address / 32)
+	used [2 * WarpSize]uint32 // bytes used in each, as in Sector.Used
+	n    int
+
+	gen     uint32
+	slotGen [tableSize]uint32
+	slotIdx [tableSize]uint8
+}
+
+const (
+	tableBits = 8
+	tableSize = 1 << tableBits
+)
+
+// contiguous coalesces k active lanes (lanes 0..k-1) that access size bytes
+// each, back to back from base, with base a multiple of size: the shape of
+// every coalesced instruction in the course, done a sector at a time
+// rather than a lane at a time.
+func (c *coalescer) contiguous(base uint64, size, k int) (sectors, useful int) {
+	c.n = 0
+	end := base + uint64(size*k)
+	for s := base / SectorBytes; s*SectorBytes < end; s++ {
+		lo, hi := max(base, s*SectorBytes), min(end, (s+1)*SectorBytes)
+		c.sec[c.n] = s
+		c.used[c.n] = byteMask(int(lo-s*SectorBytes), int(hi-s*SectorBytes))
+		c.n++
+	}
+	return c.n, size * k
+}
+
+// run coalesces one instruction and returns the number of distinct sectors
+// and the distinct bytes the active lanes use.
+func (c *coalescer) run(addr *[WarpSize]uint64, size int, active uint32) (sectors, useful int) {
+	// First every lane's sector, unmerged; the loop has no data-dependent
+	// branch, since for a gather any such branch is a coin toss the CPU
+	// mispredicts half the time.
+	n := 0
+	var descending uint64
+	prev := uint64(0)
+	for m := active; m != 0; m &= m - 1 {
+		lo := addr[bits.TrailingZeros32(m)&(WarpSize-1)]
+		off := int(lo % SectorBytes)
+		s := lo / SectorBytes
+		if off+size > SectorBytes {
+			// The lane's bytes cross into the next sector.
+			c.sec[n], c.used[n] = s, byteMask(off, SectorBytes)
+			c.sec[n+1], c.used[n+1] = s+1, byteMask(0, off+size-SectorBytes)
+			_, b := bits.Sub64(s, prev, 0)
+			descending |= b
+			prev = s + 1
+			n += 2
+			continue
+		}
+		c.sec[n], c.used[n] = s, uint32(1)<<size-1<<off
+		_, b := bits.Sub64(s, prev, 0)
+		descending |= b
+		prev = s
+		n++
+	}
+	c.n = n
+	if descending != 0 {
+		c.dedupe()
+	} else {
+		c.mergeRuns()
+	}
+	for i := range c.n {
+		useful += bits.OnesCount32(c.used[i])
+	}
+	return c.n, useful
+}
+
+// mergeRuns merges equal neighbours of sectors already in address order.
+func (c *coalescer) mergeRuns() {
+	k := 0
+	for i := range c.n {
+		if k > 0 && c.sec[k-1] == c.sec[i] {
+			c.used[k-1] |= c.used[i]
+			continue
+		}
+		c.sec[k], c.used[k] = c.sec[i], c.used[i]
+		k++
+	}
+	c.n = k
+}
+
+// dedupe merges repeated sectors of an out-of-order instruction (a
+// gather) through a small open-addressing table; the generation counter
+// spares clearing it between instructions.
+func (c *coalescer) dedupe() {
+	c.gen++
+	if c.gen == 0 {
+		c.slotGen = [tableSize]uint32{}
+		c.gen = 1
+	}
+	k := 0
+	for i := range c.n {
+		s, used := c.sec[i], c.used[i]
+		h := (s * 0x9E3779B97F4A7C15) >> (64 - tableBits)
+		for {
+			if c.slotGen[h] != c.gen {
+				c.slotGen[h], c.slotIdx[h] = c.gen, uint8(k)
+				c.sec[k], c.used[k] = s, used
+				k++
+				break
+			}
+			if j := c.slotIdx[h]; c.sec[j] == s {
+				c.used[j] |= used
+				break
+			}
+			h = (h + 1) & (tableSize - 1)
+		}
+	}
+	c.n = k
+}

@@ -1,0 +1,315 @@
+package sectors
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// Prediction is the model's account of one launch.
+type Prediction struct {
+	// Spec is the launch, defaults filled in.
+	Spec spec.Spec `json:"spec"`
+	// Metrics holds the counts Nsight Compute reports, under its names.
+	Metrics metrics.Set `json:"metrics"`
+	// Warps is the number of warps launched, partial ones included.
+	Warps int64 `json:"warps"`
+	// UsefulBytes is what the kernel must move to do its work (spec.UsefulBytes).
+	UsefulBytes int64 `json:"useful_bytes"`
+	// L1UsefulBytes sums, over every instruction, the distinct bytes its
+	// lanes access: the numerator of Efficiency.
+	L1UsefulBytes int64 `json:"l1_useful_bytes"`
+	// FetchedBytes is 32 bytes for every sector requested, loads and stores.
+	FetchedBytes int64 `json:"fetched_bytes"`
+	// LdSectorsPerRequest and StSectorsPerRequest are the ratio the seed's
+	// table calls sectors per warp; 0 where the kernel has no such request.
+	LdSectorsPerRequest float64 `json:"ld_sectors_per_request"`
+	StSectorsPerRequest float64 `json:"st_sectors_per_request"`
+	// Efficiency is L1UsefulBytes / FetchedBytes.
+	Efficiency float64 `json:"efficiency"`
+	// DRAMBytesPerUsefulByte is (DRAM read + write) / UsefulBytes: the
+	// hardware's answer to the seed's efficiency.
+	DRAMBytesPerUsefulByte float64 `json:"dram_bytes_per_useful_byte"`
+	// TimeSeconds is the time model's estimate of one launch.
+	TimeSeconds float64 `json:"time_seconds"`
+}
+
+// buffers of a launch, each its own 256-byte-aligned allocation.
+const (
+	bufIn  = 0 // in, or the struct array p of the AoS kernels, or x
+	bufOut = 1
+	bufIdx = 2
+)
+
+// Predict runs the model over every warp of the launch s describes and
+// returns its counts. It fails only when s is invalid or its indices cannot
+// be read.
+func Predict(s spec.Spec) (Prediction, error) {
+	if err := s.Validate(); err != nil {
+		return Prediction{}, err
+	}
+	var err error
+	var idx []int32
+	if s.Kernel == spec.GatherCopy {
+		if idx, err = s.Indices(); err != nil {
+			return Prediction{}, fmt.Errorf("sectors: %w", err)
+		}
+	}
+	return predictWith(s, idx)
+}
+
+// predictWith is Predict once the spec is valid and its indices, if any,
+// are in hand; the benchmark calls it to time the model alone.
+func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
+	d, err := devices.Lookup(s.Device)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("sectors: %w", err)
+	}
+	m := &sim{s: s, idx: idx}
+	m.l2 = newL2(d, s.L2Fetch, bufferBytes(s))
+	m.launch()
+	read, write := m.l2.finish()
+
+	p := Prediction{
+		Spec: s,
+		Metrics: metrics.Set{
+			metrics.LdRequests: float64(m.ldReq),
+			metrics.LdSectors:  float64(m.ldSec),
+			metrics.StRequests: float64(m.stReq),
+			metrics.StSectors:  float64(m.stSec),
+			metrics.DRAMRead:   math.Round(read),
+			metrics.DRAMWrite:  math.Round(write),
+		},
+		Warps:         m.warps,
+		UsefulBytes:   s.UsefulBytes(),
+		L1UsefulBytes: m.useful,
+		FetchedBytes:  SectorBytes * (m.ldSec + m.stSec),
+	}
+	p.LdSectorsPerRequest = ratio(m.ldSec, m.ldReq)
+	p.StSectorsPerRequest = ratio(m.stSec, m.stReq)
+	p.Efficiency = ratio(p.L1UsefulBytes, p.FetchedBytes)
+	p.DRAMBytesPerUsefulByte = (math.Round(read) + math.Round(write)) / float64(p.UsefulBytes)
+	p.TimeSeconds = estimateTime(d, s, p)
+	return p, nil
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// bufferBytes returns the size of each buffer of the launch, in the order
+// of the buf constants.
+func bufferBytes(s spec.Spec) []int64 {
+	switch s.Kernel {
+	case spec.CoalescedCopy, spec.StridedCopy, spec.StridedRead, spec.StridedWrite, spec.OffsetCopy:
+		b := s.N * int64(s.ElemBytes)
+		return []int64{b, b}
+	case spec.VectorizedCopy, spec.GridStrideCopy, spec.UpdateXSoA:
+		return []int64{4 * s.N, 4 * s.N}
+	case spec.GatherCopy:
+		return []int64{4 * s.N, 4 * s.N, 4 * s.N}
+	case spec.UpdateXAoS, spec.SumFieldsAoS:
+		return []int64{s.N * int64(s.StructBytes), 4 * s.N}
+	}
+	return nil
+}
+
+// sim walks a launch warp by warp, in block order, feeding every warp
+// instruction to the coalescer and every sector it touches to the L2.
+type sim struct {
+	s    spec.Spec
+	idx  []int32
+	l2   *l2
+	co   coalescer
+	addr [WarpSize]uint64
+	// affineSet says the addresses are base + lane*step, not m.addr.
+	affineSet  bool
+	base, step uint64
+	warps      int64
+
+	ldReq, ldSec, stReq, stSec int64
+	useful                     int64
+}
+
+// ld and st issue one warp instruction on buffer buf, with addresses in
+// m.addr relative to the buffer's start (which is 256-byte aligned, so
+// sectors and lines are the same as for absolute addresses).
+func (m *sim) ld(buf, size int, active uint32) {
+	if active == 0 {
+		return
+	}
+	n, useful := m.coalesce(size, active)
+	m.ldReq++
+	m.ldSec += int64(n)
+	m.useful += int64(useful)
+	b := m.l2.bufs[buf]
+	for i := range n {
+		if m.l2.tracked(b, m.co.sec[i]) {
+			m.l2.load(b, m.co.sec[i])
+		}
+	}
+}
+
+func (m *sim) st(buf, size int, active uint32) {
+	if active == 0 {
+		return
+	}
+	n, useful := m.coalesce(size, active)
+	m.stReq++
+	m.stSec += int64(n)
+	m.useful += int64(useful)
+	b := m.l2.bufs[buf]
+	for i := range n {
+		if m.l2.tracked(b, m.co.sec[i]) {
+			m.l2.store(b, m.co.sec[i], m.co.used[i])
+		}
+	}
+}
+
+// coalesce runs the coalescer on the instruction's addresses, taking the
+// contiguous fast path when an affine call laid the lanes back to back
+// from an aligned base, and filling m.addr only when it is needed.
+func (m *sim) coalesce(size int, active uint32) (int, int) {
+	if m.affineSet {
+		if m.step == uint64(size) && m.base%uint64(size) == 0 && active&(active+1) == 0 {
+			return m.co.contiguous(m.base, size, bits.OnesCount32(active))
+		}
+		for l := range WarpSize {
+			m.addr[l] = m.base + uint64(l)*m.step
+		}
+	}
+	return m.co.run(&m.addr, size, active)
+}
+
+// below returns the mask of lanes whose thread t0+lane is below limit,
+// among the first present lanes.
+func below(t0, limit int64, present int) uint32 {
+	k := min(int64(present), max(0, limit-t0))
+	return uint32((uint64(1) << k) - 1)
+}
+
+// affine sets the next instruction's addresses to base + lane*step.
+func (m *sim) affine(base, step uint64) {
+	m.affineSet, m.base, m.step = true, base, step
+}
+
+func (m *sim) launch() {
+	s := m.s
+	block := int64(s.Block)
+	warpsPerBlock := (block + WarpSize - 1) / WarpSize
+	blocks := s.GridBlocks()
+	for b := range blocks {
+		for w := range warpsPerBlock {
+			present := int(min(WarpSize, block-w*WarpSize))
+			t0 := b*block + w*WarpSize
+			m.warps++
+			m.warp(t0, present)
+		}
+	}
+}
+
+// warp issues every instruction one warp of the kernel executes, in
+// program order. t0 is the thread index of its lane 0.
+func (m *sim) warp(t0 int64, present int) {
+	s := m.s
+	e := uint64(s.ElemBytes)
+	switch s.Kernel {
+	case spec.CoalescedCopy:
+		act := below(t0, s.N, present)
+		m.affine(uint64(t0)*e, e)
+		m.ld(bufIn, int(e), act)
+		m.st(bufOut, int(e), act)
+	case spec.StridedCopy, spec.StridedRead, spec.StridedWrite:
+		act := below(t0, s.Threads(), present)
+		step := uint64(s.Stride) * e
+		m.affine(uint64(t0)*step, step)
+		if s.Kernel != spec.StridedWrite {
+			m.ld(bufIn, int(e), act)
+		}
+		if s.Kernel != spec.StridedRead {
+			m.st(bufOut, int(e), act)
+		}
+	case spec.OffsetCopy:
+		act := below(t0, s.N-s.Offset, present)
+		m.affine(uint64(t0+s.Offset)*e, e)
+		m.ld(bufIn, int(e), act)
+		m.affine(uint64(t0)*e, e)
+		m.st(bufOut, int(e), act)
+	case spec.VectorizedCopy:
+		act := below(t0, s.Threads(), present)
+		w := uint64(4 * s.Width)
+		m.affine(uint64(t0)*w, w)
+		m.ld(bufIn, int(w), act)
+		m.st(bufOut, int(w), act)
+	case spec.GridStrideCopy:
+		m.gridStride(t0, present)
+	case spec.GatherCopy:
+		act := below(t0, s.N, present)
+		m.affine(uint64(t0)*4, 4)
+		m.ld(bufIdx, 4, act)
+		m.affineSet = false
+		for l := range WarpSize {
+			if act&(1<<l) != 0 {
+				m.addr[l] = uint64(m.idx[t0+int64(l)]) * 4
+			}
+		}
+		m.ld(bufIn, 4, act)
+		m.affine(uint64(t0)*4, 4)
+		m.st(bufOut, 4, act)
+	case spec.UpdateXAoS:
+		act := below(t0, s.N, present)
+		sb := uint64(s.StructBytes)
+		m.affine(uint64(t0)*sb+uint64(s.FieldOffset), sb)
+		m.ld(bufIn, 4, act)
+		m.st(bufIn, 4, act)
+	case spec.UpdateXSoA:
+		act := below(t0, s.N, present)
+		m.affine(uint64(t0)*4, 4)
+		m.ld(bufIn, 4, act)
+		m.st(bufIn, 4, act)
+	case spec.SumFieldsAoS:
+		act := below(t0, s.N, present)
+		sb := uint64(s.StructBytes)
+		size := uint64(4)
+		if s.Vector {
+			size = 16
+		}
+		for f := uint64(0); f < sb; f += size {
+			m.affine(uint64(t0)*sb+f, sb)
+			m.ld(bufIn, int(size), act)
+		}
+		m.affine(uint64(t0)*4, 4)
+		m.st(bufOut, 4, act)
+	}
+}
+
+// gridStride issues one warp's loop of grid_stride_copy: each trip loads
+// unroll vectors T threads apart, then stores them.
+func (m *sim) gridStride(t0 int64, present int) {
+	s := m.s
+	w := uint64(4 * s.Width)
+	nv := s.N / int64(s.Width)
+	total := s.GridBlocks() * int64(s.Block)
+	unroll := int64(s.Unroll)
+	for base := t0; base < nv; base += total * unroll {
+		for pass := range 2 {
+			for u := range unroll {
+				first := base + u*total
+				act := below(first, nv, present)
+				m.affine(uint64(first)*w, w)
+				if pass == 0 {
+					m.ld(bufIn, int(w), act)
+				} else {
+					m.st(bufOut, int(w), act)
+				}
+			}
+		}
+	}
+}

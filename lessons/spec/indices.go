@@ -1,0 +1,132 @@
+package spec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+)
+
+// Indices returns the idx array of a gather_copy spec: generated from its
+// index_pattern and seed, or read from its index_file (little-endian int32,
+// exactly n of them, each in 0..n-1). Errors wrap ErrIndices and name the
+// first bad index. The same spec always gives the same indices, on every
+// machine: the generator is math/rand/v2's PCG seeded with (seed, n).
+func (s Spec) Indices() ([]int32, error) {
+	if s.Kernel != GatherCopy {
+		return nil, fmt.Errorf("spec: %w: kernel %s reads no index array", ErrIndices, s.Kernel)
+	}
+	if s.IndexFile != "" {
+		return readIndexFile(s.IndexFile, s.N)
+	}
+	return generate(s.IndexPattern, s.N, s.Seed)
+}
+
+func generate(pattern string, n int64, seed uint64) ([]int32, error) {
+	idx := make([]int32, n)
+	rng := rand.New(rand.NewPCG(seed, uint64(n)))
+	switch pattern {
+	case "identity":
+		for t := range idx {
+			idx[t] = int32(t)
+		}
+	case "reverse":
+		for t := range idx {
+			idx[t] = int32(n - 1 - int64(t))
+		}
+	case "random_perm":
+		for t := range idx {
+			idx[t] = int32(t)
+		}
+		shuffle(rng, idx)
+	case "random", "sorted_random":
+		for t := range idx {
+			idx[t] = rng.Int32N(int32(n))
+		}
+		if pattern == "sorted_random" {
+			slices.Sort(idx)
+		}
+	case "warp_shuffle":
+		for t := range idx {
+			idx[t] = int32(t)
+		}
+		for lo := 0; lo < len(idx); lo += 32 {
+			shuffle(rng, idx[lo:min(lo+32, len(idx))])
+		}
+	case "broadcast_warp":
+		for t := range idx {
+			idx[t] = int32(t - t%32)
+		}
+	case "block_shuffle":
+		// Whole 32-element chunks move; a partial last chunk stays in place
+		// so that every index stays below n.
+		chunks := make([]int32, n/32)
+		for c := range chunks {
+			chunks[c] = int32(c)
+		}
+		shuffle(rng, chunks)
+		for t := range idx {
+			c := t / 32
+			if c < len(chunks) {
+				idx[t] = chunks[c]*32 + int32(t%32)
+			} else {
+				idx[t] = int32(t)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("spec: %w: unknown index_pattern %q", ErrIndices, pattern)
+	}
+	return idx, nil
+}
+
+// shuffle is Fisher-Yates over int32s; rand.Shuffle would do, but spelling
+// it out keeps the sequence fixed whatever the standard library changes.
+func shuffle(rng *rand.Rand, a []int32) {
+	for i := len(a) - 1; i > 0; i-- {
+		j := rng.IntN(i + 1)
+		a[i], a[j] = a[j], a[i]
+	}
+}
+
+func readIndexFile(path string, n int64) ([]int32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w: index_file: %v", ErrIndices, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w: index_file: %v", ErrIndices, err)
+	}
+	if want := 4 * n; info.Size() != want {
+		return nil, fmt.Errorf("spec: %w: index_file %s has %d bytes, want exactly %d (n = %d little-endian int32 indices, one per thread)",
+			ErrIndices, path, info.Size(), want, n)
+	}
+	buf := make([]byte, 4*n)
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, fmt.Errorf("spec: %w: index_file %s: %v", ErrIndices, path, err)
+	}
+	idx := make([]int32, n)
+	for t := range idx {
+		v := int32(binary.LittleEndian.Uint32(buf[4*t:]))
+		if v < 0 || int64(v) >= n {
+			return nil, fmt.Errorf("spec: %w: index_file %s: idx[%d] = %d is out of range, want 0 <= idx < n = %d", ErrIndices, path, t, v, n)
+		}
+		idx[t] = v
+	}
+	return idx, nil
+}
+
+// WriteIndexFile writes idx as little-endian int32s, the format index_file reads.
+func WriteIndexFile(path string, idx []int32) error {
+	buf := make([]byte, 4*len(idx))
+	for t, v := range idx {
+		binary.LittleEndian.PutUint32(buf[4*t:], uint32(v))
+	}
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		return fmt.Errorf("spec: writing index file: %w", err)
+	}
+	return nil
+}
