@@ -59,7 +59,7 @@ func (c *coalescer) run(addr *[WarpSize]uint64, size int, active uint32) (sector
 			n += 2
 			continue
 		}
-		c.sec[n], c.used[n] = s, uint32(1)<<size-1<<off
+		c.sec[n], c.used[n] = s, (uint32(1)<<size-1)<<off
 		_, b := bits.Sub64(s, prev, 0)
 		descending |= b
 		prev = s

@@ -89,6 +89,13 @@ func CheckSize(size int) error {
 	return fmt.Errorf("%w, got %d", ErrSize, size)
 }
 
+// MaxAddress bounds the addresses a Warp may hold; GPUs use 49 to 57 bits
+// of virtual address, so 2^62 leaves room for every sector arithmetic.
+const MaxAddress = 1 << 62
+
+// ErrAddress is a lane address at or above MaxAddress.
+var ErrAddress = errors.New("sectors: address out of range")
+
 // Coalesce turns a warp's addresses into the sectors the hardware fetches.
 // Addresses need not be aligned: a lane whose bytes cross a sector boundary
 // touches both sectors (real hardware faults on a misaligned access; the
@@ -101,6 +108,9 @@ func Coalesce(w Warp) (Access, error) {
 	for lane := range WarpSize {
 		if w.Active&(1<<lane) == 0 {
 			continue
+		}
+		if w.Addr[lane] >= MaxAddress {
+			return Access{}, fmt.Errorf("%w: lane %d accesses %#x, want an address below 2^62", ErrAddress, lane, w.Addr[lane])
 		}
 		a.Requests = 1
 		a.RequestedBytes += w.Size

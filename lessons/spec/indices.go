@@ -93,12 +93,12 @@ func shuffle(rng *rand.Rand, a []int32) {
 func readIndexFile(path string, n int64) ([]int32, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("spec: %w: index_file: %v", ErrIndices, err)
+		return nil, fmt.Errorf("spec: %w: index_file: %w", ErrIndices, err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("spec: %w: index_file: %v", ErrIndices, err)
+		return nil, fmt.Errorf("spec: %w: index_file: %w", ErrIndices, err)
 	}
 	if want := 4 * n; info.Size() != want {
 		return nil, fmt.Errorf("spec: %w: index_file %s has %d bytes, want exactly %d (n = %d little-endian int32 indices, one per thread)",

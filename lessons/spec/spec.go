@@ -321,7 +321,11 @@ func (p *parser) spec() (Spec, error) {
 			s.IndexPattern = p.str(FieldIndexPattern, DefaultIndexPattern)
 		}
 		if _, set := p.raw[FieldSeed]; set || s.IndexFile == "" {
-			s.Seed = uint64(p.int(FieldSeed, DefaultSeed))
+			seed := p.int(FieldSeed, DefaultSeed)
+			if seed < 0 && p.err == nil {
+				p.err = &FieldError{Field: FieldSeed, Value: strconv.FormatInt(seed, 10), Err: ErrValue, Allowed: "want an integer, 0 or more"}
+			}
+			s.Seed = uint64(seed)
 		}
 	}
 	if p.err != nil {
@@ -336,7 +340,8 @@ func (p *parser) int(field string, def int64) int64 {
 		return def
 	}
 	var num json.Number
-	if err := json.Unmarshal(raw, &num); err == nil {
+	// json.Number also takes a quoted "1024"; the spec wants a number.
+	if len(raw) > 0 && raw[0] != '"' && json.Unmarshal(raw, &num) == nil {
 		if v, err := strconv.ParseInt(num.String(), 10, 64); err == nil {
 			return v
 		}
