@@ -21,11 +21,11 @@ func strided(base, step uint64, size int, active uint32) Warp {
 
 func TestCoalesce(t *testing.T) {
 	tests := []struct {
-		name                    string
-		warp                    Warp
-		sectors, lines          int
-		requested, useful       int
-		efficiency              float64
+		name              string
+		warp              Warp
+		sectors, lines    int
+		requested, useful int
+		efficiency        float64
 	}{
 		// 32 floats back to back: 128 bytes, one line, four sectors (seed, "Transactions and sectors").
 		{"coalesced floats", strided(0, 4, 4, AllLanes), 4, 1, 128, 128, 1},

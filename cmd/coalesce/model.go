@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+func init() {
+	commands["model"] = command{summary: "predict specs (JSON lines from FILE or stdin) with the sector model", run: runModel}
+}
+
+// lineError is the answer to a bad input line, written in its place.
+type lineError struct {
+	Line  int    `json:"line"`
+	Error string `json:"error"`
+}
+
+// lineErrorOf builds the in-place answer for a spec line that failed,
+// without repeating the line number inside the message.
+func lineErrorOf(num int, err error) lineError {
+	var le *spec.LineError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return lineError{Line: num, Error: err.Error()}
+}
+
+func runModel(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("model", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: coalesce model [FILE]\n\nReads experiment specs, one JSON object per line, and writes one JSON line\nper spec: the spec with its defaults, the ncu metrics the model predicts and\nthe figures derived from them. A bad line is answered with {\"line\":N,\"error\":...}.")
+	}
+	if err := fs.Parse(args); err != nil {
+		return usagef("%v", err)
+	}
+	in, done, err := openInput(fs.Args(), stdin)
+	if err != nil {
+		return err
+	}
+	defer done()
+	enc := json.NewEncoder(stdout)
+	rd := spec.NewReader(in)
+	bad := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading specs: %w", err)
+		}
+		var out any
+		if line.Err != nil {
+			out, bad = lineErrorOf(line.Num, line.Err), bad+1
+		} else if p, err := sectors.Predict(line.Spec); err != nil {
+			out, bad = lineErrorOf(line.Num, err), bad+1
+		} else {
+			out = p
+		}
+		if err := enc.Encode(out); err != nil {
+			return fmt.Errorf("writing: %w", err)
+		}
+	}
+	if bad > 0 {
+		fmt.Fprintf(stderr, "coalesce model: %d bad line(s), answered in place\n", bad)
+		return errReported
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+func init() {
+	commands["table"] = command{summary: "the seed's table of sectors per warp and efficiency, computed by the model", run: runTable}
+}
+
+// SeedTable lists the rows of the source document's table, as specs large
+// enough (64 MiB a buffer, past the L2) that the DRAM column shows a
+// streaming launch rather than one that lives in the cache.
+var seedTable = []struct{ Pattern, Spec string }{
+	{"Coalesced (stride == 1)", `{"kernel":"coalesced_copy","n":16777216}`},
+	{"Strided (stride == 32)", `{"kernel":"strided_copy","n":536870912,"stride":32}`},
+	{"AoS, single-field update (16-byte stride)", `{"kernel":"update_x_aos","n":16777216}`},
+	{"SoA, single-field update", `{"kernel":"update_x_soa","n":16777216}`},
+}
+
+type tableRow struct {
+	Pattern           string    `json:"pattern"`
+	Spec              spec.Spec `json:"spec"`
+	SectorsPerWarp    float64   `json:"sectors_per_warp"`
+	UsefulBytes       int       `json:"useful_bytes_per_warp"`
+	Efficiency        float64   `json:"efficiency"`
+	DRAMPerUsefulByte float64   `json:"dram_bytes_per_useful_byte"`
+	Device            string    `json:"device"`
+}
+
+func runTable(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("table", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "write one JSON line per row")
+	if err := fs.Parse(args); err != nil {
+		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("table takes no arguments, got %q", fs.Args())
+	}
+	var rows []tableRow
+	for _, r := range seedTable {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s, err := spec.Parse([]byte(r.Spec))
+		if err != nil {
+			return fmt.Errorf("table row %q: %w", r.Pattern, err)
+		}
+		p, err := sectors.Predict(s)
+		if err != nil {
+			return fmt.Errorf("table row %q: %w", r.Pattern, err)
+		}
+		rows = append(rows, tableRow{
+			Pattern:           r.Pattern,
+			Spec:              s,
+			SectorsPerWarp:    p.LdSectorsPerRequest,
+			UsefulBytes:       int(p.Efficiency * p.LdSectorsPerRequest * sectors.SectorBytes),
+			Efficiency:        p.Efficiency,
+			DRAMPerUsefulByte: p.DRAMBytesPerUsefulByte,
+			Device:            s.Device,
+		})
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		for _, r := range rows {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Pattern\tSectors per warp\tUseful bytes\tEfficiency\tDRAM bytes per useful byte (%s)\n", rows[0].Device)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%.0f\t%d\t%.1f%%\t%.2f\n", r.Pattern, r.SectorsPerWarp, r.UsefulBytes, 100*r.Efficiency, r.DRAMPerUsefulByte)
+	}
+	return tw.Flush()
+}
