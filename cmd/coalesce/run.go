@@ -137,13 +137,13 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	enc := json.NewEncoder(w)
-	bad := false
+	bad := 0
 	var records []cuda.Result
 	k := 0
 	for _, l := range lines {
 		if l.Err != nil {
-			bad = true
-			if err := enc.Encode(errorLine{Line: l.Num, Error: l.Err.Error()}); err != nil {
+			bad++
+			if err := enc.Encode(errorLine{Line: l.Num, Error: lineErrorOf(l.Num, l.Err).Error}); err != nil {
 				return err
 			}
 			continue
@@ -152,7 +152,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		r.Line = nums[k]
 		k++
 		if r.Failed() {
-			bad = true
+			bad++
 			s := r.Spec
 			if err := enc.Encode(errorLine{Line: r.Line, Spec: &s, Error: r.Error}); err != nil {
 				return err
@@ -175,7 +175,11 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		fmt.Fprintf(stderr, "coalesce: %d records written to %s\n", len(records), f.record)
 	}
-	if bad {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if bad > 0 {
+		fmt.Fprintf(stderr, "coalesce run: %d line(s) not measured, answered in place\n", bad)
 		return errReported
 	}
 	return nil
@@ -231,5 +235,3 @@ func emitSpecs(dir string, lines []spec.Line, specs []spec.Spec, stdout, stderr 
 	}
 	return nil
 }
-
-

@@ -2,7 +2,6 @@ package sectors
 
 import (
 	"math"
-	"math/bits"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
 )
@@ -10,66 +9,80 @@ import (
 // l2 is the model's DRAM level: an L2 that sees every sector the L1
 // requests and decides what crosses the memory bus.
 //
-// The rules, each measured on the device (see the package documentation):
-//   - A load that misses fetches the missing sectors of its aligned block of
-//     l2_fetch_granularity bytes, not only its own 32 bytes.
-//   - A store allocates its sector in the L2 without reading DRAM; the
-//     sector goes back to DRAM, 32 bytes, when it is evicted. A sector that
-//     was written only in part is first filled from DRAM (32 bytes read).
-//   - The L2 keeps what it saw last: a sector is still there when fewer
-//     than ReuseL2Bytes have been brought in since it was last touched (LRU,
-//     with the bytes inserted since as the distance). Dirty sectors still
-//     there when the launch ends never reach DRAM inside it, which is why a
-//     small copy shows almost no DRAM writes.
+// Its rules, each measured with ncu on the device (see the package
+// documentation for the runs):
+//   - The L2 holds 128-byte lines, each with four 32-byte sectors that are
+//     valid or not. A line takes a whole line of capacity however few of
+//     its sectors it holds, which is why a stride that leaves one sector
+//     per line used also leaves the L2 three quarters empty.
+//   - A load that misses fetches the missing sectors of its aligned block
+//     of l2_fetch_granularity bytes (32, 64 or 128), not only its own.
+//   - A store needs no read: it allocates its sector and marks the bytes it
+//     wrote. A dirty sector goes back to DRAM, 32 bytes, when its line is
+//     evicted; a sector written only in part and never read is first filled
+//     from DRAM then (32 bytes read), since DRAM cannot take a partial one.
+//   - Lines are replaced least recently used first: a line is still there
+//     when the distinct lines touched since its own last touch fill less
+//     than ReuseL2Bytes (its LRU stack distance). Dirty lines still there
+//     when the launch ends are not written back inside it, which is why a
+//     copy that fits in the L2 shows almost no DRAM writes.
 //
-// Tracking every sector of a multi-gigabyte launch would cost more memory
-// and time than the answer is worth, so each buffer tracks a fixed-size
-// sample of its blocks, chosen by a hash of the block number, and scales the
-// sample's traffic by the sampling rate (spatial sampling, as in SHARDS,
-// Waldspurger et al., FAST 2015). Buffers up to sampleBlocks blocks are
-// tracked whole, so small launches are exact.
+// Tracking every line of a multi-gigabyte launch would cost more memory and
+// time than the answer is worth, so each buffer tracks a fixed-size sample
+// of its lines, chosen by a hash of the line number, and scales the
+// sample's traffic and stack distances by the sampling rate (spatial
+// sampling, as in SHARDS, Waldspurger et al., FAST 2015). Buffers of up to
+// sampleLines lines are tracked whole, so small launches are exact.
+//
+// Stack distances come from a Fenwick tree over the tracked accesses in
+// order: the access that is some line's latest holds that line's weight
+// (its bytes, scaled), so the weight after a line's last access is the
+// footprint of the distinct lines touched since.
 type l2 struct {
-	fetch     uint64 // l2_fetch_granularity in bytes
-	perBlock  uint64 // sectors per fetch block
-	blockBits int    // log2(perBlock)
+	perBlock  uint64 // sectors per fetch block: 1, 2 or 4
 	capacity  float64
 	dirtyCap  float64
 	fill      bool
-	clock     float64 // bytes brought into the L2 so far, estimated
+	recent    fenwick // weight of each line at the time of its latest access
 	bufs      []*l2Buffer
 	readBytes float64
 	writeBack float64
 }
 
-const sampleBlocks = 1 << 14
+const (
+	sampleLines    = 1 << 14
+	sectorsPerLine = LineBytes / SectorBytes
+	fullSector     = math.MaxUint32
+)
 
 type l2Buffer struct {
-	threshold uint64 // a block is tracked when mix(block) <= threshold
+	threshold uint64 // a line is tracked when mix(line) <= threshold
 	scale     float64
-	sectors   map[uint64]l2Sector
+	lines     map[uint64]l2Line
 }
 
-type l2Sector struct {
-	stamp   float64 // clock when last touched
+// l2Line is one tracked line: when it was last touched, which sectors are
+// valid (hold DRAM's data) or dirty, and which bytes of each were written.
+type l2Line struct {
+	last    int // index of its latest access in m.recent
 	present bool
-	dirty   bool
-	used    uint32 // bytes written while present
+	valid   uint8
+	dirty   uint8
+	written [sectorsPerLine]uint32
 }
 
 func newL2(d devices.Profile, fetch int, bufBytes []int64) *l2 {
 	m := &l2{
-		fetch:     uint64(fetch),
-		perBlock:  uint64(fetch / SectorBytes),
-		blockBits: bits.TrailingZeros(uint(fetch / SectorBytes)),
-		capacity:  float64(d.DRAM.ReuseL2Bytes),
-		dirtyCap:  float64(d.DRAM.DirtyL2Bytes),
-		fill:      d.DRAM.PartialWriteFill,
+		perBlock: uint64(fetch / SectorBytes),
+		capacity: float64(d.DRAM.ReuseL2Bytes),
+		dirtyCap: float64(d.DRAM.DirtyL2Bytes),
+		fill:     d.DRAM.PartialWriteFill,
 	}
 	for _, size := range bufBytes {
-		blocks := (uint64(size) + m.fetch - 1) / m.fetch
-		b := &l2Buffer{threshold: math.MaxUint64, scale: 1, sectors: map[uint64]l2Sector{}}
-		if blocks > sampleBlocks {
-			rate := float64(sampleBlocks) / float64(blocks)
+		lines := (uint64(size) + LineBytes - 1) / LineBytes
+		b := &l2Buffer{threshold: math.MaxUint64, scale: 1, lines: map[uint64]l2Line{}}
+		if lines > sampleLines {
+			rate := float64(sampleLines) / float64(lines)
 			b.threshold = uint64(rate * math.MaxUint64)
 			b.scale = 1 / rate
 		}
@@ -78,82 +91,141 @@ func newL2(d devices.Profile, fetch int, bufBytes []int64) *l2 {
 	return m
 }
 
-// mix is Fibonacci hashing: block numbers in any arithmetic progression
-// land spread evenly over the 64-bit range (a Weyl sequence), so a regular
-// access pattern samples its blocks at the nominal rate.
+// mix is Fibonacci hashing: line numbers in any arithmetic progression land
+// spread evenly over the 64-bit range (a Weyl sequence), so a regular access
+// pattern samples its lines at the nominal rate.
 func mix(x uint64) uint64 { return x * 0x9E3779B97F4A7C15 }
 
-func (m *l2) tracked(b *l2Buffer, sector uint64) bool {
-	return mix(sector>>m.blockBits) <= b.threshold
+func tracked(b *l2Buffer, sector uint64) bool {
+	return mix(sector/sectorsPerLine) <= b.threshold
 }
 
-// resident reports whether sector state s is still in the L2; one evicted
-// while dirty is written back (and filled first, if written in part).
-func (m *l2) resident(b *l2Buffer, s *l2Sector) bool {
-	if !s.present {
-		return false
+// touch returns the state of line after an access to it, allocating the
+// line (and evicting what was there) when it is no longer resident.
+func (m *l2) touch(b *l2Buffer, line uint64) l2Line {
+	l, seen := b.lines[line]
+	if seen {
+		since := m.recent.total() - m.recent.prefix(l.last)
+		m.recent.set(l.last, 0)
+		if since >= m.capacity {
+			m.evict(b, l)
+			l = l2Line{}
+		}
 	}
-	if m.clock-s.stamp < m.capacity {
-		return true
-	}
-	m.evict(b, s)
-	return false
+	l.present = true
+	l.last = m.recent.push(LineBytes * b.scale)
+	return l
 }
 
-func (m *l2) evict(b *l2Buffer, s *l2Sector) {
-	if s.dirty {
+// evict writes a line's dirty sectors back, filling first those written
+// only in part over data never read.
+func (m *l2) evict(b *l2Buffer, l l2Line) {
+	for s := range sectorsPerLine {
+		if l.dirty&(1<<s) == 0 {
+			continue
+		}
 		m.writeBack += SectorBytes * b.scale
-		if m.fill && s.used != math.MaxUint32 {
+		if m.fill && l.valid&(1<<s) == 0 && l.written[s] != fullSector {
 			m.readBytes += SectorBytes * b.scale
 		}
 	}
-	*s = l2Sector{}
 }
 
 // load is a load of sector, which must be tracked.
 func (m *l2) load(b *l2Buffer, sector uint64) {
-	s := b.sectors[sector]
-	if m.resident(b, &s) {
-		s.stamp = m.clock
-		b.sectors[sector] = s
-		return
-	}
-	first := sector - sector%m.perBlock
-	for x := first; x < first+m.perBlock; x++ {
-		xs := b.sectors[x]
-		if m.resident(b, &xs) {
-			continue
+	line, s := sector/sectorsPerLine, sector%sectorsPerLine
+	l := m.touch(b, line)
+	if l.valid&(1<<s) == 0 && l.written[s] != fullSector {
+		first := s - s%m.perBlock
+		for x := first; x < first+m.perBlock; x++ {
+			if l.valid&(1<<x) == 0 && l.written[x] != fullSector {
+				m.readBytes += SectorBytes * b.scale
+				l.valid |= 1 << x
+			}
 		}
-		m.readBytes += SectorBytes * b.scale
-		m.clock += SectorBytes * b.scale
-		b.sectors[x] = l2Sector{present: true, stamp: m.clock, used: math.MaxUint32}
 	}
+	b.lines[line] = l
 }
 
 // store is a store of the bytes used of sector, which must be tracked.
 func (m *l2) store(b *l2Buffer, sector uint64, used uint32) {
-	s := b.sectors[sector]
-	if m.resident(b, &s) {
-		s.used |= used
-		s.dirty = true
-		s.stamp = m.clock
-		b.sectors[sector] = s
-		return
-	}
-	m.clock += SectorBytes * b.scale
-	b.sectors[sector] = l2Sector{present: true, dirty: true, used: used, stamp: m.clock}
+	line, s := sector/sectorsPerLine, sector%sectorsPerLine
+	l := m.touch(b, line)
+	l.dirty |= 1 << s
+	l.written[s] |= used
+	b.lines[line] = l
 }
 
-// finish accounts for the dirty sectors at the end of the launch: those
-// written more than dirtyCap bytes ago have been written back by now, the
-// rest stay in the L2 and cost no DRAM traffic inside the launch.
+// finish writes back the dirty lines that are no longer resident when the
+// launch ends; the rest stay in the L2 and cost no DRAM traffic inside it.
+// The L2 keeps fewer dirty lines at the end (DirtyL2Bytes) than lines it
+// can reuse (ReuseL2Bytes): it starts writing dirty lines back before it
+// must.
 func (m *l2) finish() (read, write float64) {
+	total := m.recent.total()
 	for _, b := range m.bufs {
-		for _, s := range b.sectors {
-			if s.present && s.dirty && m.clock-s.stamp >= m.dirtyCap {
-				m.evict(b, &s)
+		for _, l := range b.lines {
+			if l.dirty != 0 && total-m.recent.prefix(l.last) >= m.dirtyCap {
+				m.evict(b, l)
 			}
 		}
 	}
 	return m.readBytes, m.writeBack
 }
+
+// fenwick is a binary indexed tree of float64 weights that grows as
+// weights are pushed: prefix sums and updates in O(log n).
+type fenwick struct {
+	raw  []float64 // the weights, 1-based (raw[0] unused)
+	tree []float64
+	sum  float64
+}
+
+// push appends a weight and returns its index.
+func (f *fenwick) push(w float64) int {
+	if len(f.raw) == 0 {
+		f.raw, f.tree = make([]float64, 1, 1024), make([]float64, 1, 1024)
+	}
+	if len(f.raw) == cap(f.raw) {
+		f.grow()
+	}
+	i := len(f.raw)
+	f.raw = append(f.raw, 0)
+	f.tree = append(f.tree, 0)
+	// A new last node covers (i - lowbit(i), i]: sum those raw weights.
+	for j := i - 1; j > i-(i&-i); j -= j & -j {
+		f.tree[i] += f.tree[j]
+	}
+	f.set(i, w)
+	return i
+}
+
+func (f *fenwick) grow() {
+	n := 2 * cap(f.raw)
+	raw := make([]float64, len(f.raw), n)
+	copy(raw, f.raw)
+	tree := make([]float64, len(f.tree), n)
+	copy(tree, f.tree)
+	f.raw, f.tree = raw, tree
+}
+
+// set changes the weight at index i.
+func (f *fenwick) set(i int, w float64) {
+	d := w - f.raw[i]
+	f.raw[i] = w
+	f.sum += d
+	for j := i; j < len(f.tree); j += j & -j {
+		f.tree[j] += d
+	}
+}
+
+// prefix returns the sum of the weights at indexes 1..i.
+func (f *fenwick) prefix(i int) float64 {
+	s := 0.0
+	for j := i; j > 0; j -= j & -j {
+		s += f.tree[j]
+	}
+	return s
+}
+
+func (f *fenwick) total() float64 { return f.sum }

@@ -151,7 +151,7 @@ func (m *sim) ld(buf, size int, active uint32) {
 	m.useful += int64(useful)
 	b := m.l2.bufs[buf]
 	for i := range n {
-		if m.l2.tracked(b, m.co.sec[i]) {
+		if tracked(b, m.co.sec[i]) {
 			m.l2.load(b, m.co.sec[i])
 		}
 	}
@@ -167,7 +167,7 @@ func (m *sim) st(buf, size int, active uint32) {
 	m.useful += int64(useful)
 	b := m.l2.bufs[buf]
 	for i := range n {
-		if m.l2.tracked(b, m.co.sec[i]) {
+		if tracked(b, m.co.sec[i]) {
 			m.l2.store(b, m.co.sec[i], m.co.used[i])
 		}
 	}

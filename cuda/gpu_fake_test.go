@@ -1,0 +1,399 @@
+package cuda
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// fakeTool stands in for the harness and for ncu: it copies its input
+// (--input) to $FAKE_SEEN, writes $FAKE_RESULTS to its --output, prints
+// $FAKE_STDOUT and $FAKE_STDERR, and exits with $FAKE_EXIT. Run with
+// --info, it prints $FAKE_INFO instead.
+const fakeTool = `
+in=""; out=""; info=""
+while [ $# -gt 0 ]; do
+  case "$1" in --input) in="$2"; shift;; --output) out="$2"; shift;; --info) info=1;; esac
+  shift
+done
+if [ -n "$info" ]; then printf '%s\n' "$FAKE_INFO"; fi
+if [ -n "$in" ] && [ -n "$FAKE_SEEN" ]; then cp "$in" "$FAKE_SEEN"; fi
+if [ -n "$out" ] && [ -n "$FAKE_RESULTS" ]; then cp "$FAKE_RESULTS" "$out"; fi
+if [ -n "$FAKE_STDOUT" ]; then cat "$FAKE_STDOUT"; fi
+if [ -n "$FAKE_STDERR" ]; then printf '%s\n' "$FAKE_STDERR" >&2; fi
+exit "${FAKE_EXIT:-0}"
+`
+
+type fake struct {
+	t    *testing.T
+	dir  string
+	gpu  *GPU
+	ncu  Ncu
+	seen string
+}
+
+func newFake(t *testing.T) *fake {
+	t.Helper()
+	needSh(t)
+	dir := t.TempDir()
+	tool := script(t, dir, "tool", fakeTool)
+	f := &fake{t: t, dir: dir, gpu: &GPU{Harness: &Harness{Path: tool}}, ncu: Ncu{Path: tool}, seen: filepath.Join(dir, "seen.jsonl")}
+	for _, k := range []string{"FAKE_RESULTS", "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "FAKE_INFO"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("FAKE_SEEN", f.seen)
+	return f
+}
+
+// answer sets what the fake writes as its results, one line each.
+func (f *fake) answer(lines ...string) {
+	p := filepath.Join(f.dir, "results.jsonl")
+	require.NoError(f.t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	f.t.Setenv("FAKE_RESULTS", p)
+}
+
+func (f *fake) stdout(text string) {
+	p := filepath.Join(f.dir, "stdout.txt")
+	require.NoError(f.t, os.WriteFile(p, []byte(text), 0o644))
+	f.t.Setenv("FAKE_STDOUT", p)
+}
+
+// sent returns the lines the fake received.
+func (f *fake) sent() []string {
+	data, err := os.ReadFile(f.seen)
+	require.NoError(f.t, err)
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+func mustParse(t *testing.T, lines ...string) []spec.Spec {
+	t.Helper()
+	var out []spec.Spec
+	for _, l := range lines {
+		s, err := spec.Parse([]byte(l))
+		require.NoError(t, err, l)
+		out = append(out, s)
+	}
+	return out
+}
+
+// good is the harness's answer for s on line n: what the real harness
+// writes for a verified launch, with made-up but consistent times.
+func good(n int, s spec.Spec, timed bool) string {
+	m := map[string]any{
+		"line": n, "useful_bytes": s.UsefulBytes(), "threads": s.Threads(), "grid_blocks": s.GridBlocks(),
+		"block": s.Block, "l2_fetch_granularity": s.L2Fetch, "launched": true, "verified": true,
+	}
+	if timed {
+		m["time_ms"], m["time_ms_min"], m["time_ms_max"], m["timed_launches"] = 0.5, 0.4, 0.7, 20
+		m["useful_gbps"] = float64(s.UsefulBytes()) / 0.5e-3 / 1e9
+		m["memcpy_ms"], m["memcpy_gbps"], m["memcpy_bytes"] = 0.25, 4000.0, 1024
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+var threeSpecs = []string{
+	`{"kernel":"coalesced_copy","n":1024}`,
+	`{"kernel":"gather_copy","n":64,"index_pattern":"reverse"}`,
+	`{"kernel":"strided_copy","n":1024,"stride":4}`,
+}
+
+func TestRunParsesResults(t *testing.T) {
+	f := newFake(t)
+	specs := mustParse(t, threeSpecs...)
+	f.answer(good(1, specs[0], true), good(2, specs[1], true), good(3, specs[2], true))
+	results, err := f.gpu.Run(context.Background(), specs)
+	require.NoError(t, err)
+	require.Len(t, results, 3)
+	for i, r := range results {
+		assert.False(t, r.Failed(), r.Error)
+		assert.Equal(t, specs[i].String(), r.Spec.String(), "results carry the spec as given, pattern and all")
+		assert.Equal(t, 0.5, r.TimeMs)
+		assert.Equal(t, 0.4, r.TimeMsMin)
+		assert.Equal(t, 20, r.TimedLaunches)
+		assert.InDelta(t, r.UsefulGBps/4000, r.OfMemcpy, 1e-12)
+		assert.True(t, r.Verified)
+	}
+	sent := f.sent()
+	require.Len(t, sent, 3)
+	assert.Equal(t, specs[0].String(), sent[0])
+	// The gather goes out with an index file the Go side wrote, never a pattern.
+	var g map[string]any
+	require.NoError(t, json.Unmarshal([]byte(sent[1]), &g))
+	assert.NotContains(t, g, "index_pattern")
+	assert.NotContains(t, g, "seed")
+	assert.Contains(t, g["index_file"], "idx-2.bin")
+	_, err = os.Stat(g["index_file"].(string))
+	assert.True(t, os.IsNotExist(err), "the index file is removed after the run")
+}
+
+func TestRunPerSpecErrors(t *testing.T) {
+	f := newFake(t)
+	specs := mustParse(t, threeSpecs...)
+	bad := specs[0]
+	bad.Stride = 0 // not a field of coalesced_copy: Validate does not mind
+	bad.ElemBytes = 3
+	specs = append([]spec.Spec{bad}, specs...)
+	// The invalid first spec is never sent: the harness sees 3 lines.
+	f.answer(
+		good(1, specs[1], true),
+		`{"line":2,"error":"verification failed: 3 output elements wrong, the first at index 7","launched":true}`,
+		`{"line":3,"error":"spec needs 2.000 GiB of device memory for its buffers, but only 1.000 GiB of 80.000 GiB is free: make n smaller"}`,
+	)
+	t.Setenv("FAKE_EXIT", "1")
+	results, err := f.gpu.Run(context.Background(), specs)
+	require.NoError(t, err, "status 1 only means some line failed")
+	require.Len(t, results, 4)
+	assert.Contains(t, results[0].Error, "elem_bytes")
+	assert.False(t, results[1].Failed())
+	assert.Contains(t, results[2].Error, "verification failed")
+	assert.Zero(t, results[2].TimeMs, "a wrong result has no time")
+	assert.Contains(t, results[3].Error, "device memory")
+	assert.Len(t, f.sent(), 3)
+}
+
+func TestRunWholeRunErrors(t *testing.T) {
+	specs := mustParse(t, threeSpecs[0])
+	tests := []struct {
+		name    string
+		exit    string
+		stderr  string
+		results []string
+		check   func(t *testing.T, err error)
+	}{
+		{"no GPU", "3", `{"error":"no CUDA device: no CUDA-capable device is detected","cuda_error":"cudaErrorNoDevice"}`, nil,
+			func(t *testing.T, err error) {
+				assert.ErrorIs(t, err, ErrNoGPU)
+				assert.Equal(t, "cuda: no CUDA device: no CUDA-capable device is detected: run on a machine with an NVIDIA GPU, or use the recorded reference (coalesce compare falls back on it)", err.Error())
+			}},
+		{"no driver", "4", `{"error":"no usable CUDA device: CUDA driver version is insufficient for CUDA runtime version","cuda_error":"cudaErrorInsufficientDriver"}`, nil,
+			func(t *testing.T, err error) {
+				assert.ErrorIs(t, err, ErrNoDriver)
+				var me *MissingError
+				assert.ErrorAs(t, err, &me)
+			}},
+		{"usage error keeps stderr", "2", "harness: --reps: want at least 9 timed launches", nil,
+			func(t *testing.T, err error) {
+				var te *ToolError
+				require.ErrorAs(t, err, &te)
+				assert.Equal(t, 2, te.ExitCode)
+				assert.Contains(t, err.Error(), "want at least 9 timed launches")
+			}},
+		{"crash keeps stderr", "139", "Segmentation fault", []string{good(1, specs[0], true)},
+			func(t *testing.T, err error) {
+				assert.Contains(t, err.Error(), "status 139: Segmentation fault")
+			}},
+		{"malformed line", "0", "", []string{`{"line":1,"time_ms":`},
+			func(t *testing.T, err error) {
+				var oe *OutputError
+				require.ErrorAs(t, err, &oe)
+				assert.Equal(t, 1, oe.Line)
+			}},
+		{"unknown field", "0", "", []string{strings.Replace(good(1, specs[0], true), `"line":1`, `"line":1,"surprise":2`, 1)},
+			func(t *testing.T, err error) { assert.ErrorContains(t, err, "surprise") }},
+		{"too many answers", "0", "", []string{good(1, specs[0], true), good(2, specs[0], true)},
+			func(t *testing.T, err error) { assert.ErrorContains(t, err, "2 answers to 1 specs") }},
+		{"no answer", "1", "", []string{""},
+			func(t *testing.T, err error) { assert.ErrorContains(t, err, "empty line") }},
+		{"no results file", "0", "", nil,
+			func(t *testing.T, err error) { assert.ErrorContains(t, err, "reading the harness's answers") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			if tt.results != nil {
+				f.answer(tt.results...)
+			}
+			t.Setenv("FAKE_EXIT", tt.exit)
+			t.Setenv("FAKE_STDERR", tt.stderr)
+			_, err := f.gpu.Run(context.Background(), specs)
+			require.Error(t, err)
+			tt.check(t, err)
+		})
+	}
+}
+
+func TestRunCrossChecks(t *testing.T) {
+	s := mustParse(t, `{"kernel":"coalesced_copy","n":1024,"l2_fetch_granularity":32}`)[0]
+	tests := []struct {
+		name, from, to, want string
+	}{
+		{"useful bytes", `"useful_bytes":8192`, `"useful_bytes":4096`, "harness and spec disagree"},
+		{"threads", `"threads":1024`, `"threads":1023`, "lessons/spec says 1024 in 4"},
+		{"fetch granularity", `"l2_fetch_granularity":32`, `"l2_fetch_granularity":64`, "read back as 64 after setting 32"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			line := good(1, s, true)
+			require.Contains(t, line, tt.from)
+			f.answer(strings.Replace(line, tt.from, tt.to, 1))
+			results, err := f.gpu.Run(context.Background(), []spec.Spec{s})
+			require.NoError(t, err)
+			assert.Contains(t, results[0].Error, tt.want)
+			assert.Zero(t, results[0].TimeMs)
+		})
+	}
+}
+
+// probeCSV returns the header, the units row and the first n kernel rows
+// of the CSV ncu printed for the probe on the H200 (testdata/probe_ncu.csv).
+func probeCSV(t *testing.T, n int) string {
+	t.Helper()
+	f, err := os.Open("testdata/probe_ncu.csv")
+	require.NoError(t, err)
+	defer f.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	rows := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, `"`) {
+			if rows >= n+2 {
+				continue
+			}
+			rows++
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+func TestProfilePairsKernelsWithSpecs(t *testing.T) {
+	f := newFake(t)
+	// The probe's lines 1, 2 and 3 are coalesced copies of 1-, 2- and 4-byte
+	// elements: ncu's rows 0, 1, 2.
+	specs := mustParse(t,
+		`{"kernel":"coalesced_copy","n":1048576,"elem_bytes":1}`,
+		`{"kernel":"coalesced_copy","n":1048576,"elem_bytes":4}`,
+		`{"kernel":"coalesced_copy","n":1048576,"elem_bytes":2}`,
+		`{"kernel":"coalesced_copy","n":1048576,"elem_bytes":4}`,
+		`{"kernel":"coalesced_copy","n":1048576,"elem_bytes":8}`,
+	)
+	specs[1].ElemBytes = 99 // invalid: never sent
+	f.answer(
+		good(1, specs[0], false),
+		`{"line":2,"error":"not run: the harness refused it","launched":false}`,
+		good(3, specs[3], false),
+		`{"line":4,"error":"verification failed: 1 output elements wrong, the first at index 0","launched":true}`,
+	)
+	f.stdout(probeCSV(t, 3))
+	t.Setenv("FAKE_EXIT", "1")
+	results, err := f.gpu.Profile(context.Background(), specs, ProfileOptions{Ncu: f.ncu})
+	require.NoError(t, err)
+	require.Len(t, results, 5)
+	assert.Equal(t, 32768.0, results[0].Metrics[metrics.LdSectors], "ncu row 0: 1-byte copy")
+	assert.Equal(t, 1051392.0, results[0].Metrics[metrics.DRAMRead])
+	assert.Contains(t, results[1].Error, "elem_bytes", "invalid: never sent")
+	assert.Contains(t, results[2].Error, "not run")
+	assert.Equal(t, 65536.0, results[3].Metrics[metrics.LdSectors], "ncu row 1 belongs to the next launched spec (the fake's CSV row 1 is the probe's 2-byte copy)")
+	assert.Contains(t, results[4].Error, "verification failed", "launched, profiled (row 2), but wrong: no figures")
+	assert.Nil(t, results[4].Metrics)
+}
+
+func TestProfileErrors(t *testing.T) {
+	specs := mustParse(t, threeSpecs[0], threeSpecs[2])
+	tests := []struct {
+		name, csv, want string
+	}{
+		{"more kernels than specs", "", "3 profiled kernels for 2 launched specs"},
+		{"no table", "==PROF== Connected\n==WARNING== No kernels were profiled.\n", "no CSV table"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			f.answer(good(1, specs[0], false), good(2, specs[1], false))
+			csv := tt.csv
+			if csv == "" {
+				csv = probeCSV(t, 3)
+			}
+			f.stdout(csv)
+			var raw strings.Builder
+			_, err := f.gpu.Profile(context.Background(), specs, ProfileOptions{Ncu: f.ncu, Raw: &raw})
+			assert.ErrorContains(t, err, tt.want)
+			assert.Equal(t, csv, raw.String(), "the raw output is saved even when it cannot be used")
+		})
+	}
+}
+
+func TestMeasureMergesMetrics(t *testing.T) {
+	f := newFake(t)
+	specs := mustParse(t, `{"kernel":"coalesced_copy","n":1048576,"elem_bytes":1}`)
+	// The same fake answers the timed run and the profiled one; the timed
+	// answer carries times, which the profile parser ignores.
+	f.answer(good(1, specs[0], true))
+	f.stdout(probeCSV(t, 1))
+	results, err := f.gpu.Measure(context.Background(), specs, &ProfileOptions{Ncu: f.ncu})
+	require.NoError(t, err)
+	r := results[0]
+	require.False(t, r.Failed(), r.Error)
+	assert.Equal(t, 0.5, r.TimeMs)
+	assert.Equal(t, 32768.0, r.Metrics[metrics.LdRequests])
+	assert.InDelta(t, (1051392.0+0)/0.5e-3/1e9, r.MovedGBps, 1e-9)
+}
+
+func TestDeviceInfo(t *testing.T) {
+	f := newFake(t)
+	info := `{"gpu":"NVIDIA H200","compute_capability":"9.0","sms":132,"l2_bytes":62914560,"max_threads_per_sm":2048,"memory_clock_khz":3201000,"sm_clock_khz":1980000,"memory_bus_bits":6016,"driver_version":13000,"runtime_version":13000,"free_bytes":149557477376,"total_bytes":150109880320,"default_l2_fetch_granularity":64}`
+	t.Setenv("FAKE_INFO", info)
+	got, err := f.gpu.Harness.DeviceInfo(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, DeviceInfo{GPU: "NVIDIA H200", ComputeCapability: "9.0", SMs: 132, L2Bytes: 62914560, MaxThreadsPerSM: 2048,
+		MemoryClockKHz: 3201000, SMClockKHz: 1980000, MemoryBusBits: 6016, DriverVersion: 13000, RuntimeVersion: 13000,
+		FreeBytes: 149557477376, TotalBytes: 150109880320, DefaultL2Fetch: 64}, got)
+	assert.Equal(t, "13.0", CUDAVersion(got.RuntimeVersion))
+
+	t.Setenv("FAKE_INFO", "garbage")
+	_, err = f.gpu.Harness.DeviceInfo(context.Background())
+	assert.ErrorContains(t, err, "--info")
+
+	t.Setenv("FAKE_INFO", "")
+	t.Setenv("FAKE_EXIT", "3")
+	t.Setenv("FAKE_STDERR", `{"error":"no CUDA device","cuda_error":"cudaErrorNoDevice"}`)
+	_, err = f.gpu.Harness.DeviceInfo(context.Background())
+	assert.ErrorIs(t, err, ErrNoGPU)
+}
+
+func TestPrepare(t *testing.T) {
+	dir := t.TempDir()
+	own := filepath.Join(dir, "own.bin")
+	require.NoError(t, spec.WriteIndexFile(own, []int32{3, 2, 1, 0}))
+	badIdx := filepath.Join(dir, "bad.bin")
+	require.NoError(t, spec.WriteIndexFile(badIdx, []int32{0, 9, 1, 2}))
+	specs := mustParse(t,
+		`{"kernel":"gather_copy","n":4,"index_pattern":"random_perm","seed":7}`,
+		fmt.Sprintf(`{"kernel":"gather_copy","n":4,"index_file":%q}`, own),
+		fmt.Sprintf(`{"kernel":"gather_copy","n":4,"index_file":%q}`, badIdx),
+		`{"kernel":"update_x_soa","n":4}`,
+	)
+	p, err := Prepare(specs, "")
+	require.NoError(t, err)
+	require.Len(t, p.Lines, 3)
+	assert.Equal(t, []int{0, 1, 3}, p.Index)
+	assert.Contains(t, p.Errs[2].Error(), "out of range")
+	var first spec.Spec
+	require.NoError(t, json.Unmarshal(p.Lines[0], &first))
+	got, err := first.Indices()
+	require.NoError(t, err)
+	want, err := specs[0].Indices()
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the index file holds the pattern's indices")
+	assert.Contains(t, string(p.Lines[1]), own, "an index file given is passed on")
+	require.NoError(t, p.Close())
+	_, err = os.Stat(first.IndexFile)
+	assert.True(t, os.IsNotExist(err))
+	_, err = os.Stat(own)
+	assert.NoError(t, err, "Close leaves the caller's files alone")
+}

@@ -1,0 +1,117 @@
+package cuda
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// harnessLine is one line the harness writes: a result or an error. The
+// JSON schema is the harness's (src/harness.cu, result_line).
+type harnessLine struct {
+	Line          int      `json:"line"`
+	Error         string   `json:"error"`
+	CUDAError     string   `json:"cuda_error"`
+	Launched      bool     `json:"launched"`
+	Verified      bool     `json:"verified"`
+	TimeMs        *float64 `json:"time_ms"`
+	TimeMsMin     *float64 `json:"time_ms_min"`
+	TimeMsMax     *float64 `json:"time_ms_max"`
+	TimedLaunches int      `json:"timed_launches"`
+	UsefulBytes   int64    `json:"useful_bytes"`
+	UsefulGBps    *float64 `json:"useful_gbps"`
+	MemcpyMs      *float64 `json:"memcpy_ms"`
+	MemcpyGBps    *float64 `json:"memcpy_gbps"`
+	MemcpyBytes   int64    `json:"memcpy_bytes"`
+	Threads       int64    `json:"threads"`
+	GridBlocks    int64    `json:"grid_blocks"`
+	Block         int      `json:"block"`
+	L2Fetch       int      `json:"l2_fetch_granularity"`
+}
+
+// Minimums the harness promises for a timed result.
+const (
+	MinWarmups       = 3
+	MinTimedLaunches = 9
+)
+
+// parseHarnessOutput reads the harness's answers to n lines of input. Every
+// line must be one JSON object, answer i must say "line": i, there must be
+// exactly n of them, and a result (a line without "error") must carry what
+// its mode promises: verified true, and when timed, the times.
+func parseHarnessOutput(data []byte, n int, timed bool) ([]harnessLine, error) {
+	var out []harnessLine
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	num := 0
+	for sc.Scan() {
+		num++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			return nil, &OutputError{Source: "harness", Line: num, Msg: "empty line, want one JSON object per spec"}
+		}
+		var hl harnessLine
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&hl); err != nil {
+			return nil, &OutputError{Source: "harness", Line: num, Msg: fmt.Sprintf("not the harness's JSON: %v: %.200q", err, text)}
+		}
+		if dec.More() {
+			return nil, &OutputError{Source: "harness", Line: num, Msg: "trailing data after the JSON object"}
+		}
+		if hl.Line != num {
+			return nil, &OutputError{Source: "harness", Line: num, Msg: fmt.Sprintf(`"line" is %d, want %d: answers out of order`, hl.Line, num)}
+		}
+		if hl.Error == "" {
+			if err := hl.check(timed); err != nil {
+				return nil, &OutputError{Source: "harness", Line: num, Msg: err.Error()}
+			}
+		}
+		out = append(out, hl)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &OutputError{Source: "harness", Line: num + 1, Msg: err.Error()}
+	}
+	if len(out) != n {
+		return nil, &OutputError{Source: "harness", Msg: fmt.Sprintf("%d answers to %d specs", len(out), n)}
+	}
+	return out, nil
+}
+
+func (hl *harnessLine) check(timed bool) error {
+	switch {
+	case !hl.Verified:
+		return fmt.Errorf("a result without \"verified\": true")
+	case !hl.Launched:
+		return fmt.Errorf("a result without \"launched\": true")
+	case hl.UsefulBytes <= 0 || hl.Threads <= 0 || hl.GridBlocks <= 0 || hl.Block <= 0:
+		return fmt.Errorf("a result without positive useful_bytes, threads, grid_blocks and block")
+	}
+	if !timed {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{
+		{"time_ms", hl.TimeMs}, {"time_ms_min", hl.TimeMsMin}, {"time_ms_max", hl.TimeMsMax},
+		{"useful_gbps", hl.UsefulGBps}, {"memcpy_ms", hl.MemcpyMs}, {"memcpy_gbps", hl.MemcpyGBps},
+	} {
+		name, v := f.name, f.v
+		if v == nil {
+			return fmt.Errorf("a timed result without %s", name)
+		}
+		if math.IsNaN(*v) || math.IsInf(*v, 0) || *v <= 0 {
+			return fmt.Errorf("%s = %v, want a positive number", name, *v)
+		}
+	}
+	if *hl.TimeMsMin > *hl.TimeMs || *hl.TimeMs > *hl.TimeMsMax {
+		return fmt.Errorf("time_ms_min %v <= time_ms %v <= time_ms_max %v does not hold", *hl.TimeMsMin, *hl.TimeMs, *hl.TimeMsMax)
+	}
+	if hl.TimedLaunches < MinTimedLaunches {
+		return fmt.Errorf("timed_launches = %d, want at least %d", hl.TimedLaunches, MinTimedLaunches)
+	}
+	return nil
+}

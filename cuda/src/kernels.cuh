@@ -1,0 +1,238 @@
+// kernels.cuh: the course's kernels, one per kernel of the experiment spec
+// (lessons/spec). Read each one beside its lesson: what a thread does here
+// is exactly what the sector model assumes it does, so that the counts Nsight
+// Compute reads from these kernels can be laid beside the model's.
+//
+// Rules every kernel follows, and why:
+//
+//   * Thread t = blockIdx.x*blockDim.x + threadIdx.x, computed in 64 bits.
+//     With n up to 2^31-1 and a stride or a struct size multiplying it, an
+//     element's byte offset can pass 2^31; a 32-bit index would wrap and
+//     touch the wrong address (or none at all).
+//   * Every size the spec lets vary at run time (n, stride, offset,
+//     struct_bytes, field_offset) is a kernel argument, never a template
+//     constant. If the compiler knew struct_bytes = 16 it could fuse four
+//     4-byte loads into one 16-byte load, and the kernel would no longer do
+//     what the model counts. Only what must be known when compiling is a
+//     template parameter: the element type (its size picks the load width)
+//     and grid_stride_copy's unroll (it sizes an array that must live in
+//     registers).
+//   * Every kernel name starts with k_, and nothing else the harness
+//     launches does, so that `ncu --kernel-name regex:^k_` profiles exactly
+//     the kernels of the spec and none of the harness's own helpers.
+//   * No __restrict__ and no __ldg: each load is a plain global load (LDG),
+//     the instruction the model and the metrics l1tex__t_*_pipe_lsu_mem_global_*
+//     describe.
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+// thread_index returns t, the thread's position in the whole grid, as a
+// 64-bit integer so that t*stride and t*struct_bytes cannot overflow.
+__device__ __forceinline__ long long thread_index() {
+    return (long long)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+// ---------------------------------------------------------------------------
+// Element types. elem_bytes = 1, 2, 4, 8 or 16 picks one of these; the
+// element's size is the width of every load and store the kernel issues.
+// uint4 is CUDA's 16-byte-aligned four-word type: loading one is one 16-byte
+// access per thread (LDG.E.128), the widest a thread can make.
+
+// same reports whether two elements hold the same bytes.
+__host__ __device__ inline bool same(uint8_t a, uint8_t b) { return a == b; }
+__host__ __device__ inline bool same(uint16_t a, uint16_t b) { return a == b; }
+__host__ __device__ inline bool same(uint32_t a, uint32_t b) { return a == b; }
+__host__ __device__ inline bool same(unsigned long long a, unsigned long long b) { return a == b; }
+__host__ __device__ inline bool same(uint4 a, uint4 b) {
+    return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w;
+}
+
+// from_index makes an element out of an index: what strided_write stores,
+// since a kernel that only writes has nothing loaded to store.
+template <typename T> __host__ __device__ inline T from_index(long long i) { return (T)i; }
+template <> __host__ __device__ inline uint4 from_index<uint4>(long long i) {
+    unsigned lo = (unsigned)i, hi = (unsigned)((unsigned long long)i >> 32);
+    return make_uint4(lo, hi, ~lo, ~hi);
+}
+
+// all_ones is an element with every bit set. The harness fills input
+// buffers with bytes below 0x80, so no loaded element ever equals it.
+template <typename T> __host__ __device__ inline T all_ones() { return (T)~0ull; }
+template <> __host__ __device__ inline uint4 all_ones<uint4>() {
+    return make_uint4(~0u, ~0u, ~0u, ~0u);
+}
+
+// ---------------------------------------------------------------------------
+// coalesced_copy: n threads; thread t copies element t. Neighbouring lanes
+// touch neighbouring elements, so a warp's 32 accesses cover 32*elem_bytes
+// contiguous bytes: the fewest sectors that can hold them.
+template <typename T>
+__global__ void k_coalesced_copy(const T* in, T* out, long long n) {
+    long long t = thread_index();
+    if (t < n) {
+        out[t] = in[t];
+    }
+}
+
+// strided_copy: ceil(n/stride) threads; thread t copies element t*stride.
+// Lanes are stride*elem_bytes apart, so once that passes 32 bytes each lane
+// needs a sector of its own and most of every fetched sector is wasted.
+template <typename T>
+__global__ void k_strided_copy(const T* in, T* out, long long n, long long stride) {
+    long long i = thread_index() * stride;
+    if (i < n) {
+        out[i] = in[i];
+    }
+}
+
+// strided_read: the load of strided_copy alone. A load whose value is never
+// used would be deleted by the compiler, so the value is compared with a
+// sentinel passed at run time. The harness's data never equals it, so the
+// store below never executes: the kernel issues loads and no stores, yet
+// the compiler, which cannot know that, must keep every load.
+template <typename T>
+__global__ void k_strided_read(const T* in, T* out, long long n, long long stride, T sentinel) {
+    long long i = thread_index() * stride;
+    if (i < n) {
+        T v = in[i];
+        if (same(v, sentinel)) {
+            out[i] = v;
+        }
+    }
+}
+
+// strided_write: the store of strided_copy alone; each thread writes a value
+// made from its index, so no load is issued at all.
+template <typename T>
+__global__ void k_strided_write(T* out, long long n, long long stride) {
+    long long i = thread_index() * stride;
+    if (i < n) {
+        out[i] = from_index<T>(i);
+    }
+}
+
+// offset_copy: n threads; thread t reads element t+offset and writes element
+// t. The writes stay aligned; the reads start offset elements into the
+// buffer, so unless offset*elem_bytes is a multiple of 32 a warp's reads
+// straddle one sector more than they need.
+template <typename T>
+__global__ void k_offset_copy(const T* in, T* out, long long n, long long offset) {
+    long long t = thread_index();
+    if (t + offset < n) {
+        out[t] = in[t + offset];
+    }
+}
+
+// ---------------------------------------------------------------------------
+// vectorized_copy: n floats moved as n/width vectors of width floats (V is
+// float2 or float4), one vector per thread: one 8- or 16-byte load and one
+// store where coalesced_copy would issue two or four 4-byte ones. Fewer
+// instructions move the same sectors; cudaMalloc's 256-byte alignment and
+// n % width == 0 keep every vector aligned to its own size.
+template <typename V>
+__global__ void k_vectorized_copy(const V* in, V* out, long long nvec) {
+    long long t = thread_index();
+    if (t < nvec) {
+        out[t] = in[t];
+    }
+}
+
+// grid_stride_copy: a fixed grid (by default one full wave of the device)
+// walks all nvec = n/width vectors. T threads in all; thread t starts at
+// vector t and, each round, handles vectors base, base+T, ..., base+(U-1)*T.
+// It issues all U loads before the first store: the loads do not depend on
+// one another, so U of them are in flight at once, which is how one thread
+// keeps enough bytes moving to cover the latency of DRAM. Lanes of a warp
+// still touch neighbouring vectors in every load, so each load is coalesced.
+// U is a template constant because v[] must be indexed by constants to stay
+// in registers; the loop bound nvec stays a run-time argument.
+template <typename V, int U>
+__global__ void k_grid_stride_copy(const V* in, V* out, long long nvec) {
+    const long long T = (long long)gridDim.x * blockDim.x;
+    for (long long base = thread_index(); base < nvec; base += T * U) {
+        V v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            long long i = base + u * T;
+            if (i < nvec) {
+                v[u] = in[i];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            long long i = base + u * T;
+            if (i < nvec) {
+                out[i] = v[u];
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// gather_copy: n threads; thread t reads the index idx[t] (coalesced), then
+// the element in[idx[t]] (wherever the index points) and writes out[t]
+// (coalesced). Only the middle access depends on the data; how many sectors
+// it costs is decided by how close together a warp's 32 indices are.
+__global__ void k_gather_copy(const float* in, float* out, const int* idx, long long n) {
+    long long t = thread_index();
+    if (t < n) {
+        out[t] = in[idx[t]];
+    }
+}
+
+// ---------------------------------------------------------------------------
+// update_x_aos: an array of n structs of struct_bytes each, the 4-byte float
+// x at field_offset inside it. Thread t adds 1 to struct t's x: one 4-byte
+// load and one 4-byte store, struct_bytes apart from the next lane's. The
+// struct's layout is a run-time argument so that the same kernel serves
+// every struct the lesson tries.
+__global__ void k_update_x_aos(char* base, long long n, int struct_bytes, int field_offset) {
+    long long t = thread_index();
+    if (t < n) {
+        float* x = (float*)(base + t * struct_bytes + field_offset);
+        *x += 1.0f;
+    }
+}
+
+// update_x_soa: the same update with the x fields in an array of their own,
+// so neighbouring lanes touch neighbouring floats.
+__global__ void k_update_x_soa(float* x, long long n) {
+    long long t = thread_index();
+    if (t < n) {
+        x[t] += 1.0f;
+    }
+}
+
+// sum_fields_aos: thread t sums every 4-byte field of struct t. With Vector
+// false it issues struct_bytes/4 loads of 4 bytes; with Vector true,
+// struct_bytes/16 loads of 16 bytes (float4), which needs struct_bytes to be
+// a multiple of 16 so that each float4 is 16-byte aligned. Across a warp the
+// loads of one field are struct_bytes apart, but together the loads of all
+// the fields touch every byte of the warp's structs: AoS costs nothing when
+// a thread uses the whole struct.
+template <bool Vector>
+__global__ void k_sum_fields_aos(const char* base, float* out, long long n, int struct_bytes) {
+    long long t = thread_index();
+    if (t < n) {
+        const char* s = base + t * struct_bytes;
+        float sum = 0.0f;
+        if (Vector) {
+            const float4* v = (const float4*)s;
+            for (int f = 0; f < struct_bytes / 16; f++) {
+                float4 q = v[f];
+                sum += q.x;
+                sum += q.y;
+                sum += q.z;
+                sum += q.w;
+            }
+        } else {
+            const float* x = (const float*)s;
+            for (int f = 0; f < struct_bytes / 4; f++) {
+                sum += x[f];
+            }
+        }
+        out[t] = sum;
+    }
+}

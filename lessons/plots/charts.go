@@ -1,0 +1,309 @@
+package plots
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// ErrNoData is a chart asked to draw nothing: no prediction, no stride.
+var ErrNoData = errors.New("plots: no data to draw")
+
+// ErrNoMatch is a set of measurements none of which is a launch the chart
+// draws.
+var ErrNoMatch = errors.New("plots: no measurement matches the chart")
+
+// checkValue rejects what a log axis cannot draw.
+func checkValue(what string, s spec.Spec, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return fmt.Errorf("plots: %s of %s is %v, want a positive number", what, s, v)
+	}
+	return nil
+}
+
+// strideSeries groups stride predictions by element size, each group in
+// stride order, the groups by element size.
+func strideSeries(preds []sectors.Prediction) ([][]sectors.Prediction, error) {
+	if len(preds) == 0 {
+		return nil, fmt.Errorf("%w: no prediction", ErrNoData)
+	}
+	byElem := map[int][]sectors.Prediction{}
+	var elems []int
+	for _, p := range preds {
+		if !isStrided(p.Spec.Kernel) {
+			return nil, fmt.Errorf("plots: stride chart of %s: want strided_copy, strided_read or strided_write predictions", p.Spec.Kernel)
+		}
+		if _, ok := byElem[p.Spec.ElemBytes]; !ok {
+			elems = append(elems, p.Spec.ElemBytes)
+		}
+		byElem[p.Spec.ElemBytes] = append(byElem[p.Spec.ElemBytes], p)
+	}
+	slices.Sort(elems)
+	out := make([][]sectors.Prediction, len(elems))
+	for i, e := range elems {
+		g := byElem[e]
+		slices.SortStableFunc(g, func(a, b sectors.Prediction) int { return int(a.Spec.Stride - b.Spec.Stride) })
+		out[i] = g
+	}
+	return out, nil
+}
+
+// sectorsPerRequest is the load's ratio, or the store's when the kernel
+// only stores.
+func sectorsPerRequest(p sectors.Prediction) float64 {
+	if p.LdSectorsPerRequest > 0 {
+		return p.LdSectorsPerRequest
+	}
+	return p.StSectorsPerRequest
+}
+
+// strideXYs returns, for each element size, (stride, y) points.
+func strideXYs(preds []sectors.Prediction, what string, y func(sectors.Prediction) float64) ([]int, []plotter.XYs, error) {
+	groups, err := strideSeries(preds)
+	if err != nil {
+		return nil, nil, err
+	}
+	elems := make([]int, len(groups))
+	out := make([]plotter.XYs, len(groups))
+	for i, g := range groups {
+		elems[i] = g[0].Spec.ElemBytes
+		for _, p := range g {
+			v := y(p)
+			if err := checkValue(what, p.Spec, v); err != nil {
+				return nil, nil, err
+			}
+			out[i] = append(out[i], plotter.XY{X: float64(p.Spec.Stride), Y: v})
+		}
+	}
+	return elems, out, nil
+}
+
+// EfficiencyVsStride draws the model's L1 efficiency (useful ÷ fetched
+// bytes) against stride, on log2 axes, one line per element size,
+// labelled at its end. The predictions are of strided kernels, as
+// StrideSpecs makes them.
+func EfficiencyVsStride(preds []sectors.Prediction) (*plot.Plot, error) {
+	elems, xys, err := strideXYs(preds, "efficiency", func(p sectors.Prediction) float64 { return p.Efficiency })
+	if err != nil {
+		return nil, err
+	}
+	p := newPlot("Efficiency by stride and element size (model)",
+		"stride between neighbouring threads (elements)", "useful ÷ fetched bytes")
+	if err := stackedLines(p, elems, xys); err != nil {
+		return nil, err
+	}
+	// Each line ends apart from the others: label it there.
+	if err := directLabels(p, elems, xys, true); err != nil {
+		return nil, err
+	}
+	setStrideAxis(p, xys)
+	lo, hi := yRange(xys)
+	lo, hi = pow2Range(lo, hi)
+	log2Axis(&p.Y, lo, max(hi, 1), percentLabel)
+	return p, nil
+}
+
+// SectorsVsStride draws the model's sectors per request (per warp-wide
+// load) against stride, on log2 axes, one line per element size,
+// labelled at its start.
+func SectorsVsStride(preds []sectors.Prediction) (*plot.Plot, error) {
+	elems, xys, err := strideXYs(preds, "sectors per request", sectorsPerRequest)
+	if err != nil {
+		return nil, err
+	}
+	p := newPlot("Sectors per request by stride and element size (model)",
+		"stride between neighbouring threads (elements)", "sectors per request")
+	if err := stackedLines(p, elems, xys); err != nil {
+		return nil, err
+	}
+	// Each line starts apart from the others: label it there.
+	if err := directLabels(p, elems, xys, false); err != nil {
+		return nil, err
+	}
+	setStrideAxis(p, xys)
+	lo, hi := yRange(xys)
+	lo, hi = pow2Range(lo, hi)
+	log2Axis(&p.Y, lo, hi, intLabel)
+	return p, nil
+}
+
+// directLabels writes "4 B" in each line's colour beside its last point
+// (atEnd) or before its first; the plot makes room for them.
+func directLabels(p *plot.Plot, elems []int, xys []plotter.XYs, atEnd bool) error {
+	var pts plotter.XYs
+	var names []string
+	for i, s := range xys {
+		pt := s[0]
+		if atEnd {
+			pt = s[len(s)-1]
+		}
+		pts = append(pts, pt)
+		names = append(names, fmt.Sprintf("%d B", elems[i]))
+	}
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: lg(pts), Labels: names})
+	if err != nil {
+		return wrap(err)
+	}
+	for i := range l.TextStyle {
+		sty := text.Style{Color: ElemColor(elems[i]), Font: fontOf(LabelFontSize), Handler: plot.DefaultTextHandler}
+		sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter
+		if !atEnd {
+			sty.XAlign = draw.XRight
+		}
+		l.TextStyle[i] = sty
+	}
+	l.Offset = vg.Point{X: vg.Points(9)}
+	if !atEnd {
+		l.Offset.X = -l.Offset.X
+	}
+	p.Add(l)
+	return nil
+}
+
+// stackedLines draws one line per element size. Where the lines coincide
+// (efficiency is 1/stride for every element size until each lane has a
+// sector to itself) the earlier lines are drawn wider underneath, so every
+// one stays visible.
+func stackedLines(p *plot.Plot, elems []int, xys []plotter.XYs) error {
+	k := len(xys)
+	for i := range xys {
+		width := vg.Points(2 + 1.6*float64(k-1-i))
+		l, err := plotter.NewLine(lg(xys[i]))
+		if err != nil {
+			return wrap(err)
+		}
+		c := ElemColor(elems[i])
+		l.LineStyle = draw.LineStyle{Color: c, Width: width}
+		s, err := plotter.NewScatter(lg(xys[i]))
+		if err != nil {
+			return wrap(err)
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: width/2 + vg.Points(1.5), Shape: draw.CircleGlyph{}}
+		p.Add(l, s)
+	}
+	return nil
+}
+
+func setStrideAxis(p *plot.Plot, xys []plotter.XYs) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range xys {
+		for _, xy := range s {
+			lo, hi = min(lo, xy.X), max(hi, xy.X)
+		}
+	}
+	lo, hi = pow2Range(lo, hi)
+	if lo == hi {
+		hi = 2 * lo
+	}
+	log2Axis(&p.X, lo, hi, intLabel)
+}
+
+func yRange(xys []plotter.XYs) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range xys {
+		for _, xy := range s {
+			lo, hi = min(lo, xy.Y), max(hi, xy.Y)
+		}
+	}
+	return lo, hi
+}
+
+// EfficiencyVsStruct draws the model's L1 efficiency of updating one
+// 4-byte field of an array of structs against the struct's size, on log2
+// axes, with the struct of arrays (soa, update_x_soa) as the reference
+// line. aos are update_x_aos predictions, as StructSpecs makes them.
+func EfficiencyVsStruct(aos []sectors.Prediction, soa sectors.Prediction) (*plot.Plot, error) {
+	xy, err := structXYs(aos, "efficiency", func(p sectors.Prediction) float64 { return p.Efficiency })
+	if err != nil {
+		return nil, err
+	}
+	if soa.Spec.Kernel != spec.UpdateXSoA {
+		return nil, fmt.Errorf("plots: reference line of %s: want an update_x_soa prediction", soa.Spec.Kernel)
+	}
+	if err := checkValue("efficiency", soa.Spec, soa.Efficiency); err != nil {
+		return nil, err
+	}
+	p := newPlot("Updating one 4-byte field: array of structs vs struct of arrays (model)",
+		"struct size (bytes)", "useful ÷ fetched bytes")
+	xlo, xhi := pow2Range(xy[0].X, xy[len(xy)-1].X)
+	if err := addHLine(p, "", soa.Efficiency, xlo, xhi, ReferenceColor, []vg.Length{vg.Points(7), vg.Points(4)}); err != nil {
+		return nil, err
+	}
+	if err := addLine(p, "", xy, ModelColor, 0, vg.Points(2.5), vg.Points(3)); err != nil {
+		return nil, err
+	}
+	last := xy[len(xy)-1]
+	notes := []note{
+		{x: xhi, y: soa.Efficiency, text: "SoA (update_x_soa): x[t] contiguous", color: ReferenceColor, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 4},
+		{x: last.X, y: last.Y, text: "AoS (update_x_aos): p[t].x", color: ModelColor, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 6},
+	}
+	// The seed's ParticleAoS: 16 bytes, a quarter of each sector used.
+	for _, pt := range xy {
+		if pt.X == 16 {
+			notes = append(notes, note{x: pt.X, y: pt.Y, text: fmt.Sprintf("ParticleAoS, 16 B: %s", percentLabel(pt.Y)), color: Black, xAlign: draw.XLeft, yAlign: draw.YBottom, dx: 6, dy: 4})
+		}
+	}
+	if err := addNotes(p, notes); err != nil {
+		return nil, err
+	}
+	log2Axis(&p.X, xlo, xhi, intLabel)
+	lo, hi := yRange([]plotter.XYs{xy, {{Y: soa.Efficiency}}})
+	lo, hi = pow2Range(lo, hi)
+	log2Axis(&p.Y, lo, hi, percentLabel)
+	return p, nil
+}
+
+// note is a text written at a data point, offset by dx, dy points.
+type note struct {
+	x, y   float64
+	text   string
+	color  color.Color
+	xAlign draw.XAlignment
+	yAlign draw.YAlignment
+	dx, dy float64
+}
+
+// addNotes writes the notes on the plot; the plot makes room for them.
+func addNotes(p *plot.Plot, notes []note) error {
+	for _, n := range notes {
+		l, err := plotter.NewLabels(plotter.XYLabels{XYs: lg(plotter.XYs{{X: n.x, Y: n.y}}), Labels: []string{n.text}})
+		if err != nil {
+			return wrap(err)
+		}
+		l.TextStyle[0] = text.Style{Color: n.color, Font: fontOf(TickFontSize), Handler: plot.DefaultTextHandler, XAlign: n.xAlign, YAlign: n.yAlign}
+		l.Offset = vg.Point{X: vg.Points(n.dx), Y: vg.Points(n.dy)}
+		p.Add(l)
+	}
+	return nil
+}
+
+func structXYs(aos []sectors.Prediction, what string, y func(sectors.Prediction) float64) (plotter.XYs, error) {
+	if len(aos) == 0 {
+		return nil, fmt.Errorf("%w: no prediction", ErrNoData)
+	}
+	sorted := slices.Clone(aos)
+	slices.SortStableFunc(sorted, func(a, b sectors.Prediction) int { return a.Spec.StructBytes - b.Spec.StructBytes })
+	var xy plotter.XYs
+	for _, p := range sorted {
+		if p.Spec.Kernel != spec.UpdateXAoS {
+			return nil, fmt.Errorf("plots: struct chart of %s: want update_x_aos predictions", p.Spec.Kernel)
+		}
+		v := y(p)
+		if err := checkValue(what, p.Spec, v); err != nil {
+			return nil, err
+		}
+		xy = append(xy, plotter.XY{X: float64(p.Spec.StructBytes), Y: v})
+	}
+	return xy, nil
+}

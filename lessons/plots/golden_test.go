@@ -1,0 +1,119 @@
+package plots_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"log"
+	"os"
+	"testing"
+
+	"gonum.org/v1/plot/cmpimg"
+
+	"github.com/coalescing-course/coalesce/lessons/plots"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// The golden images, as gonum/plot tests its own: each function writes
+// testdata/NAME, and the test compares it with testdata/NAME_golden.
+// After a deliberate change to a picture, look at the new one, then
+//
+//	go test ./lessons/plots -regen
+//
+// rewrites the goldens (cmpimg's -regen flag); review them before commit.
+//
+// The charts of the model's L1 counts (sectors, efficiency) and the warp
+// diagrams come from the live model: those numbers are exact, and a change
+// in them is a change in the model worth seeing. The bandwidth and DRAM
+// charts draw testdata/model_snapshot.jsonl (the model's predictions, as
+// coalesce model printed them when the goldens were made) beside
+// testdata/h200_recorded.jsonl (the strided_copy, update_x_aos and
+// update_x_soa records of cuda/reference/h200.json, recorded on the
+// course's H200 on 2026-11-29), so that tuning the model's DRAM and time
+// parameters, or re-recording, does not move them.
+
+// Approximate comparison absorbs the last bit of anti-aliasing that a
+// different CPU's floating point may flip.
+const goldenDelta = 0.01
+
+func TestGoldenCharts(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		draw  func()
+		files []string
+	}{
+		{"stride", ExampleEfficiencyVsStride, []string{"efficiency_stride.png", "sectors_stride.png", "stride.png", "stride.svg"}},
+		{"struct", ExampleEfficiencyVsStruct, []string{"efficiency_struct.png"}},
+		{"bandwidth", goldenBandwidth, []string{"bandwidth_stride.png", "bandwidth_struct.png", "bandwidth_model_only.png"}},
+		{"dram", goldenDRAM, []string{"dram_stride.png", "dram_stride.svg"}},
+		{"warp", ExampleInstructionDiagram, []string{
+			"warp_coalesced.png", "warp_stride2.png", "warp_stride32.png", "warp_offset.png",
+			"warp_aos.png", "warp_gather.png", "warp_gather.svg", "warp_vector.png", "warp_partial.png",
+		}},
+		{"warp by hand", ExampleWarpDiagram, []string{"warp_by_hand.png"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cmpimg.CheckPlotApprox(tt.draw, t, goldenDelta, tt.files...)
+		})
+	}
+}
+
+// snapshot reads the model's predictions saved in testdata, by kernel.
+func snapshot() map[spec.Kernel][]sectors.Prediction {
+	f, err := os.Open("testdata/model_snapshot.jsonl")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	out := map[spec.Kernel][]sectors.Prediction{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var p sectors.Prediction
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			log.Fatal(err)
+		}
+		out[p.Spec.Kernel] = append(out[p.Spec.Kernel], p)
+	}
+	return out
+}
+
+func recorded() plots.Measurements {
+	f, err := os.Open("testdata/h200_recorded.jsonl")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	m, _, err := plots.ReadMeasurements(f, "recorded on NVIDIA H200, 2026-11-29")
+	if err != nil {
+		log.Fatal(err)
+	}
+	return m
+}
+
+func goldenBandwidth() {
+	snap, m := snapshot(), recorded()
+	p, err := plots.BandwidthVsStride(snap[spec.StridedCopy], m)
+	if err != nil {
+		log.Fatal(err)
+	}
+	save("bandwidth_stride.png", plots.Notebook, p)
+	q, err := plots.BandwidthVsStruct(snap[spec.UpdateXAoS], snap[spec.UpdateXSoA][0], m)
+	if err != nil {
+		log.Fatal(err)
+	}
+	save("bandwidth_struct.png", plots.Notebook, q)
+	r, err := plots.BandwidthVsStride(snap[spec.StridedCopy], plots.Measurements{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	save("bandwidth_model_only.png", plots.Notebook, r)
+}
+
+func goldenDRAM() {
+	p, err := plots.DRAMVsStride(snapshot()[spec.StridedCopy], recorded())
+	if err != nil {
+		log.Fatal(err)
+	}
+	save("dram_stride.png", plots.Notebook, p)
+	save("dram_stride.svg", plots.Notebook, p)
+}

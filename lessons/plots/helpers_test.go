@@ -1,0 +1,48 @@
+package plots
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+type vgLength = vg.Length
+
+// readSnapshot reads testdata/model_snapshot.jsonl (coalesce model's
+// output for the recorded launches) by kernel.
+func readSnapshot(t *testing.T) map[spec.Kernel][]sectors.Prediction {
+	t.Helper()
+	f, err := os.Open("testdata/model_snapshot.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	out := map[spec.Kernel][]sectors.Prediction{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var p sectors.Prediction
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &p))
+		out[p.Spec.Kernel] = append(out[p.Spec.Kernel], p)
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// readRecorded reads testdata/h200_recorded.jsonl, a part of the recorded
+// reference cuda/reference/h200.json.
+func readRecorded(t *testing.T) Measurements {
+	t.Helper()
+	f, err := os.Open("testdata/h200_recorded.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	m, skipped, err := ReadMeasurements(f, "recorded on NVIDIA H200, 2026-11-29")
+	require.NoError(t, err)
+	require.Zero(t, skipped)
+	return m
+}

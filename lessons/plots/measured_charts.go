@@ -1,0 +1,438 @@
+package plots
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// The charts of model beside measurement take the model's predictions for
+// one launch swept over one field (stride, or struct size) and the
+// measurements; they draw the measured launches that are that launch at
+// some value of the field, and say which GPU and which run they come from.
+
+// clearStride and clearStruct blank the swept field, for Measurements.Like.
+func clearStride(s *spec.Spec) { s.Stride = 0 }
+func clearStruct(s *spec.Spec) { s.StructBytes = 0 }
+
+// WithMeasuredStrides returns strides and every stride at which m holds a
+// launch of base, sorted and without repeats: the strides at which to
+// predict, so that the model's line passes by every measured point.
+func WithMeasuredStrides(strides []int64, base spec.Spec, m Measurements) []int64 {
+	all := slices.Clone(strides)
+	for _, p := range m.Like(base, clearStride) {
+		all = append(all, p.Spec.Stride)
+	}
+	return sortedUnique(all)
+}
+
+// WithMeasuredStructSizes is WithMeasuredStrides for struct sizes.
+func WithMeasuredStructSizes(sizes []int, base spec.Spec, m Measurements) []int {
+	all := slices.Clone(sizes)
+	for _, p := range m.Like(base, clearStruct) {
+		all = append(all, p.Spec.StructBytes)
+	}
+	return sortedUnique(all)
+}
+
+// sweep checks that model is one launch swept over the field clear blanks,
+// and returns that launch (the field blanked) and the predictions ordered
+// by key.
+func sweep(model []sectors.Prediction, clear func(*spec.Spec), key func(spec.Spec) float64, what string) (spec.Spec, []sectors.Prediction, error) {
+	if len(model) == 0 {
+		return spec.Spec{}, nil, fmt.Errorf("%w: no prediction", ErrNoData)
+	}
+	base := model[0].Spec
+	clear(&base)
+	for _, p := range model {
+		s := p.Spec
+		clear(&s)
+		if s != base {
+			return spec.Spec{}, nil, fmt.Errorf("plots: the predictions are not one launch at several %s: %s and %s", what, model[0].Spec, p.Spec)
+		}
+	}
+	sorted := slices.Clone(model)
+	slices.SortStableFunc(sorted, func(a, b sectors.Prediction) int {
+		ka, kb := key(a.Spec), key(b.Spec)
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return 0
+	})
+	return base, sorted, nil
+}
+
+func strideKey(s spec.Spec) float64 { return float64(s.Stride) }
+func structKey(s spec.Spec) float64 { return float64(s.StructBytes) }
+
+// usefulGBps is a launch's useful bytes over its time, in GB/s (10^9 bytes).
+func usefulGBps(s spec.Spec, seconds float64) float64 {
+	return float64(s.UsefulBytes()) / seconds / 1e9
+}
+
+// bandwidthData is what a bandwidth chart draws, in GB/s.
+type bandwidthData struct {
+	base            spec.Spec
+	model, measured plotter.XYs
+	// ref and refMeasured are the SoA lines of the struct chart (0: none).
+	ref, refMeasured float64
+	copyGBps         float64
+	gpu              string
+}
+
+func timed(pts []Measured) []Measured {
+	var out []Measured
+	for _, p := range pts {
+		if p.Seconds > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func noMatch(m Measurements, base spec.Spec, vary, what string) error {
+	return fmt.Errorf("%w: none of the %d measurements (%s) is a %s launch of %s at some %s",
+		ErrNoMatch, len(m.Points), m.Source, what, base, vary)
+}
+
+// deviceOf fills in the device's copy bandwidth and name.
+func (d *bandwidthData) deviceOf(s spec.Spec) error {
+	dev, err := devices.Lookup(s.Device)
+	if err != nil {
+		return wrap(err)
+	}
+	d.copyGBps, d.gpu = dev.Time.CopyBandwidth/1e9, dev.GPU
+	return nil
+}
+
+// strideBandwidth is the data of BandwidthVsStride.
+func strideBandwidth(model []sectors.Prediction, m Measurements) (bandwidthData, error) {
+	var d bandwidthData
+	base, preds, err := sweep(model, clearStride, strideKey, "strides")
+	if err != nil {
+		return d, err
+	}
+	if !isStrided(base.Kernel) {
+		return d, fmt.Errorf("plots: stride charts draw strided_copy, strided_read or strided_write, not %s", base.Kernel)
+	}
+	d.base = base
+	pts := timed(m.Like(base, clearStride))
+	if len(m.Points) > 0 && len(pts) == 0 {
+		return d, noMatch(m, base, "stride", "timed")
+	}
+	for _, p := range preds {
+		if err := checkValue("predicted time", p.Spec, p.TimeSeconds); err != nil {
+			return d, err
+		}
+		d.model = append(d.model, plotter.XY{X: strideKey(p.Spec), Y: usefulGBps(p.Spec, p.TimeSeconds)})
+	}
+	for _, p := range sortedBy(pts, strideKey) {
+		d.measured = append(d.measured, plotter.XY{X: strideKey(p.Spec), Y: usefulGBps(p.Spec, p.Seconds)})
+	}
+	return d, d.deviceOf(base)
+}
+
+// BandwidthVsStride draws useful bandwidth (spec.UsefulBytes over the
+// time, GB/s) against stride, on log2 axes: the model's line through its
+// predictions for one strided launch at several strides, the measured
+// launches of that launch at any stride as points over it, and the
+// device's copy bandwidth as the ceiling. The title names the launch, the
+// GPU and m.Source. With no measurement it draws the model alone;
+// measurements none of which is the launch are an error wrapping
+// ErrNoMatch.
+func BandwidthVsStride(model []sectors.Prediction, m Measurements) (*plot.Plot, error) {
+	d, err := strideBandwidth(model, m)
+	if err != nil {
+		return nil, err
+	}
+	p := newPlot(bandwidthTitle("Useful bandwidth against stride", d.base, d.gpu, m),
+		"stride between neighbouring threads (elements)", "useful bandwidth (GB/s)")
+	if err := drawBandwidth(p, d, "model"); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// structBandwidth is the data of BandwidthVsStruct.
+func structBandwidth(aos []sectors.Prediction, soa sectors.Prediction, m Measurements) (bandwidthData, error) {
+	var d bandwidthData
+	base, preds, err := sweep(aos, clearStruct, structKey, "struct sizes")
+	if err != nil {
+		return d, err
+	}
+	if base.Kernel != spec.UpdateXAoS {
+		return d, fmt.Errorf("plots: struct charts draw update_x_aos, not %s", base.Kernel)
+	}
+	if soa.Spec.Kernel != spec.UpdateXSoA {
+		return d, fmt.Errorf("plots: reference line of %s: want an update_x_soa prediction", soa.Spec.Kernel)
+	}
+	d.base = base
+	pts := timed(m.Like(base, clearStruct))
+	soaPts := timed(m.Like(soa.Spec, func(*spec.Spec) {}))
+	if len(m.Points) > 0 && len(pts) == 0 && len(soaPts) == 0 {
+		return d, noMatch(m, base, "struct size", "timed")
+	}
+	for _, p := range append(preds, soa) {
+		if err := checkValue("predicted time", p.Spec, p.TimeSeconds); err != nil {
+			return d, err
+		}
+	}
+	for _, p := range preds {
+		d.model = append(d.model, plotter.XY{X: structKey(p.Spec), Y: usefulGBps(p.Spec, p.TimeSeconds)})
+	}
+	d.ref = usefulGBps(soa.Spec, soa.TimeSeconds)
+	for _, p := range sortedBy(pts, structKey) {
+		d.measured = append(d.measured, plotter.XY{X: structKey(p.Spec), Y: usefulGBps(p.Spec, p.Seconds)})
+	}
+	if len(soaPts) > 0 {
+		// The median of the SoA launches, should there be several.
+		vs := make([]float64, len(soaPts))
+		for i, p := range soaPts {
+			vs[i] = usefulGBps(p.Spec, p.Seconds)
+		}
+		slices.Sort(vs)
+		d.refMeasured = vs[len(vs)/2]
+	}
+	return d, d.deviceOf(base)
+}
+
+// BandwidthVsStruct draws useful bandwidth (GB/s) against struct size for
+// the single-field update of an array of structs, on log2 axes: the
+// model's line through its update_x_aos predictions, the measured
+// launches of that launch as points, and the struct of arrays (soa, an
+// update_x_soa prediction, and its measured launches) as reference lines.
+func BandwidthVsStruct(aos []sectors.Prediction, soa sectors.Prediction, m Measurements) (*plot.Plot, error) {
+	d, err := structBandwidth(aos, soa, m)
+	if err != nil {
+		return nil, err
+	}
+	p := newPlot(bandwidthTitle("Useful bandwidth against struct size", d.base, d.gpu, m),
+		"struct size (bytes)", "useful bandwidth (GB/s)")
+	lo, hi := pow2Range(d.model[0].X, d.model[len(d.model)-1].X)
+	if err := addHLine(p, "SoA, model", d.ref, lo, hi, ReferenceColor, []vg.Length{vg.Points(7), vg.Points(4)}); err != nil {
+		return nil, err
+	}
+	if d.refMeasured > 0 {
+		if err := addHLine(p, "SoA, measured", d.refMeasured, lo, hi, MeasuredColor, []vg.Length{vg.Points(2), vg.Points(3)}); err != nil {
+			return nil, err
+		}
+	}
+	if err := drawBandwidth(p, d, "AoS, model"); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func drawBandwidth(p *plot.Plot, d bandwidthData, modelName string) error {
+	lo, hi := pow2Range(d.model[0].X, d.model[len(d.model)-1].X)
+	if lo == hi {
+		hi = 2 * lo
+	}
+	if err := addHLine(p, "", d.copyGBps, lo, hi, Black, []vg.Length{vg.Points(1), vg.Points(3)}); err != nil {
+		return err
+	}
+	if err := addNotes(p, []note{{x: hi, y: d.copyGBps, text: fmt.Sprintf("device copy bandwidth, %.0f GB/s", d.copyGBps),
+		color: Black, xAlign: draw.XRight, yAlign: draw.YTop, dy: -3}}); err != nil {
+		return err
+	}
+	if err := addLine(p, modelName, d.model, ModelColor, 0, vg.Points(2.5), vg.Points(2.5)); err != nil {
+		return err
+	}
+	if len(d.measured) > 0 {
+		name := "measured"
+		if d.ref > 0 {
+			name = "AoS, measured"
+		}
+		if err := addPoints(p, name, d.measured, MeasuredColor, draw.CircleGlyph{}); err != nil {
+			return err
+		}
+	}
+	all := []plotter.XYs{d.model, d.measured, {{Y: d.copyGBps}}}
+	if d.ref > 0 {
+		all = append(all, plotter.XYs{{Y: d.ref}})
+	}
+	if d.refMeasured > 0 {
+		all = append(all, plotter.XYs{{Y: d.refMeasured}})
+	}
+	ylo, yhi := yRange(all)
+	ylo, yhi = pow2Range(ylo, yhi)
+	// Room above the copy bandwidth for its label.
+	if yhi < 1.3*d.copyGBps {
+		yhi *= 2
+	}
+	log2Axis(&p.X, lo, hi, intLabel)
+	log2Axis(&p.Y, ylo/2, yhi, intLabel)
+	// Bandwidth falls as stride or struct size grows: low values at the
+	// left never happen, and the legend goes there.
+	p.Legend.Top, p.Legend.Left = false, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), vg.Points(6)
+	return nil
+}
+
+// bandwidthTitle is the title of a chart of model and measurement: what,
+// for which launch, on which GPU, measured where and when.
+func bandwidthTitle(what string, base spec.Spec, gpu string, m Measurements) string {
+	src := "no measurement given"
+	if len(m.Points) > 0 {
+		src = "measured: " + m.Source
+	}
+	return fmt.Sprintf("%s: %s\nmodel of the %s; %s", what, describe(base), gpu, src)
+}
+
+// describe writes the fixed part of a swept spec, the defaults left out:
+// "strided_copy, 4 B elements, n = 2^26".
+func describe(s spec.Spec) string {
+	out := string(s.Kernel)
+	if isStrided(s.Kernel) {
+		out += fmt.Sprintf(", %d B elements", s.ElemBytes)
+	}
+	if s.Kernel == spec.UpdateXAoS && s.FieldOffset != 0 {
+		out += fmt.Sprintf(", field at byte %d", s.FieldOffset)
+	}
+	out += ", n = " + sizeLabel(s.N)
+	if s.Block != spec.DefaultBlock {
+		out += fmt.Sprintf(", block %d", s.Block)
+	}
+	if s.L2Fetch != spec.DefaultL2Fetch {
+		out += fmt.Sprintf(", L2 fetch %d B", s.L2Fetch)
+	}
+	return out
+}
+
+// sizeLabel writes n as a power of two when it is one.
+func sizeLabel(n int64) string {
+	if n > 1024 && n&(n-1) == 0 {
+		return fmt.Sprintf("2^%d", bits.TrailingZeros64(uint64(n)))
+	}
+	return fmt.Sprint(n)
+}
+
+// dramData is what the DRAM chart draws: bytes moved per useful byte at
+// the L1 (sectors) and at DRAM, modelled and measured.
+type dramData struct {
+	base                         spec.Spec
+	sectorModel, dramModel       plotter.XYs
+	sectorMeasured, dramMeasured plotter.XYs
+	gpu                          string
+}
+
+func strideDRAM(model []sectors.Prediction, m Measurements) (dramData, error) {
+	var d dramData
+	base, preds, err := sweep(model, clearStride, strideKey, "strides")
+	if err != nil {
+		return d, err
+	}
+	if !isStrided(base.Kernel) {
+		return d, fmt.Errorf("plots: stride charts draw strided_copy, strided_read or strided_write, not %s", base.Kernel)
+	}
+	d.base = base
+	var pts []Measured
+	for _, p := range m.Like(base, clearStride) {
+		_, errR := p.Metrics.Get(metrics.DRAMRead)
+		_, errW := p.Metrics.Get(metrics.DRAMWrite)
+		if errR == nil && errW == nil {
+			pts = append(pts, p)
+		}
+	}
+	if len(m.Points) > 0 && len(pts) == 0 {
+		return d, noMatch(m, base, "stride", "profiled (ncu "+metrics.DRAMRead+")")
+	}
+	for _, p := range preds {
+		x := strideKey(p.Spec)
+		useful := float64(p.UsefulBytes)
+		sec, dram := float64(p.FetchedBytes)/useful, p.DRAMBytesPerUsefulByte
+		if err := checkValue("fetched bytes per useful byte", p.Spec, sec); err != nil {
+			return d, err
+		}
+		if err := checkValue("DRAM bytes per useful byte", p.Spec, dram); err != nil {
+			return d, err
+		}
+		d.sectorModel = append(d.sectorModel, plotter.XY{X: x, Y: sec})
+		d.dramModel = append(d.dramModel, plotter.XY{X: x, Y: dram})
+	}
+	for _, p := range sortedBy(pts, strideKey) {
+		x := strideKey(p.Spec)
+		useful := float64(p.Spec.UsefulBytes())
+		dram := (p.Metrics[metrics.DRAMRead] + p.Metrics[metrics.DRAMWrite]) / useful
+		if err := checkValue("measured DRAM bytes per useful byte (the launch stayed in the L2?)", p.Spec, dram); err != nil {
+			return d, err
+		}
+		d.dramMeasured = append(d.dramMeasured, plotter.XY{X: x, Y: dram})
+		ld, errLd := p.Metrics.Get(metrics.LdSectors)
+		st, errSt := p.Metrics.Get(metrics.StSectors)
+		if errLd == nil && errSt == nil && ld+st > 0 {
+			d.sectorMeasured = append(d.sectorMeasured, plotter.XY{X: x, Y: sectors.SectorBytes * (ld + st) / useful})
+		}
+	}
+	dev, err := devices.Lookup(base.Device)
+	if err != nil {
+		return d, wrap(err)
+	}
+	d.gpu = dev.GPU
+	return d, nil
+}
+
+// DRAMVsStride draws, against stride, the bytes moved per useful byte at
+// two levels: the L1's sectors (fetched ÷ useful bytes, the seed's
+// arithmetic) and DRAM ((dram__bytes_read.sum + dram__bytes_write.sum) ÷
+// spec.UsefulBytes), each modelled (a line through the model's predictions
+// for one strided launch at several strides) and, for the launches of m
+// that ncu profiled, measured (points). The gap between the two lines is
+// what the L2 adds or saves: fetch granularity, partial writes, reuse.
+func DRAMVsStride(model []sectors.Prediction, m Measurements) (*plot.Plot, error) {
+	d, err := strideDRAM(model, m)
+	if err != nil {
+		return nil, err
+	}
+	p := newPlot(bandwidthTitle("Bytes moved per useful byte", d.base, d.gpu, m),
+		"stride between neighbouring threads (elements)", "bytes moved per useful byte")
+	sectorColor, dramColor := Blue, ReddishPurple
+	xlo, xhi := pow2Range(d.sectorModel[0].X, d.sectorModel[len(d.sectorModel)-1].X)
+	if xlo == xhi {
+		xhi = 2 * xlo
+	}
+	if err := addHLine(p, "", 1, xlo, xhi, Black, []vg.Length{vg.Points(1), vg.Points(3)}); err != nil {
+		return nil, err
+	}
+	if err := addNotes(p, []note{{x: xhi, y: 1, text: "ideal: each useful byte moved once", color: Black, xAlign: draw.XRight, yAlign: draw.YTop, dy: -3}}); err != nil {
+		return nil, err
+	}
+	if err := addLine(p, "L1 sectors fetched ÷ useful, model", d.sectorModel, sectorColor, 0, vg.Points(2.5), 0); err != nil {
+		return nil, err
+	}
+	if err := addLine(p, "DRAM read+write ÷ useful, model", d.dramModel, dramColor, 1, vg.Points(2.5), 0); err != nil {
+		return nil, err
+	}
+	if len(d.sectorMeasured) > 0 {
+		if err := addPoints(p, "L1 sectors, measured (ncu)", d.sectorMeasured, sectorColor, draw.BoxGlyph{}); err != nil {
+			return nil, err
+		}
+	}
+	if len(d.dramMeasured) > 0 {
+		if err := addPoints(p, "DRAM, measured (ncu)", d.dramMeasured, dramColor, draw.CircleGlyph{}); err != nil {
+			return nil, err
+		}
+	}
+	log2Axis(&p.X, xlo, xhi, intLabel)
+	all := []plotter.XYs{d.sectorModel, d.dramModel, d.sectorMeasured, d.dramMeasured, {{Y: 1}}}
+	lo, hi := yRange(all)
+	lo, hi = pow2Range(lo, hi)
+	// Room at the top left, where the lines never go, for the legend.
+	log2Axis(&p.Y, lo, hi*2, ratioLabel)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(6)
+	return p, nil
+}

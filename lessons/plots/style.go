@@ -1,0 +1,163 @@
+package plots
+
+import (
+	"image/color"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Font sizes of the course's charts, in points. At the notebook size
+// (Notebook) they print at least 11 points tall.
+const (
+	TitleFontSize = 13
+	LabelFontSize = 12
+	TickFontSize  = 11
+)
+
+// Font is the course's typeface: Liberation Sans, which gonum/plot embeds,
+// so a chart renders the same on every machine (and golden images hold).
+// Liberation Sans has the metrics of Arial, which SVG output names as its
+// fallback.
+var Font = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+func fontOf(size vg.Length) font.Font { return font.From(Font, size) }
+
+// newPlot returns a plot in the course's style: sans-serif text at the
+// course's sizes, a light grid, the legend at the top right.
+func newPlot(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = fontOf(TitleFontSize)
+	p.Title.Padding = vg.Points(6)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = fontOf(LabelFontSize)
+		a.Tick.Label.Font = fontOf(TickFontSize)
+		a.Label.Padding = vg.Points(3)
+	}
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.Legend.TextStyle.Font = fontOf(TickFontSize)
+	p.Legend.Top = true
+	p.Legend.Padding = vg.Points(2)
+	p.Legend.ThumbnailWidth = vg.Points(28)
+	p.Legend.XOffs = -vg.Points(6)
+	p.Legend.YOffs = -vg.Points(4)
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = GridColor, GridColor
+	g.Vertical.Width, g.Horizontal.Width = vg.Points(0.5), vg.Points(0.5)
+	p.Add(g)
+	return p
+}
+
+// Every chart of this package has log2 axes on both sides: strides,
+// struct sizes, sectors, efficiencies and bandwidths all move by factors
+// of two. The charts plot log2 of the data on linear axes whose ticks are
+// labelled with the powers of two (rather than use plot.LogScale, whose
+// axis label gonum places by the data's linear midpoint); the helpers
+// below take data in its own units and take the logarithms.
+
+// lg returns xys with log2 of both coordinates.
+func lg(xys plotter.XYs) plotter.XYs {
+	out := make(plotter.XYs, len(xys))
+	for i, xy := range xys {
+		out[i] = plotter.XY{X: math.Log2(xy.X), Y: math.Log2(xy.Y)}
+	}
+	return out
+}
+
+// log2Axis makes a a log2 axis from lo to hi (powers of two, lo < hi),
+// ticked at every power of two and labelled by label.
+func log2Axis(a *plot.Axis, lo, hi float64, label func(float64) string) {
+	a.Min, a.Max = math.Log2(lo), math.Log2(hi)
+	var ticks []plot.Tick
+	for k := math.Round(a.Min); k <= a.Max+1e-9; k++ {
+		ticks = append(ticks, plot.Tick{Value: k, Label: label(math.Exp2(k))})
+	}
+	a.Tick.Marker = plot.ConstantTicks(ticks)
+}
+
+// pow2Range returns the powers of two just below lo and just above hi.
+func pow2Range(lo, hi float64) (float64, float64) {
+	return math.Exp2(math.Floor(math.Log2(lo) + 1e-9)), math.Exp2(math.Ceil(math.Log2(hi) - 1e-9))
+}
+
+func intLabel(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// percentLabel writes a fraction as a percentage with the digits it
+// needs, 1 is 100%, 0.125 is 12.5%, 1/32 is 3.125%.
+func percentLabel(v float64) string {
+	digits := 3
+	if v < 0.1 {
+		digits = 4
+	}
+	return strconv.FormatFloat(100*v, 'g', digits, 64) + "%"
+}
+
+// ratioLabel writes a bytes-per-byte ratio: "1×", "0.5×", "16×".
+func ratioLabel(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) + "×" }
+
+// lineStyle is the course's line of series i in colour c.
+func lineStyle(c color.Color, i int, width vg.Length) draw.LineStyle {
+	return draw.LineStyle{Color: c, Width: width, Dashes: Dashes(i)}
+}
+
+// addLine adds a line with glyphs at its points, and its legend entry
+// unless name is empty.
+func addLine(p *plot.Plot, name string, xys plotter.XYs, c color.Color, i int, width vg.Length, glyph vg.Length) error {
+	l, s, err := plotter.NewLinePoints(lg(xys))
+	if err != nil {
+		return wrap(err)
+	}
+	l.LineStyle = lineStyle(c, i, width)
+	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: glyph, Shape: Glyph(i)}
+	if glyph == 0 {
+		p.Add(l)
+		if name != "" {
+			p.Legend.Add(name, l)
+		}
+		return nil
+	}
+	p.Add(l, s)
+	if name != "" {
+		p.Legend.Add(name, l, s)
+	}
+	return nil
+}
+
+// addPoints adds measured points: filled glyphs with a white rim, so they
+// stand out on top of a model line of any colour.
+func addPoints(p *plot.Plot, name string, xys plotter.XYs, c color.Color, shape draw.GlyphDrawer) error {
+	rim, err := plotter.NewScatter(lg(xys))
+	if err != nil {
+		return wrap(err)
+	}
+	rim.GlyphStyle = draw.GlyphStyle{Color: color.White, Radius: vg.Points(5.5), Shape: shape}
+	s, err := plotter.NewScatter(lg(xys))
+	if err != nil {
+		return wrap(err)
+	}
+	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(4), Shape: shape}
+	p.Add(rim, s)
+	p.Legend.Add(name, s)
+	return nil
+}
+
+// addHLine adds a horizontal reference line at y across the x range.
+func addHLine(p *plot.Plot, name string, y, xlo, xhi float64, c color.Color, dashes []vg.Length) error {
+	l, err := plotter.NewLine(lg(plotter.XYs{{X: xlo, Y: y}, {X: xhi, Y: y}}))
+	if err != nil {
+		return wrap(err)
+	}
+	l.LineStyle = draw.LineStyle{Color: c, Width: vg.Points(2), Dashes: dashes}
+	p.Add(l)
+	if name != "" {
+		p.Legend.Add(name, l)
+	}
+	return nil
+}

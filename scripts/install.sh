@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Installs everything the notebooks need, repo-locally and idempotently:
+#   1. a Python venv with the pinned Jupyter tooling (requirements.txt);
+#   2. gonb, goimports and gopls built from the versions pinned in go.mod;
+#   3. the GoNB Jupyter kernelspec, installed into the venv (nothing lands in $HOME).
+# Each step is skipped when a stamp shows it is already done, so a second run
+# takes well under a second. It prints only what it does; it is silent when
+# nothing needs doing and loud (non-zero exit, the failing output) on failure.
+#
+# Environment overrides (defaults in brackets), e.g. for a Docker image:
+#   VENV            Python virtual environment                  [$ROOT/.venv]
+#   BIN_DIR         where gonb, goimports and gopls are built   [$ROOT/.cache/bin]
+#   KERNEL_PREFIX   Jupyter prefix receiving share/jupyter/kernels/gonb  [$VENV]
+#   PYTHON          interpreter used to create the venv          [python3]
+#   INSTALL_GOPLS   0 skips gopls (only used for completion in JupyterLab) [1]
+#   FORCE           1 ignores every stamp and redoes everything  [0]
+# Jupyter finds the kernel when JUPYTER_PATH=$KERNEL_PREFIX/share/jupyter is set
+# (the Makefile exports it) or, for KERNEL_PREFIX=$VENV, via the venv itself.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${VENV:-$ROOT/.venv}"
+BIN_DIR="${BIN_DIR:-$ROOT/.cache/bin}"
+KERNEL_PREFIX="${KERNEL_PREFIX:-$VENV}"
+PYTHON="${PYTHON:-python3}"
+INSTALL_GOPLS="${INSTALL_GOPLS:-1}"
+FORCE="${FORCE:-0}"
+KERNEL_NAME=gonb
+KERNEL_DIR="$KERNEL_PREFIX/share/jupyter/kernels/$KERNEL_NAME"
+
+say() { printf 'install.sh: %s\n' "$*"; }
+die() { printf 'install.sh: ERROR: %s\n' "$*" >&2; exit 1; }
+
+# run_quiet DESCRIPTION CMD...: runs CMD with its output captured; prints the
+# output only if it fails.
+run_quiet() {
+  local what="$1"; shift
+  local log
+  log="$(mktemp)"
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    die "$what failed: $*"
+  fi
+  rm -f "$log"
+}
+
+cd "$ROOT"
+command -v go >/dev/null || die "go is not on PATH (the course needs Go $(sed -n 's/^go //p' go.mod))"
+command -v "$PYTHON" >/dev/null || die "$PYTHON is not on PATH (Python >= 3.11 is needed)"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
+  die "$PYTHON is $("$PYTHON" -V 2>&1); Python >= 3.11 is needed"
+
+# ---------------------------------------------------------------- 1. venv
+py_stamp="$VENV/.coalesce-requirements.sha256"
+py_want="$( { cat requirements.txt; "$PYTHON" -VV; } | sha256sum | cut -d' ' -f1)"
+if [[ "$FORCE" == 1 || ! -x "$VENV/bin/python" || "$(cat "$py_stamp" 2>/dev/null)" != "$py_want" ]]; then
+  if [[ ! -x "$VENV/bin/python" ]]; then
+    say "creating venv $VENV"
+    run_quiet "creating the venv" "$PYTHON" -m venv "$VENV"
+  fi
+  say "installing requirements.txt into $VENV"
+  run_quiet "pip install" "$VENV/bin/python" -m pip install --disable-pip-version-check \
+    --no-input --quiet -r requirements.txt
+  printf '%s\n' "$py_want" >"$py_stamp"
+fi
+
+# ---------------------------------------------------------------- 2. Go tools
+# Versions come from go.mod (tool directives). The stamp hashes the selected
+# versions of the tool modules (not all of go.mod, which changes often), the Go
+# version and this script.
+go_version="$(go env GOVERSION)"
+goroot_bin="$(go env GOROOT)/bin"
+tool_mods="$(go list -m -f '{{.Path}}@{{.Version}}' \
+  github.com/janpfeifer/gonb golang.org/x/tools golang.org/x/tools/gopls)" ||
+  die "go.mod must pin github.com/janpfeifer/gonb, golang.org/x/tools and golang.org/x/tools/gopls"
+tools_stamp="$BIN_DIR/.coalesce-tools.sha256"
+tools_want="$( { cat "${BASH_SOURCE[0]}"; echo "$tool_mods $go_version $INSTALL_GOPLS"; } | sha256sum | cut -d' ' -f1)"
+tools=(gonb goimports)
+[[ "$INSTALL_GOPLS" == 1 ]] && tools+=(gopls)
+tools_ok=1
+for t in "${tools[@]}"; do [[ -x "$BIN_DIR/$t" ]] || tools_ok=0; done
+if [[ "$FORCE" == 1 || "$tools_ok" == 0 || "$(cat "$tools_stamp" 2>/dev/null)" != "$tools_want" ]]; then
+  mkdir -p "$BIN_DIR"
+  rm -f "$tools_stamp"
+  say "building gonb and goimports (pinned in go.mod) into $BIN_DIR"
+  run_quiet "building gonb" go build -o "$BIN_DIR/gonb" github.com/janpfeifer/gonb
+  run_quiet "building goimports" go build -o "$BIN_DIR/goimports" golang.org/x/tools/cmd/goimports
+  if [[ "$INSTALL_GOPLS" == 1 ]]; then
+    # gopls must be built against the golang.org/x/tools version its own go.mod
+    # pins; inside this module the build list selects a newer x/tools that
+    # gopls does not compile with. So build it as its own main module, at the
+    # version go.mod pins.
+    gopls_version="$(go list -m -f '{{.Version}}' golang.org/x/tools/gopls)"
+    say "building gopls $gopls_version into $BIN_DIR"
+    run_quiet "building gopls" env GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false \
+      go install "golang.org/x/tools/gopls@$gopls_version"
+  fi
+  # Warm the build cache with what notebook cells compile (gonbui and the
+  # standard library packages it pulls in), so the first cell is not slow.
+  run_quiet "warming the Go build cache" go build github.com/janpfeifer/gonb/gonbui
+  printf '%s\n' "$tools_want" >"$tools_stamp"
+fi
+
+# ---------------------------------------------------------------- 3. kernel
+# `gonb --install` writes $JUPYTER_DATA_DIR/kernels/gonb/kernel.json. We then
+# pin the kernel's environment: PATH gets $BIN_DIR (goimports, gopls) and Go's
+# own bin dir, whatever PATH Jupyter is started with; GOFLAGS is reset so a
+# user's GOFLAGS=-mod=mod cannot break the go.work workspace cells compile in.
+kernel_stamp="$KERNEL_DIR/.coalesce-kernel.sha256"
+kernel_want="$( { cat "$tools_stamp"; echo "$BIN_DIR $goroot_bin $KERNEL_DIR"; } | sha256sum | cut -d' ' -f1)"
+if [[ "$FORCE" == 1 || ! -f "$KERNEL_DIR/kernel.json" || "$(cat "$kernel_stamp" 2>/dev/null)" != "$kernel_want" ]]; then
+  say "installing the GoNB kernelspec into $KERNEL_DIR"
+  mkdir -p "$KERNEL_PREFIX/share/jupyter"
+  deps_flag=()
+  [[ "$INSTALL_GOPLS" == 1 ]] || deps_flag=(--force_deps)
+  run_quiet "gonb --install" env PATH="$BIN_DIR:$goroot_bin:$PATH" \
+    JUPYTER_DATA_DIR="$KERNEL_PREFIX/share/jupyter" \
+    "$BIN_DIR/gonb" --install "${deps_flag[@]}"
+  run_quiet "configuring kernel.json" "$VENV/bin/python" - "$KERNEL_DIR/kernel.json" "$BIN_DIR" "$goroot_bin" <<'PY'
+import json, sys
+path, bin_dir, goroot_bin = sys.argv[1:]
+with open(path) as f:
+    spec = json.load(f)
+spec["display_name"] = "Go (gonb)"
+spec["env"] = {
+    # ${PATH} is substituted by jupyter_client from the launching environment.
+    "PATH": f"{bin_dir}:{goroot_bin}:${{PATH}}",
+    "GOFLAGS": "-buildvcs=false",
+}
+with open(path, "w") as f:
+    json.dump(spec, f, indent=1)
+    f.write("\n")
+PY
+  printf '%s\n' "$kernel_want" >"$kernel_stamp"
+fi

@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Executes the course notebooks headlessly with the GoNB kernel and checks them.
+
+Usage (with the venv's python; `make test-notebooks` does this):
+
+    .venv/bin/python scripts/run_notebooks.py [--timeout S] [NOTEBOOK.ipynb ...]
+
+Without arguments it runs every notebooks/*.ipynb. Each notebook runs in a fresh
+kernel whose working directory is the notebook's directory (as in JupyterLab).
+A notebook fails, and execution of it stops, at the first code cell that
+
+  * produces an `error` output (GoNB: failed compile, panic, non-zero exit),
+  * writes to stderr (GoNB reports a failed `!shell` command only as
+    "exit status N" on stderr; Go programs that panic write there too),
+  * does not satisfy its assertions, given as cell metadata:
+
+        "coalesce": {
+            "expect": ["regex", ...],   # each must match (re.search, MULTILINE) the
+                                        # cell's text/plain, text/html, text/markdown
+                                        # and stream outputs, concatenated
+            "expect_png": true,         # an image/png or image/svg+xml output exists
+            "allow_stderr": true,       # stderr output is fine in this cell
+            "allow_error": true         # error output is fine (also: tag raises-exception)
+        }
+
+  * or runs longer than the per-cell timeout (--timeout, env NOTEBOOK_TIMEOUT, 120 s).
+
+Executed copies go to build/notebooks/NAME.ipynb and NAME.html (also when the
+notebook fails, for debugging), and the kernel's own log to NAME.kernel.log.
+The last line printed is "N passed, M failed".
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KNOWN_KEYS = {"expect", "expect_png", "allow_stderr", "allow_error"}
+IMAGE_MIMES = ("image/png", "image/svg+xml")
+TEXT_MIMES = ("text/plain", "text/html", "text/markdown")
+
+
+def die(msg: str, code: int = 2) -> None:
+    print(f"run_notebooks: ERROR: {msg}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+try:
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+except ImportError as e:  # pragma: no cover - depends on the environment
+    die(f"{e}. Run this with the venv's python after `make setup` "
+        "(e.g. .venv/bin/python scripts/run_notebooks.py).")
+
+
+class CellCheckFailed(Exception):
+    """A cell's outputs failed the checks; the message says why."""
+
+
+def html_to_text(s: str) -> str:
+    """Rough text of GoNB's HTML error reports, good enough for a log."""
+    s = re.sub(r"(?is)<(style|script)\b.*?</\1>", "", s)
+    s = re.sub(r"(?i)<br\s*/?>|</div>|</p>", "\n", s)
+    s = html.unescape(re.sub(r"<[^>]+>", "", s))
+    return re.sub(r"\n\s*\n+", "\n", s).strip()
+
+
+def strip_ansi(s: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", s)
+
+
+def as_text(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def describe_outputs(outputs) -> str:
+    """Human-readable dump of a cell's outputs (errors and text), for failure reports."""
+    parts = []
+    for out in outputs:
+        kind = out.get("output_type")
+        if kind == "stream":
+            parts.append(f"[{out.get('name')}] {as_text(out.get('text', ''))}")
+        elif kind == "error":
+            tb = "\n".join(as_text(t) for t in out.get("traceback", [])) or out.get("evalue", "")
+            parts.append(f"[error {out.get('ename')}] {tb}")
+        elif kind in ("display_data", "execute_result"):
+            data = out.get("data", {})
+            if "text/html" in data:
+                parts.append("[html] " + html_to_text(as_text(data["text/html"])))
+            elif "text/plain" in data:
+                parts.append("[text] " + as_text(data["text/plain"]))
+            else:
+                parts.append(f"[{', '.join(sorted(data))}]")
+    text = strip_ansi("\n".join(p.rstrip() for p in parts)).strip()
+    if len(text) > 6000:
+        text = text[:3000] + "\n... (cut) ...\n" + text[-3000:]
+    return text or "(no output)"
+
+
+def cell_text(outputs) -> str:
+    chunks = []
+    for out in outputs:
+        if out.get("output_type") == "stream":
+            chunks.append(as_text(out.get("text", "")))
+        elif out.get("output_type") in ("display_data", "execute_result", "update_display_data"):
+            data = out.get("data", {})
+            chunks.extend(as_text(data[m]) for m in TEXT_MIMES if m in data)
+    return "\n".join(chunks)
+
+
+def check_cell(cell) -> None:
+    """Raises CellCheckFailed if the cell's outputs are not acceptable."""
+    meta = cell.get("metadata", {})
+    spec = meta.get("coalesce", {}) or {}
+    if not isinstance(spec, dict):
+        raise CellCheckFailed(f'metadata "coalesce" must be an object, got {spec!r}')
+    unknown = set(spec) - KNOWN_KEYS
+    if unknown:
+        raise CellCheckFailed(f'unknown key(s) {sorted(unknown)} in metadata "coalesce" '
+                              f"(known: {sorted(KNOWN_KEYS)})")
+    outputs = cell.get("outputs", [])
+    allow_error = bool(spec.get("allow_error")) or "raises-exception" in meta.get("tags", [])
+    allow_stderr = bool(spec.get("allow_stderr")) or allow_error
+
+    if not allow_error and any(o.get("output_type") == "error" for o in outputs):
+        raise CellCheckFailed("the cell produced an error")
+    if not allow_stderr and any(o.get("output_type") == "stream" and o.get("name") == "stderr"
+                                for o in outputs):
+        raise CellCheckFailed("the cell wrote to stderr "
+                              '(set metadata coalesce.allow_stderr if that is intended)')
+
+    expects = spec.get("expect", [])
+    if isinstance(expects, str):
+        expects = [expects]
+    text = strip_ansi(cell_text(outputs))
+    for pattern in expects:
+        try:
+            rx = re.compile(pattern, re.MULTILINE)
+        except re.error as e:
+            raise CellCheckFailed(f"bad expect regex {pattern!r}: {e}") from None
+        if not rx.search(text):
+            raise CellCheckFailed(f"expected output matching /{pattern}/ not found")
+    if spec.get("expect_png") and not any(
+            m in o.get("data", {}) for o in outputs for m in IMAGE_MIMES):
+        raise CellCheckFailed("expected an image output (image/png or image/svg+xml), none found")
+
+
+class CheckingClient(NotebookClient):
+    """NotebookClient that checks each code cell right after it ran and stops at the first bad one."""
+
+    current_index: int | None = None
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        self.current_index = cell_index
+        cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        if cell.cell_type == "code":
+            check_cell(cell)
+        return cell
+
+
+def check_kernel(name: str) -> str:
+    """Fails loudly unless the kernelspec exists and its program is there; returns its dir."""
+    ksm = KernelSpecManager()
+    try:
+        spec = ksm.get_kernel_spec(name)
+    except NoSuchKernel:
+        die(f"Jupyter kernel {name!r} is not installed (searched {ksm.kernel_dirs}). "
+            "Run `make setup` (scripts/install.sh) first; with a custom KERNEL_PREFIX, "
+            "set JUPYTER_PATH=$KERNEL_PREFIX/share/jupyter.")
+    prog = spec.argv[0]
+    if not (os.path.isfile(prog) and os.access(prog, os.X_OK)):
+        die(f"kernel {name!r} ({spec.resource_dir}) runs {prog!r}, which is missing or not "
+            "executable. Run `make setup` (or FORCE=1 scripts/install.sh) to rebuild it.")
+    return spec.resource_dir
+
+
+def cell_label(nb, index: int) -> str:
+    cell = nb.cells[index]
+    code_no = sum(1 for c in nb.cells[: index + 1] if c.cell_type == "code")
+    first = next((ln for ln in cell.source.splitlines() if ln.strip()), "").strip()
+    if len(first) > 70:
+        first = first[:67] + "..."
+    return f"cell {index + 1} (code cell {code_no}, `{first}`)"
+
+
+def where_now(nb, client) -> str:
+    idx = client.current_index
+    return cell_label(nb, idx) if idx is not None else "kernel start-up"
+
+
+def outputs_now(nb, client) -> str:
+    idx = client.current_index
+    return describe_outputs(nb.cells[idx].get("outputs", [])) if idx is not None else ""
+
+
+def export_html(nb, dest: Path) -> str | None:
+    try:
+        from nbconvert import HTMLExporter
+
+        body, _ = HTMLExporter().from_notebook_node(nb)
+        dest.write_text(body, encoding="utf-8")
+        return None
+    except Exception as e:  # a broken export must not hide the execution result
+        return f"HTML export failed: {type(e).__name__}: {e}"
+
+
+def run_one(path: Path, args, out_dir: Path) -> tuple[bool, str]:
+    """Runs one notebook; returns (ok, message)."""
+    nb = nbformat.read(path, as_version=4)
+    name = path.stem
+    kernel_log = out_dir / f"{name}.kernel.log"
+    client = CheckingClient(
+        nb,
+        kernel_name=args.kernel,
+        timeout=args.timeout,
+        startup_timeout=args.startup_timeout,
+        allow_errors=True,  # errors are judged by check_cell, which also knows allow_error
+        interrupt_on_timeout=False,
+        record_timing=False,
+        coalesce_streams=True,
+        resources={"metadata": {"path": str(path.parent.resolve())}},
+    )
+    ok, msg = True, ""
+    with open(kernel_log, "w") as log:
+        try:
+            # Kernel stdout/stderr (GoNB's own logging) go to the log file, not the console.
+            client.execute(stdout=log, stderr=log)
+        except CellCheckFailed as e:
+            ok, msg = False, f"{where_now(nb, client)}: {e}\n{outputs_now(nb, client)}"
+        except CellTimeoutError:
+            ok, msg = False, (f"{where_now(nb, client)}: timed out (per-cell limit {args.timeout}s; "
+                              f"raise it with --timeout or NOTEBOOK_TIMEOUT)\n{outputs_now(nb, client)}")
+        except DeadKernelError as e:
+            ok, msg = False, f"{where_now(nb, client)}: the kernel died: {e} (kernel log: {kernel_log})"
+        except Exception as e:  # noqa: BLE001 - any failure of the run is a notebook failure
+            ok, msg = False, (f"{where_now(nb, client)}: {type(e).__name__}: {e} "
+                              f"(kernel log: {kernel_log})")
+
+    out_nb = out_dir / f"{name}.ipynb"
+    nbformat.write(nb, out_nb)
+    if not args.no_html:
+        err = export_html(nb, out_dir / f"{name}.html")
+        if err and ok:
+            ok, msg = False, err
+    return ok, msg
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("notebooks", nargs="*", type=Path,
+                    help="notebooks to run (default: notebooks/*.ipynb)")
+    ap.add_argument("--timeout", type=int, default=int(os.environ.get("NOTEBOOK_TIMEOUT", "120")),
+                    help="per-cell timeout in seconds (env NOTEBOOK_TIMEOUT; default 120)")
+    ap.add_argument("--startup-timeout", type=int, default=60, help="kernel start timeout (s)")
+    ap.add_argument("--kernel", default=os.environ.get("NOTEBOOK_KERNEL", "gonb"),
+                    help="kernelspec name (default gonb)")
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "notebooks",
+                    help="where executed copies and HTML go (default build/notebooks)")
+    ap.add_argument("--no-html", action="store_true", help="skip the HTML export")
+    args = ap.parse_args()
+
+    paths = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    if not paths:
+        die("no notebooks to run (notebooks/*.ipynb is empty)")
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        die(f"no such notebook: {', '.join(missing)}")
+    names = [p.stem for p in paths]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        die(f"notebooks share a name, their outputs would collide: {dups}")
+
+    check_kernel(args.kernel)
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    t_all = time.monotonic()
+    passed = failed = 0
+    for path in paths:
+        t0 = time.monotonic()
+        try:
+            ok, msg = run_one(path, args, args.out)
+        except Exception as e:  # noqa: BLE001 - e.g. an unreadable notebook
+            ok, msg = False, f"{type(e).__name__}: {e}"
+        dt = time.monotonic() - t0
+        try:
+            shown = path.resolve().relative_to(ROOT)
+        except ValueError:
+            shown = path
+        if ok:
+            passed += 1
+            print(f"PASS {shown} ({dt:.1f}s)", flush=True)
+        else:
+            failed += 1
+            copy = args.out / f"{path.stem}.ipynb"
+            where = f"\n     executed copy: {copy}" if copy.is_file() else ""
+            print(f"FAIL {shown} ({dt:.1f}s): {msg.rstrip()}{where}", flush=True)
+    print(f"notebooks: total wall time {time.monotonic() - t_all:.1f}s", flush=True)
+    print(f"{passed} passed, {failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
