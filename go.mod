@@ -2,6 +2,11 @@ module github.com/coalescing-course/coalesce
 
 go 1.26.8
 
+// golang.org/x/tools (goimports) is held at the version gopls pins in its own
+// go.mod (gopls v0.23.0: x/tools v0.47.1-0.20260707181000-a299dadba899), so that
+// `go build golang.org/x/tools/gopls` compiles from this build list; a newer
+// x/tools breaks gopls's internal packages. Upgrade both together (deploy's
+// TestGoplsBuildList checks it).
 tool (
 	github.com/janpfeifer/gonb
 	golang.org/x/tools/cmd/goimports
@@ -53,13 +58,13 @@ require (
 	golang.org/x/exp v0.0.0-20250106191152-7588d65b2ba8 // indirect
 	golang.org/x/exp/typeparams v0.0.0-20260611194520-c48552f49976 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/telemetry v0.0.0-20261009151841-97e8ea77aa2a // indirect
+	golang.org/x/telemetry v0.0.0-20260625142307-59b4966ccb57 // indirect
 	golang.org/x/text v0.38.0 // indirect
-	golang.org/x/tools v0.52.0 // indirect
+	golang.org/x/tools v0.47.1-0.20260707181000-a299dadba899 // indirect
 	golang.org/x/tools/gopls v0.23.0 // indirect
 	golang.org/x/vuln v1.4.0 // indirect
 	honnef.co/go/tools v0.8.0-rc.1 // indirect

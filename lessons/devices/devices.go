@@ -51,23 +51,31 @@ type DRAM struct {
 	// DirtyL2Bytes is how many written bytes the L2 still holds when a
 	// launch ends: writes up to it never reach DRAM inside the launch.
 	DirtyL2Bytes int64 `json:"dirty_l2_bytes"`
+	// Spread widens ReuseL2Bytes and DirtyL2Bytes into a range: a line is
+	// kept for sure below (1-Spread) times the capacity and never above
+	// (1+Spread) times it, since a hashed, partitioned L2 does not drop
+	// lines at one exact distance.
+	Spread float64 `json:"spread"`
 	// PartialWriteFill is true when a sector written only in part is read
 	// from DRAM before it is written back (the L2 merges whole sectors).
 	PartialWriteFill bool `json:"partial_write_fill"`
 }
 
-// Time holds the parameters of the time model.
+// Time holds the parameters of the time model (package sectors, time.go),
+// fitted to the recorded sweep of the device.
 type Time struct {
 	// CopyBandwidth is the bytes per second cudaMemcpy moves device to
-	// device, read plus write, measured.
+	// device, read plus write: the ceiling of every kernel.
 	CopyBandwidth float64 `json:"copy_bandwidth"`
-	// LaunchSeconds is the time of an empty launch.
+	// LaunchSeconds is the fixed cost of a launch, seen on tiny ones.
 	LaunchSeconds float64 `json:"launch_seconds"`
-	// BytesInFlightPerSM is the DRAM bytes one SM must keep in flight to
-	// reach CopyBandwidth (Little's law: bandwidth × latency / SMs).
-	BytesInFlightPerSM float64 `json:"bytes_in_flight_per_sm"`
-	// L2Bandwidth is the bytes per second the L2 serves sectors to the SMs.
-	L2Bandwidth float64 `json:"l2_bandwidth"`
+	// LatencySeconds is the DRAM load latency of an idle memory system.
+	LatencySeconds float64 `json:"latency_seconds"`
+	// LatencyPerByte is how much the latency grows for every byte an SM
+	// keeps in flight: queueing, the reason more in flight stops helping.
+	LatencyPerByte float64 `json:"latency_per_byte"`
+	// BlockRate is the most thread blocks per second the device starts.
+	BlockRate float64 `json:"block_rate"`
 }
 
 //go:embed profiles.json
@@ -132,12 +140,14 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("devices: %s: want sms >= 1, max_threads_per_sm >= 32 and warp_size 32", p.Name)
 	case p.SectorBytes != 32 || p.LineBytes != 128:
 		return fmt.Errorf("devices: %s: want 32-byte sectors in 128-byte lines", p.Name)
+	case p.DRAM.Spread < 0 || p.DRAM.Spread >= 1:
+		return fmt.Errorf("devices: %s: spread %v, want 0 <= spread < 1", p.Name, p.DRAM.Spread)
 	case p.L2Bytes <= 0 || p.DRAM.ReuseL2Bytes <= 0 || p.DRAM.DirtyL2Bytes < 0:
 		return fmt.Errorf("devices: %s: want positive l2_bytes and reuse_l2_bytes", p.Name)
 	case p.DefaultL2Fetch != 32 && p.DefaultL2Fetch != 64 && p.DefaultL2Fetch != 128:
 		return fmt.Errorf("devices: %s: default_l2_fetch_granularity %d, want 32, 64 or 128", p.Name, p.DefaultL2Fetch)
-	case p.Time.CopyBandwidth <= 0:
-		return fmt.Errorf("devices: %s: want a positive copy_bandwidth", p.Name)
+	case p.Time.CopyBandwidth <= 0 || p.Time.LatencySeconds <= 0 || p.Time.BlockRate <= 0 || p.Time.LaunchSeconds < 0 || p.Time.LatencyPerByte < 0:
+		return fmt.Errorf("devices: %s: want positive copy_bandwidth, latency_seconds and block_rate", p.Name)
 	}
 	return nil
 }

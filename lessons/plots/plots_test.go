@@ -3,6 +3,7 @@ package plots
 import (
 	"bytes"
 	"errors"
+	"github.com/coalescing-course/coalesce/lessons/devices"
 	"image/color"
 	"math"
 	"strings"
@@ -105,7 +106,9 @@ func TestMeasuredData(t *testing.T) {
 	assert.InDelta(t, 2692.10775, at(d.measured, 1), 1e-3, "measured GB/s at stride 1")
 	assert.Len(t, d.measured, 13, "every recorded stride")
 	assert.Equal(t, "NVIDIA H200", d.gpu)
-	assert.Equal(t, 4300.0, d.copyGBps)
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	assert.Equal(t, h200.Time.CopyBandwidth/1e9, d.copyGBps, "the profile's copy bandwidth")
 	p1 := snap[spec.StridedCopy][0]
 	require.Equal(t, int64(1), p1.Spec.Stride)
 	assert.InDelta(t, float64(p1.UsefulBytes)/p1.TimeSeconds/1e9, at(d.model, 1), 1e-9)

@@ -42,6 +42,7 @@ type l2 struct {
 	perBlock  uint64 // sectors per fetch block: 1, 2 or 4
 	capacity  float64
 	dirtyCap  float64
+	spread    float64
 	fill      bool
 	recent    fenwick // weight of each line at the time of its latest access
 	bufs      []*l2Buffer
@@ -76,6 +77,7 @@ func newL2(d devices.Profile, fetch int, bufBytes []int64) *l2 {
 		perBlock: uint64(fetch / SectorBytes),
 		capacity: float64(d.DRAM.ReuseL2Bytes),
 		dirtyCap: float64(d.DRAM.DirtyL2Bytes),
+		spread:   d.DRAM.Spread,
 		fill:     d.DRAM.PartialWriteFill,
 	}
 	for _, size := range bufBytes {
@@ -107,7 +109,7 @@ func (m *l2) touch(b *l2Buffer, line uint64) l2Line {
 	if seen {
 		since := m.recent.total() - m.recent.prefix(l.last)
 		m.recent.set(l.last, 0)
-		if since >= m.capacity {
+		if !m.kept(since, m.capacity, line, l.last) {
 			m.evict(b, l)
 			l = l2Line{}
 		}
@@ -164,13 +166,41 @@ func (m *l2) store(b *l2Buffer, sector uint64, used uint32) {
 func (m *l2) finish() (read, write float64) {
 	total := m.recent.total()
 	for _, b := range m.bufs {
-		for _, l := range b.lines {
-			if l.dirty != 0 && total-m.recent.prefix(l.last) >= m.dirtyCap {
+		for line, l := range b.lines {
+			if l.dirty != 0 && (sparse(l) || !m.kept(total-m.recent.prefix(l.last), m.dirtyCap, line, l.last)) {
 				m.evict(b, l)
 			}
 		}
 	}
 	return m.readBytes, m.writeBack
+}
+
+// kept reports whether a line whose LRU stack distance is since bytes is
+// still in an L2 of the given capacity. A real L2 is not one LRU list: it
+// is hashed into sets and split into two partitions, so lines leave over a
+// range of distances rather than at one. The model keeps a line for sure
+// below capacity*(1-spread), never above capacity*(1+spread), and in
+// between with a probability falling linearly; the draw is a hash of the
+// line and the access, so the same launch always gets the same answer.
+func (m *l2) kept(since, capacity float64, line uint64, at int) bool {
+	lo, hi := capacity*(1-m.spread), capacity*(1+m.spread)
+	switch {
+	case since < lo:
+		return true
+	case since >= hi:
+		return false
+	}
+	u := float64(mix(line^uint64(at)<<40)>>11) / (1 << 53)
+	return u < (hi-since)/(hi-lo)
+}
+
+// sparse reports whether a line holds nothing but a few written sectors:
+// no data read from DRAM and fewer than four sectors dirty. The H200 does
+// not keep such lines to the end of a launch (strided_write at stride 32
+// and 128 leaves under 3 MB of 16 to 67 MB in the L2, where a copy leaves
+// 19 MB), so the model writes them back.
+func sparse(l l2Line) bool {
+	return l.valid == 0 && l.dirty != 1<<sectorsPerLine-1
 }
 
 // fenwick is a binary indexed tree of float64 weights that grows as

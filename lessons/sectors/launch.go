@@ -34,8 +34,10 @@ type Prediction struct {
 	// DRAMBytesPerUsefulByte is (DRAM read + write) / UsefulBytes: the
 	// hardware's answer to the seed's efficiency.
 	DRAMBytesPerUsefulByte float64 `json:"dram_bytes_per_useful_byte"`
-	// TimeSeconds is the time model's estimate of one launch.
-	TimeSeconds float64 `json:"time_seconds"`
+	// TimeSeconds is the time model's estimate of one launch, and Time
+	// how it got there.
+	TimeSeconds float64   `json:"time_seconds"`
+	Time        TimeParts `json:"time"`
 }
 
 // buffers of a launch, each its own 256-byte-aligned allocation.
@@ -93,7 +95,8 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 	p.StSectorsPerRequest = ratio(m.stSec, m.stReq)
 	p.Efficiency = ratio(p.L1UsefulBytes, p.FetchedBytes)
 	p.DRAMBytesPerUsefulByte = (math.Round(read) + math.Round(write)) / float64(p.UsefulBytes)
-	p.TimeSeconds = estimateTime(d, s, p)
+	p.Time = estimateTime(d, s, p)
+	p.TimeSeconds = p.Time.Total()
 	return p, nil
 }
 

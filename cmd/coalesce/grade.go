@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/coalescing-course/coalesce/grader"
+)
+
+func init() {
+	commands["grade"] = command{
+		summary: "grade learners' saved notebooks: [-out DIR] [-reference FILE] SUBMISSIONS...",
+		run:     runGrade,
+	}
+}
+
+// progressMin is the batch size from which grade reports its progress.
+const progressMin = 100
+
+const gradeUsage = `usage: coalesce grade [-out DIR] [-measure recorded|live|none] [-reference FILE]
+                      [-lessons all|L1,L2] [-max-size BYTES] [-q] SUBMISSIONS...
+
+Grades learners' saved notebooks (.ipynb files, or directories searched for
+them). The predictions are read from the grader.Check calls in the cells'
+source; no learner code is run. Writes DIR/gradebook.csv (one row per learner
+and exercise), DIR/totals.csv (one row per learner), DIR/gradebook.json and
+DIR/feedback/LEARNER.md.
+
+A learner is metadata.coalesce.learner, else metadata.authors[0].name, else
+the first folder below a directory named here, else the file name.
+Exit status 1 when some file could not be read (it still has its row).
+
+flags:
+`
+
+func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "grades", "directory to write the gradebook and feedback into")
+	measure := fs.String("measure", "recorded", "measurement source: recorded (the H200 reference built in), live (this machine's GPU) or none")
+	refFile := fs.String("reference", "", "grade against this reference file (cuda reference format) instead of the built-in one")
+	lessons := fs.String("lessons", "", "lessons to grade: all, or a comma-separated list; default: those the submissions touch")
+	maxSize := fs.Int64("max-size", grader.DefaultMaxBytes, "largest notebook file read, in bytes")
+	quiet := fs.Bool("q", false, "no progress lines")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, gradeUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return usagef("grade: %v", err)
+	}
+	if fs.NArg() == 0 {
+		return usagef("grade: no submissions given: want notebook files or directories")
+	}
+	if *maxSize <= 0 {
+		return usagef("grade: -max-size %d: want a positive number of bytes", *maxSize)
+	}
+	meas, why, err := gradeSource(ctx, *measure, *refFile)
+	if err != nil {
+		return err
+	}
+	g, err := grader.New(grader.Options{Measurements: meas, NoMeasurement: why})
+	if err != nil {
+		return err
+	}
+	var opt grader.BatchOptions
+	switch l := strings.TrimSpace(*lessons); l {
+	case "":
+	case "all":
+		opt.Lessons = g.Bank().LessonIDs()
+	default:
+		opt.Lessons = strings.Split(l, ",")
+		for i := range opt.Lessons {
+			opt.Lessons[i] = strings.TrimSpace(opt.Lessons[i])
+		}
+	}
+
+	inputs, skipped, err := grader.Collect(fs.Args())
+	if err != nil {
+		return err
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(stderr, "coalesce grade: skipped %s that %s not .ipynb (name a file on its own to grade it anyway): %s\n",
+			count(len(skipped), "file"), map[bool]string{true: "is", false: "are"}[len(skipped) == 1], strings.Join(firstN(skipped, 5), ", "))
+	}
+	if len(inputs) == 0 {
+		return fmt.Errorf("grade: no .ipynb files in %s", strings.Join(fs.Args(), ", "))
+	}
+	var progress func(int)
+	if !*quiet && len(inputs) >= progressMin {
+		step := max(1, len(inputs)/10)
+		progress = func(done int) {
+			if done%step == 0 || done == len(inputs) {
+				fmt.Fprintf(stderr, "coalesce grade: read %d/%d notebooks\n", done, len(inputs))
+			}
+		}
+	}
+	subs := g.Bank().ReadSubmissions(inputs, *maxSize, progress)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	gb, err := g.GradeAll(subs, opt)
+	if err != nil {
+		return err
+	}
+	if err := gb.WriteDir(*out); err != nil {
+		return err
+	}
+	warnIdentities(gb, g.Bank(), stderr)
+
+	fmt.Fprintf(stdout, "graded %s of %s: lessons %s; measurements: %s\n",
+		count(gb.Notebooks, "notebook"), count(len(gb.Totals), "learner"), orNone(strings.Join(gb.Lessons, ", ")), gb.Source)
+	for _, name := range []string{grader.GradebookCSV, grader.TotalsCSV, grader.GradebookJSON} {
+		fmt.Fprintf(stdout, "wrote %s\n", filepath.ToSlash(filepath.Join(*out, name)))
+	}
+	fmt.Fprintf(stdout, "wrote %s/ (%s)\n", filepath.ToSlash(filepath.Join(*out, grader.FeedbackDir)), count(len(gb.Totals), "file"))
+	if gb.BadNotebooks > 0 {
+		fmt.Fprintf(stderr, "coalesce grade: %d of %s could not be graded; each has a bad-notebook row in the gradebook\n", gb.BadNotebooks, count(gb.Notebooks, "notebook"))
+		return errReported
+	}
+	return nil
+}
+
+// gradeSource opens the measurement source the flags name.
+func gradeSource(ctx context.Context, mode, refFile string) (grader.Measurements, string, error) {
+	if refFile != "" {
+		m, err := grader.ReadReference(refFile)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "", nil
+	}
+	switch mode {
+	case "recorded":
+		m, err := grader.Recorded()
+		if err != nil {
+			// Not fatal: exercises graded by the model still grade.
+			return nil, fmt.Sprintf("no recorded reference in this build (%v)", err), nil
+		}
+		return m, "", nil
+	case "live":
+		m, err := grader.Live(ctx)
+		if err != nil {
+			return nil, "", fmt.Errorf("grade -measure live: %w", err)
+		}
+		return m, "", nil
+	case "none":
+		return nil, "-measure none", nil
+	}
+	return nil, "", usagef("grade: -measure %q: want recorded, live or none", mode)
+}
+
+// warnIdentities points out learners named after a lesson's file: a flat
+// folder of lesson notebooks without metadata, where every file would be a
+// learner of its own.
+func warnIdentities(gb *grader.Gradebook, b *grader.Bank, stderr io.Writer) {
+	var odd []string
+	for _, t := range gb.Totals {
+		if t.IdentityFrom != grader.FromFileName {
+			continue
+		}
+		for _, l := range b.Lessons {
+			if strings.HasPrefix(t.Learner, l.ID) {
+				odd = append(odd, t.Learner)
+				break
+			}
+		}
+	}
+	if len(odd) > 0 {
+		fmt.Fprintf(stderr, "coalesce grade: %s named after a lesson's file (%s): set metadata.coalesce.learner in the notebooks, or give each learner a folder of their own\n",
+			count(len(odd), "learner is"), strings.Join(firstN(odd, 3), ", "))
+	}
+}
+
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if strings.HasSuffix(word, " is") {
+		return fmt.Sprintf("%d %ss are", n, strings.TrimSuffix(word, " is"))
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(append([]string{}, s[:n]...), fmt.Sprintf("… (%d more)", len(s)-n))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,340 @@
+package grader
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// Lesson is one lesson of the course: its notebook id and its title.
+type Lesson struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// Source names what an answer comes from: the sector model or a measurement.
+type Source string
+
+// The two sources of an answer.
+const (
+	Model       Source = "model"
+	Measurement Source = "measurement"
+)
+
+// Tolerance says how close a prediction must be to count as right: a
+// relative tolerance against the model's answer and one against the
+// measured answer. 0 means exact (up to floating-point rounding).
+type Tolerance struct {
+	Model    float64 `json:"model"`
+	Measured float64 `json:"measured"`
+}
+
+// Exercise is one question of the bank. Its answer is never stored: it is
+// Quantity of Specs, computed by the model or read from a measurement.
+type Exercise struct {
+	// ID is stable once published: "LESSON/NAME".
+	ID     string `json:"id"`
+	Lesson string `json:"lesson"`
+	// Question is what the notebook asks, with the unit it wants.
+	Question string `json:"question"`
+	// Unit names the answer's unit in a verdict: "sectors per request".
+	Unit string `json:"unit"`
+	// Specs are the launches the answer is computed from: one, or two
+	// when Combine is "ratio".
+	Specs []spec.Spec `json:"specs"`
+	// Quantity is what is computed of each spec: an ncu metric name
+	// (lessons/metrics) or a derived figure (see Quantities).
+	Quantity string `json:"quantity"`
+	// Combine is "" for one spec, or "ratio": Quantity of Specs[0]
+	// divided by Quantity of Specs[1].
+	Combine string `json:"combine,omitempty"`
+	// GradedBy says which answer the points come from. A measured
+	// exercise falls back on the model when no measurement is at hand,
+	// and its verdict says so.
+	GradedBy  Source    `json:"graded_by"`
+	Tolerance Tolerance `json:"tolerance"`
+	Points    float64   `json:"points"`
+}
+
+// Ratio is the only value Combine takes besides "".
+const Ratio = "ratio"
+
+// Tol returns the relative tolerance of the answer from src.
+func (e *Exercise) Tol(src Source) float64 {
+	if src == Measurement {
+		return e.Tolerance.Measured
+	}
+	return e.Tolerance.Model
+}
+
+// Bank is the exercise bank: the lessons and their exercises, in order.
+type Bank struct {
+	Course    string     `json:"course"`
+	Lessons   []Lesson   `json:"lessons"`
+	Exercises []Exercise `json:"exercises"`
+
+	byID map[string]int
+}
+
+// Errors of a bank, for errors.Is.
+var (
+	// ErrBank is a bank that does not validate; a *BankError wraps it.
+	ErrBank = errors.New("invalid exercise bank")
+	// ErrUnknownExercise is an exercise id the bank does not have.
+	ErrUnknownExercise = errors.New("unknown exercise")
+)
+
+// BankError says which exercise of a bank is wrong, in which field, and why.
+type BankError struct {
+	Exercise string // the exercise's id, or its index "#3" when the id is the fault
+	Field    string // the JSON field at fault
+	Msg      string
+}
+
+func (e *BankError) Error() string {
+	if e.Exercise == "" {
+		return fmt.Sprintf("grader: %v: %s: %s", ErrBank, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("grader: %v: exercise %s: %s: %s", ErrBank, e.Exercise, e.Field, e.Msg)
+}
+
+// Unwrap returns ErrBank.
+func (e *BankError) Unwrap() error { return ErrBank }
+
+//go:embed exercises.json
+var bankJSON []byte
+
+var (
+	bankOnce sync.Once
+	theBank  *Bank
+	bankErr  error
+)
+
+// Exercises returns the course's bank, embedded from exercises.json and
+// validated once.
+func Exercises() (*Bank, error) {
+	bankOnce.Do(func() { theBank, bankErr = ParseBank(bankJSON) })
+	return theBank, bankErr
+}
+
+var idPattern = regexp.MustCompile(`^[0-9]{2}-[a-z0-9-]+/[a-z0-9][a-z0-9-]*$`)
+var lessonPattern = regexp.MustCompile(`^[0-9]{2}-[a-z0-9-]+$`)
+
+// ParseBank reads and validates a bank: unknown fields, bad specs, unknown
+// quantities, a ratio without two specs, an exact tolerance on an estimated
+// quantity, duplicate ids... are a *BankError naming the exercise.
+func ParseBank(data []byte) (*Bank, error) {
+	var raw struct {
+		Course    string            `json:"course"`
+		Lessons   []Lesson          `json:"lessons"`
+		Exercises []json.RawMessage `json:"exercises"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, &BankError{Field: "bank", Msg: err.Error()}
+	}
+	b := &Bank{Course: raw.Course, Lessons: raw.Lessons, byID: map[string]int{}}
+	if b.Course == "" {
+		return nil, &BankError{Field: "course", Msg: "want the course's name"}
+	}
+	if len(b.Lessons) == 0 {
+		return nil, &BankError{Field: "lessons", Msg: "want at least one lesson"}
+	}
+	seen := map[string]bool{}
+	for i, l := range b.Lessons {
+		if !lessonPattern.MatchString(l.ID) || seen[l.ID] {
+			return nil, &BankError{Field: fmt.Sprintf("lessons[%d].id", i), Msg: fmt.Sprintf("%q: want a unique id like 03-strided", l.ID)}
+		}
+		seen[l.ID] = true
+	}
+	for i, r := range raw.Exercises {
+		e, err := parseExercise(r, i)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.validate(&e, i); err != nil {
+			return nil, err
+		}
+		b.byID[e.ID] = len(b.Exercises)
+		b.Exercises = append(b.Exercises, e)
+	}
+	return b, nil
+}
+
+func parseExercise(r json.RawMessage, i int) (Exercise, error) {
+	// The specs are decoded apart so that a bad one names its exercise.
+	var e struct {
+		Exercise
+		Specs []json.RawMessage `json:"specs"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(r))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		// A bad spec inside would be reported here without its index;
+		// the error still names the exercise.
+		return Exercise{}, &BankError{Exercise: nameOf(r, i), Field: "exercise", Msg: err.Error()}
+	}
+	ex := e.Exercise
+	ex.Specs = nil
+	for j, sr := range e.Specs {
+		s, err := spec.Parse(sr)
+		if err != nil {
+			return Exercise{}, &BankError{Exercise: nameOf(r, i), Field: fmt.Sprintf("specs[%d]", j), Msg: err.Error()}
+		}
+		ex.Specs = append(ex.Specs, s)
+	}
+	return ex, nil
+}
+
+// nameOf returns an exercise's id for an error message, or its index.
+func nameOf(r json.RawMessage, i int) string {
+	var v struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(r, &v) == nil && v.ID != "" {
+		return v.ID
+	}
+	return fmt.Sprintf("#%d", i)
+}
+
+func (b *Bank) validate(e *Exercise, i int) error {
+	bad := func(field, format string, args ...any) error {
+		name := e.ID
+		if field == "id" || name == "" {
+			name = fmt.Sprintf("#%d", i)
+		}
+		return &BankError{Exercise: name, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case !idPattern.MatchString(e.ID):
+		return bad("id", "%q: want LESSON/NAME in lower case, like 03-strided/sectors-stride-32", e.ID)
+	case b.Lesson(e.Lesson) == nil:
+		return bad("lesson", "%q is not among the bank's lessons", e.Lesson)
+	case !strings.HasPrefix(e.ID, e.Lesson+"/"):
+		return bad("id", "%q: want it to start with its lesson, %s/", e.ID, e.Lesson)
+	}
+	if _, dup := b.byID[e.ID]; dup {
+		return bad("id", "%q appears twice: ids are unique and stable", e.ID)
+	}
+	if strings.TrimSpace(e.Question) == "" {
+		return bad("question", "empty")
+	}
+	if strings.TrimSpace(e.Unit) == "" {
+		return bad("unit", "empty: say what the answer counts, e.g. \"sectors per request\"")
+	}
+	q, ok := quantities[e.Quantity]
+	if !ok {
+		return bad("quantity", "%q: want an ncu metric (%s) or one of %s", e.Quantity, strings.Join(metrics.All, ", "), strings.Join(derivedNames(), ", "))
+	}
+	switch e.Combine {
+	case "":
+		if len(e.Specs) != 1 {
+			return bad("specs", "%d specs: want one (or two with \"combine\": \"ratio\")", len(e.Specs))
+		}
+	case Ratio:
+		if len(e.Specs) != 2 {
+			return bad("specs", "%d specs: a ratio wants two, the numerator first", len(e.Specs))
+		}
+	default:
+		return bad("combine", "%q: want \"\" or \"ratio\"", e.Combine)
+	}
+	for j, s := range e.Specs {
+		if s.Kernel == spec.GatherCopy && s.IndexFile != "" {
+			return bad(fmt.Sprintf("specs[%d]", j), "index_file: an exercise must not depend on a file outside the bank; use an index_pattern")
+		}
+		if q.needs != nil {
+			if err := q.needs(s); err != nil {
+				return bad(fmt.Sprintf("specs[%d]", j), "%v", err)
+			}
+		}
+	}
+	switch e.GradedBy {
+	case Model, Measurement:
+	default:
+		return bad("graded_by", "%q: want \"model\" or \"measurement\"", e.GradedBy)
+	}
+	t := e.Tolerance
+	if t.Model < 0 || t.Measured < 0 || t.Model >= 1 || t.Measured >= 1 {
+		return bad("tolerance", "want relative tolerances from 0 (exact) to below 1, got model %g, measured %g", t.Model, t.Measured)
+	}
+	if t.Model == 0 && !q.exact {
+		return bad("tolerance.model", "0 (exact), but the model only estimates %s: state a relative tolerance", e.Quantity)
+	}
+	if t.Measured == 0 {
+		return bad("tolerance.measured", "0: a measurement is never exact; state a relative tolerance")
+	}
+	if !(e.Points > 0) {
+		return bad("points", "%g: want more than 0", e.Points)
+	}
+	return nil
+}
+
+// Lesson returns the lesson with id, or nil.
+func (b *Bank) Lesson(id string) *Lesson {
+	for i := range b.Lessons {
+		if b.Lessons[i].ID == id {
+			return &b.Lessons[i]
+		}
+	}
+	return nil
+}
+
+// Exercise returns the exercise with id, or an error wrapping
+// ErrUnknownExercise that lists the ids of the same lesson.
+func (b *Bank) Exercise(id string) (*Exercise, error) {
+	if i, ok := b.byID[id]; ok {
+		return &b.Exercises[i], nil
+	}
+	lesson, _, _ := strings.Cut(id, "/")
+	var near []string
+	for _, e := range b.Exercises {
+		if e.Lesson == lesson {
+			near = append(near, e.ID)
+		}
+	}
+	if len(near) == 0 {
+		return nil, fmt.Errorf("grader: %w %q: no lesson %q; lessons are %s", ErrUnknownExercise, id, lesson, strings.Join(b.LessonIDs(), ", "))
+	}
+	return nil, fmt.Errorf("grader: %w %q: %s has %s", ErrUnknownExercise, id, lesson, strings.Join(near, ", "))
+}
+
+// LessonIDs returns the lessons' ids in order.
+func (b *Bank) LessonIDs() []string {
+	ids := make([]string, len(b.Lessons))
+	for i, l := range b.Lessons {
+		ids[i] = l.ID
+	}
+	return ids
+}
+
+// OfLesson returns the exercises of lesson, in bank order.
+func (b *Bank) OfLesson(lesson string) []*Exercise {
+	var out []*Exercise
+	for i := range b.Exercises {
+		if b.Exercises[i].Lesson == lesson {
+			out = append(out, &b.Exercises[i])
+		}
+	}
+	return out
+}
+
+func derivedNames() []string {
+	var names []string
+	for n, q := range quantities {
+		if !q.metric {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}

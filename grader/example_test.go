@@ -1,0 +1,97 @@
+package grader_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/grader/notebook"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// A learner's cell is one call: the exercise and the prediction, a number
+// written in the call. Outside a notebook the verdict prints as text.
+func ExampleCheck() {
+	os.Setenv(grader.MeasureEnv, "none") // this example shows the model's verdict only
+	grader.Check("01-sectors/sectors-float", 4)
+	// Output:
+	// 01-sectors/sectors-float: RIGHT (1 of 1 point, graded against the model)
+	// A warp of coalesced_copy loads 32 consecutive 4-byte floats, one per lane. How many 32-byte sectors does that one load request touch?
+	//   your prediction  4
+	//   model            4 sectors per request, exact: right
+	//   measured         none: COALESCE_MEASURE=none
+	//
+	// One warp of coalesced_copy
+	// Spec: {"kernel":"coalesced_copy","n":67108864,"block":256,"elem_bytes":4,"l2_fetch_granularity":64,"device":"h200"}
+	// Warp 0 of block 0 (threads 0–31) issues 2 memory instructions:
+	// load in[i], 4 bytes a lane; byte offsets from the start of in:
+	//   lanes  0– 7:   0   4   8  12  16  20  24  28
+	//   lanes  8–15:  32  36  40  44  48  52  56  60
+	//   lanes 16–23:  64  68  72  76  80  84  88  92
+	//   lanes 24–31:  96 100 104 108 112 116 120 124
+	//   → 4 sectors (1 128-byte line): 0, 1, 2, 3
+	//   → 32 of each sector's 32 bytes used (sector k holds bytes 32k to 32k+31)
+	//   → 128 bytes used of 4 × 32 = 128 fetched: 100%
+	// (1 more instruction not shown: the question counts loads only.)
+	//
+	// The arithmetic
+	// coalesced_copy launches 67108864 threads in 262144 blocks of 256: 2097152 warps.
+	// The model counts 8388608 load sectors in 2097152 load requests: 8388608 / 2097152 = 4 sectors per request.
+	//
+	// Model and measurement
+	// No measured answer: COALESCE_MEASURE=none.
+}
+
+// A Grader takes its measurements from any source; here one holding what
+// ncu counted for one launch.
+func ExampleGrader_Grade() {
+	s, _ := spec.Parse([]byte(`{"kernel":"strided_copy","n":67108864,"stride":32}`))
+	gpu := &grader.Fixed{Name: "an example GPU"}
+	gpu.Add(s, grader.Measured{Metrics: metrics.Set{metrics.LdRequests: 65536, metrics.LdSectors: 2097152}})
+	g, _ := grader.New(grader.Options{Measurements: gpu})
+
+	v := g.Grade("03-strided/sectors-stride-32", 8)
+	fmt.Println("right:", v.Right, "points:", v.Points, "of", v.MaxPoints)
+	fmt.Println("model:", v.Model.Value, "measured:", v.Measurement.Value, "from", v.Source)
+	// Output:
+	// right: false points: 0 of 1
+	// model: 32 measured: 32 from an example GPU
+}
+
+// Predictions are read from the source: numbers, and arithmetic on numbers
+// evaluated as Go evaluates constants; anything else is not read.
+func ExampleParsePrediction() {
+	for _, src := range []string{"32", "64/2", "1/8", "1.0/8", "x"} {
+		v, form, err := grader.ParsePrediction(src)
+		if err != nil {
+			fmt.Printf("%-6s %v\n", src, err)
+			continue
+		}
+		fmt.Printf("%-6s %v (%v)\n", src, v, form)
+	}
+	// Output:
+	// 32     32 (literal)
+	// 64/2   32 (constant expression)
+	// 1/8    0 (constant expression)
+	// 1.0/8  0.125 (constant expression)
+	// x      prediction not readable: x is a name, not a number written in the call
+}
+
+// The instructor's side: the calls of a saved notebook, read without
+// running it.
+func ExampleFindCalls() {
+	nb, _ := notebook.Parse([]byte(`{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+		{"cell_type": "code", "source": ["import \"github.com/coalescing-course/coalesce/grader\"\n"]},
+		{"cell_type": "code", "source": ["%%\n", "// grader.Check(\"03-strided/efficiency-stride-2\", 0.5)\n", "grader.Check(\"03-strided/sectors-stride-32\", 32)\n"]}]}`))
+	found := grader.FindCalls(nb)
+	for _, c := range found.Calls {
+		fmt.Printf("cell %d, line %d: %s = %v\n", c.Cell+1, c.Line, c.ID, c.Value)
+	}
+	for _, m := range found.Mentions {
+		fmt.Printf("cell %d, line %d: %s in %s, not graded\n", m.Cell+1, m.Line, m.ID, m.Where)
+	}
+	// Output:
+	// cell 2, line 3: 03-strided/sectors-stride-32 = 32
+	// cell 2, line 2: 03-strided/efficiency-stride-2 in a comment, not graded
+}

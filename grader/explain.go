@@ -1,0 +1,482 @@
+package grader
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// Section is one part of an explanation. A line that starts with two
+// spaces is preformatted (a table of lanes or sectors); the others are prose.
+type Section struct {
+	Title string
+	Lines []string
+}
+
+// explain builds the exercise-level explanation of a key.
+func explain(k *Key) []Section {
+	e := k.Exercise
+	q := quantities[e.Quantity]
+	var secs []Section
+	for i := range k.Parts {
+		secs = append(secs, warpSection(e, q, &k.Parts[i], i, len(k.Parts)))
+	}
+	secs = append(secs, arithmetic(k, q))
+	switch q.kind {
+	case dramKind:
+		secs = append(secs, dramSection(k))
+	case timeKind:
+		secs = append(secs, dramSection(k), timeSection(k))
+	}
+	secs = append(secs, comparison(k, q))
+	return secs
+}
+
+// relevant reports whether an instruction bears on the quantity.
+func relevant(quantity string, in instr) bool {
+	switch quantity {
+	case LdSectorsPerRequest, metrics.LdSectors, metrics.LdRequests:
+		return !in.Store
+	case StSectorsPerRequest, metrics.StSectors, metrics.StRequests:
+		return in.Store
+	}
+	return true
+}
+
+func warpSection(e *Exercise, q quantity, p *Part, i, n int) Section {
+	s := p.Spec
+	title := "One warp of " + string(s.Kernel)
+	if n > 1 {
+		title = "One warp of " + specLabel(s, e.Specs)
+	}
+	sec := Section{Title: title, Lines: []string{"Spec: " + s.String()}}
+	idx := p.idx
+	if p.idxErr != nil {
+		sec.Lines = append(sec.Lines, "The indices could not be generated: "+p.idxErr.Error())
+		return sec
+	}
+	ins := warpInstrs(s, idx, 0, 0)
+	lanes := min(int64(s.Block), sectors.WarpSize, s.Threads())
+	sec.Lines = append(sec.Lines, fmt.Sprintf("Warp 0 of block 0 (threads 0–%d) issues %s:",
+		lanes-1, plural(len(ins), "memory instruction")))
+	shown := 0
+	for _, in := range ins {
+		if !relevant(e.Quantity, in) {
+			continue
+		}
+		shown++
+		sec.Lines = append(sec.Lines, instrLines(in)...)
+	}
+	if shown < len(ins) {
+		sec.Lines = append(sec.Lines, fmt.Sprintf("(%d more %s not shown: the question counts %s only.)",
+			len(ins)-shown, pluralWord(len(ins)-shown, "instruction"), map[bool]string{true: "stores", false: "loads"}[strings.HasPrefix(e.Quantity, "st_") || strings.Contains(e.Quantity, "_op_st")]))
+	}
+	if r := s.Block % sectors.WarpSize; r != 0 {
+		sec.Lines = append(sec.Lines, fmt.Sprintf("Blocks of %d threads run as %d warps; the last has %s, and still issues a whole request for each instruction.",
+			s.Block, (s.Block+sectors.WarpSize-1)/sectors.WarpSize, plural(r, "active lane")))
+	}
+	return sec
+}
+
+// instrLines draws one instruction: the lanes' byte offsets eight to a
+// line, then the sectors they fall in and the share of their bytes used.
+func instrLines(in instr) []string {
+	verb := "load"
+	if in.Store {
+		verb = "store"
+	}
+	lines := []string{fmt.Sprintf("%s %s, %d bytes a lane; byte offsets from the start of %s:", verb, in.Expr, in.Warp.Size, in.Buffer)}
+	width := 1
+	for l := range sectors.WarpSize {
+		if in.Warp.Active&(1<<l) != 0 {
+			width = max(width, len(strconv.FormatUint(in.Warp.Addr[l], 10)))
+		}
+	}
+	for row := 0; row < sectors.WarpSize; row += 8 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "  lanes %2d–%2d:", row, row+7)
+		for l := row; l < row+8; l++ {
+			v := "·"
+			if in.Warp.Active&(1<<l) != 0 {
+				v = strconv.FormatUint(in.Warp.Addr[l], 10)
+			}
+			fmt.Fprintf(&b, " %*s", width, v)
+		}
+		lines = append(lines, b.String())
+	}
+	a, err := sectors.Coalesce(in.Warp)
+	if err != nil {
+		return append(lines, "  "+err.Error())
+	}
+	nums := make([]string, len(a.Sectors))
+	used := make([]int, len(a.Sectors))
+	for i, sec := range a.Sectors {
+		nums[i] = strconv.FormatUint(sec.Addr/sectors.SectorBytes, 10)
+		used[i] = sec.UsedBytes()
+	}
+	list := strings.Join(nums, ", ")
+	if len(nums) > 8 {
+		list = strings.Join(nums[:4], ", ") + ", …, " + nums[len(nums)-1]
+	}
+	lines = append(lines, fmt.Sprintf("  → %s (%s): %s", plural(len(a.Sectors), "sector"), plural(a.Lines, "128-byte line"), list))
+	lines = append(lines, "  → "+usedLine(used))
+	lines = append(lines, fmt.Sprintf("  → %d bytes used of %d × 32 = %d fetched: %s",
+		a.UsefulBytes, len(a.Sectors), a.FetchedBytes(), pct(a.Efficiency())))
+	return lines
+}
+
+func usedLine(used []int) string {
+	if len(used) == 0 {
+		return "no sector"
+	}
+	lo, hi := slices.Min(used), slices.Max(used)
+	if lo == hi {
+		return fmt.Sprintf("%d of each sector's 32 bytes used (sector k holds bytes 32k to 32k+31)", lo)
+	}
+	if len(used) <= 8 {
+		parts := make([]string, len(used))
+		for i, u := range used {
+			parts[i] = strconv.Itoa(u)
+		}
+		return fmt.Sprintf("bytes used per sector: %s (of 32 each)", strings.Join(parts, ", "))
+	}
+	return fmt.Sprintf("%d to %d of each sector's 32 bytes used", lo, hi)
+}
+
+func arithmetic(k *Key, q quantity) Section {
+	e := k.Exercise
+	sec := Section{Title: "The arithmetic"}
+	for _, p := range k.Parts {
+		sec.Lines = append(sec.Lines, partArithmetic(e, p)...)
+	}
+	if e.Combine == Ratio {
+		a, b := k.Parts[0], k.Parts[1]
+		sec.Lines = append(sec.Lines, fmt.Sprintf("The ratio, the first over the second: %s / %s = %s.",
+			fmtQ(e.Quantity, a.Model), fmtQ(e.Quantity, b.Model), fmtNum(k.Model)))
+	}
+	if !q.exact {
+		sec.Lines = append(sec.Lines, "The model estimates this figure; the measurement is what the GPU did.")
+	}
+	return sec
+}
+
+func partArithmetic(e *Exercise, p Part) []string {
+	s, pr := p.Spec, p.Prediction
+	m := pr.Metrics
+	launch := fmt.Sprintf("%s launches %s threads in %s blocks of %d: %s warps.",
+		specLabel(s, e.Specs), fmtNum(float64(s.Threads())), fmtNum(float64(s.GridBlocks())), s.Block, fmtNum(float64(pr.Warps)))
+	switch e.Quantity {
+	case LdSectorsPerRequest:
+		return []string{launch, fmt.Sprintf("The model counts %s load sectors in %s load requests: %s / %s = %s sectors per request.",
+			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), fmtNum(pr.LdSectorsPerRequest))}
+	case StSectorsPerRequest:
+		return []string{launch, fmt.Sprintf("The model counts %s store sectors in %s store requests: %s / %s = %s sectors per request.",
+			fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), fmtNum(pr.StSectorsPerRequest))}
+	case Efficiency:
+		return []string{launch, fmt.Sprintf("Bytes the lanes use (each instruction's distinct bytes, loads and stores): %s. Bytes of the sectors they touch: 32 × (%s + %s) = %s. %s / %s = %s (%s).",
+			fmtNum(float64(pr.L1UsefulBytes)), fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.StSectors]), fmtNum(float64(pr.FetchedBytes)),
+			fmtNum(float64(pr.L1UsefulBytes)), fmtNum(float64(pr.FetchedBytes)), fmtNum(pr.Efficiency), pct(pr.Efficiency))}
+	case metrics.LdRequests, metrics.StRequests, metrics.LdSectors, metrics.StSectors:
+		return []string{launch, fmt.Sprintf("%s = %s, counted over every warp (warp 0 is drawn above).", e.Quantity, fmtNum(m[e.Quantity]))}
+	case metrics.DRAMRead, metrics.DRAMWrite:
+		return []string{launch, fmt.Sprintf("The model's L2 turns its %s load and %s store sectors into %s = %s.",
+			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.StSectors]), e.Quantity, fmtQ(e.Quantity, m[e.Quantity]))}
+	case DRAMBytesPerUsefulByte:
+		return []string{launch, fmt.Sprintf("DRAM read %s + written %s, over the %s useful bytes the kernel must move (%s): %s.",
+			bytesStr(m[metrics.DRAMRead]), bytesStr(m[metrics.DRAMWrite]), fmtNum(float64(pr.UsefulBytes)), usefulWhat(s), fmtNum(pr.DRAMBytesPerUsefulByte))}
+	case TimeSeconds, UsefulBandwidth, FractionOfMemcpy:
+		d, _ := devices.Lookup(s.Device)
+		dram := m[metrics.DRAMRead] + m[metrics.DRAMWrite]
+		tp := pr.Time
+		lines := []string{launch, fmt.Sprintf("Time model: %s launch overhead + the longest of DRAM %s at %s (%s), waiting out the loads with %s in flight per SM at %s each (%s), and starting %s blocks (%s): %s bound, %s.",
+			duration(tp.Launch), bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(tp.Bandwidth), bytesStr(tp.InFlightPerSM), duration(tp.Latency1), duration(tp.Latency),
+			fmtNum(float64(s.GridBlocks())), duration(tp.Blocks), tp.Bound, duration(pr.TimeSeconds))}
+		if e.Quantity != TimeSeconds {
+			bw := float64(pr.UsefulBytes) / pr.TimeSeconds
+			line := fmt.Sprintf("Useful bandwidth: %s useful bytes (%s) / %s = %s.", fmtNum(float64(pr.UsefulBytes)), usefulWhat(s), duration(pr.TimeSeconds), bandwidth(bw))
+			if e.Quantity == FractionOfMemcpy {
+				line += fmt.Sprintf(" Over cudaMemcpy's %s: %s.", bandwidth(d.Time.CopyBandwidth), fmtNum(bw/d.Time.CopyBandwidth))
+			}
+			lines = append(lines, line)
+		}
+		return lines
+	}
+	return []string{launch}
+}
+
+func usefulWhat(s spec.Spec) string {
+	switch s.Kernel {
+	case spec.StridedRead, spec.StridedWrite:
+		return "each touched element once"
+	case spec.GatherCopy:
+		return "idx, in and out, 4 bytes each per thread"
+	case spec.SumFieldsAoS:
+		return "the structs read and one float written per thread"
+	}
+	return "every element read and written once"
+}
+
+func dramSection(k *Key) Section {
+	sec := Section{Title: "Below the L1: DRAM"}
+	s := k.Parts[0].Spec
+	d, _ := devices.Lookup(s.Device)
+	sec.Lines = append(sec.Lines, fmt.Sprintf(
+		"The L1 counts 32-byte sectors; DRAM moves what the L2 misses. On a load miss the %s's L2 fetches the whole aligned block of l2_fetch_granularity bytes (%d here) that holds the sector, so a lane that uses a sector alone costs a whole block.",
+		d.GPU, s.L2Fetch))
+	for _, p := range k.Parts {
+		if line := coldWarpLine(p.Spec, k.Exercise.Specs); line != "" {
+			sec.Lines = append(sec.Lines, line)
+		}
+	}
+	if len(k.Parts) > 1 || quantities[k.Exercise.Quantity].kind == timeKind {
+		var per []float64
+		for _, p := range k.Parts {
+			per = append(per, p.Prediction.DRAMBytesPerUsefulByte)
+			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s DRAM bytes per useful byte (model)", specLabel(p.Spec, k.Exercise.Specs), fmtNum(p.Prediction.DRAMBytesPerUsefulByte)))
+		}
+		if len(per) == 2 && per[0] > 0 && per[1] > 0 {
+			dram := func(p Part) float64 {
+				return p.Prediction.Metrics[metrics.DRAMRead] + p.Prediction.Metrics[metrics.DRAMWrite]
+			}
+			switch k.Exercise.Quantity {
+			case UsefulBandwidth:
+				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: per useful byte the second moves %s× the DRAM bytes of the first.", fmtNum(per[1]/per[0])))
+			case TimeSeconds:
+				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: the first moves %s× the DRAM bytes of the second.", fmtNum(dram(k.Parts[0])/dram(k.Parts[1]))))
+			}
+		}
+	}
+	hasStore := false
+	for _, p := range k.Parts {
+		hasStore = hasStore || p.Prediction.Metrics[metrics.StRequests] > 0
+	}
+	if hasStore {
+		sec.Lines = append(sec.Lines, fmt.Sprintf(
+			"Stores allocate their sector in the L2 without reading DRAM; a sector written only in part is read first and written back whole (32 + 32 bytes). Written bytes still in the L2 when the launch ends (up to about %s) are not written back within it.",
+			bytesStr(float64(d.DRAM.DirtyL2Bytes))))
+	}
+	return sec
+}
+
+// coldWarpLine works out what warp 0's loads cost from a cold L2: the
+// distinct fetch blocks they touch.
+func coldWarpLine(s spec.Spec, all []spec.Spec) string {
+	if s.Kernel == spec.GatherCopy {
+		return ""
+	}
+	ins := warpInstrs(s, nil, 0, 0)
+	blocks := map[string]bool{}
+	used := 0
+	for _, in := range ins {
+		if in.Store {
+			continue
+		}
+		a, err := sectors.Coalesce(in.Warp)
+		if err != nil {
+			return ""
+		}
+		used += a.UsefulBytes
+		for _, sc := range a.Sectors {
+			blocks[in.Buffer+"/"+strconv.FormatUint(sc.Addr/uint64(s.L2Fetch), 10)] = true
+		}
+	}
+	if used == 0 {
+		return ""
+	}
+	fetched := len(blocks) * s.L2Fetch
+	return fmt.Sprintf("Warp 0 of %s, from a cold L2: its loads touch %s of %d bytes = %d bytes from DRAM for %d bytes used: %s per useful byte.",
+		specLabel(s, all), plural(len(blocks), "fetch block"), s.L2Fetch, fetched, used, fmtNum(float64(fetched)/float64(used)))
+}
+
+func timeSection(k *Key) Section {
+	s := k.Parts[0].Spec
+	d, _ := devices.Lookup(s.Device)
+	return Section{Title: "What the time model leaves out", Lines: []string{
+		fmt.Sprintf("The time model's latency limit is Little's law: an SM finishes (bytes in flight) / (latency) bytes a second, and on the %s the latency grows from %s with what is in flight. It does not charge sparse accesses for the DRAM bursts they half use, nor model DRAM page and refresh effects or the clocks of the run.",
+			d.GPU, duration(d.Time.LatencySeconds)),
+		fmt.Sprintf("A copy with one 4-byte load per thread has at most %d threads × 4 bytes = %s in flight per SM, and fewer when small blocks cap the threads an SM holds (at most 32 resident blocks per SM on compute capability 9.0: blocks of 32 threads fill 1024 of its %d thread slots).",
+			d.MaxThreadsPerSM, bytesStr(float64(4*d.MaxThreadsPerSM)), d.MaxThreadsPerSM),
+	}}
+}
+
+func comparison(k *Key, q quantity) Section {
+	e := k.Exercise
+	sec := Section{Title: "Model and measurement"}
+	if !k.HasMeasured {
+		sec.Lines = append(sec.Lines, "No measured answer: "+k.NoMeasurement+".")
+		if !k.Graded() {
+			sec.Lines = append(sec.Lines, "This exercise is graded against the measurement, so without one it is not graded; the model's answer above is for information.")
+		}
+		return sec
+	}
+	sec.Lines = append(sec.Lines, fmt.Sprintf("Model: %s. Measured (%s): %s.", fmtAnswer(e, k.Model), k.Source, fmtAnswer(e, k.Measured)))
+	if e.Combine == Ratio {
+		for _, p := range k.Parts {
+			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: model %s, measured %s", specLabel(p.Spec, e.Specs), fmtQ(e.Quantity, p.Model), fmtQ(e.Quantity, p.Measured)))
+		}
+	}
+	tol := e.Tolerance.Measured
+	if Within(k.Model, k.Measured, tol) {
+		sec.Lines = append(sec.Lines, fmt.Sprintf("They agree within %s.", pct(tol)))
+		return sec
+	}
+	sec.Lines = append(sec.Lines, fmt.Sprintf("They differ by more than %s: the measurement is %s× the model's answer.", pct(tol), fmtNum(k.Measured/k.Model)))
+	switch q.kind {
+	case l1Kind:
+		sec.Lines = append(sec.Lines, "The L1 counts follow from the addresses alone, so a difference means the compiled kernel issued other memory instructions than its source suggests (a load split or merged by the compiler), or ncu counted launches the model does not. Look at the SASS: ncu --page source.")
+	case dramKind:
+		for _, p := range k.Parts {
+			if !p.HasMeasured || p.Measurement.Metrics == nil {
+				continue
+			}
+			pm, mm := p.Prediction.Metrics, p.Measurement.Metrics
+			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: DRAM read %s (model %s), written %s (model %s)",
+				specLabel(p.Spec, e.Specs), bytesStr(mm[metrics.DRAMRead]), bytesStr(pm[metrics.DRAMRead]), bytesStr(mm[metrics.DRAMWrite]), bytesStr(pm[metrics.DRAMWrite])))
+		}
+		if k.Measured > k.Model {
+			sec.Lines = append(sec.Lines, "More DRAM traffic than the model: the L2 may fetch more than l2_fetch_granularity on a miss (the limit is a hint, and neighbouring sectors can be prefetched), and partially written sectors are read before they are written back.")
+		} else {
+			sec.Lines = append(sec.Lines, "Less DRAM traffic than the model: data found again in the L2 (the model keeps only what it saw recently), and written bytes still in the L2 when the launch ended, which never reached DRAM inside it.")
+		}
+	case timeKind:
+		sec.Lines = append(sec.Lines, "The time model has no latency in it: what it misses is bytes in flight (too few loads outstanding per SM to cover DRAM latency), occupancy (small blocks cap the threads per SM), DRAM page and refresh effects, and the clocks of the run. See the section above.")
+	}
+	if gpu := profileGPU(k.Parts[0].Spec); gpu != "" && !strings.Contains(k.Source, gpu) {
+		sec.Lines = append(sec.Lines, fmt.Sprintf("Note: the measurement comes from %s; the model's device profile describes an %s.", k.Source, gpu))
+	}
+	return sec
+}
+
+func profileGPU(s spec.Spec) string {
+	d, err := devices.Lookup(s.Device)
+	if err != nil {
+		return ""
+	}
+	return d.GPU
+}
+
+// specLabel names a spec briefly by what sets it apart from the others of
+// its exercise: "stride 32", or the whole spec when nothing does.
+func specLabel(s spec.Spec, all []spec.Spec) string {
+	if len(all) < 2 || all[0].Kernel != all[1].Kernel {
+		return string(s.Kernel)
+	}
+	var diff []string
+	for _, f := range spec.Fields(s.Kernel) {
+		v := fieldString(s, f)
+		same := true
+		for _, o := range all {
+			if o.Kernel != s.Kernel || fieldString(o, f) != v {
+				same = false
+			}
+		}
+		if !same {
+			diff = append(diff, f+" "+v)
+		}
+	}
+	if len(diff) == 0 {
+		return string(s.Kernel)
+	}
+	return fmt.Sprintf("%s (%s)", s.Kernel, strings.Join(diff, ", "))
+}
+
+func fieldString(s spec.Spec, field string) string {
+	var m map[string]any
+	b, _ := s.MarshalJSON()
+	_ = json.Unmarshal(b, &m)
+	return fmt.Sprint(m[field])
+}
+
+// fmtNum prints a number for a person: integers whole, others to four
+// significant digits.
+func fmtNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Sprint(v)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	s := strconv.FormatFloat(v, 'g', 4, 64)
+	if strings.ContainsAny(s, "e") {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return s
+}
+
+// fmtAnswer prints an exercise's answer: a ratio as a bare number, else
+// with the quantity's unit.
+func fmtAnswer(e *Exercise, v float64) string {
+	if e.Combine == Ratio {
+		return fmtNum(v)
+	}
+	return fmtQ(e.Quantity, v)
+}
+
+// fmtQ prints a value of a quantity with its unit where it has one.
+func fmtQ(quantity string, v float64) string {
+	switch quantity {
+	case TimeSeconds:
+		return duration(v)
+	case UsefulBandwidth:
+		return bandwidth(v)
+	case metrics.DRAMRead, metrics.DRAMWrite:
+		return bytesStr(v)
+	case Efficiency, FractionOfMemcpy:
+		return fmt.Sprintf("%s (%s)", fmtNum(v), pct(v))
+	}
+	return fmtNum(v)
+}
+
+// pct prints a fraction as a percentage with at most two decimals: 12.5%.
+func pct(v float64) string {
+	s := strconv.FormatFloat(100*v, 'f', 2, 64)
+	return strings.TrimRight(strings.TrimRight(s, "0"), ".") + "%"
+}
+
+func duration(sec float64) string {
+	switch {
+	case sec >= 1:
+		return fmt.Sprintf("%.4g s", sec)
+	case sec >= 1e-3:
+		return fmt.Sprintf("%.4g ms", sec*1e3)
+	}
+	return fmt.Sprintf("%.4g µs", sec*1e6)
+}
+
+func bandwidth(bps float64) string {
+	if bps >= 1e12 {
+		return fmt.Sprintf("%.4g TB/s", bps/1e12)
+	}
+	return fmt.Sprintf("%.4g GB/s", bps/1e9)
+}
+
+func bytesStr(b float64) string {
+	switch {
+	case b >= 1e9:
+		return fmt.Sprintf("%s B (%.4g GB)", fmtNum(b), b/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%s B (%.4g MB)", fmtNum(b), b/1e6)
+	case b >= 1e4:
+		return fmt.Sprintf("%s B (%.4g kB)", fmtNum(b), b/1e3)
+	}
+	return fmtNum(b) + " B"
+}
+
+func plural(n int, word string) string {
+	return strconv.Itoa(n) + " " + pluralWord(n, word)
+}
+
+func pluralWord(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

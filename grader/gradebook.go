@@ -1,0 +1,376 @@
+package grader
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Status is the verdict column of a gradebook row.
+type Status string
+
+// The statuses of a row.
+const (
+	// Right and Wrong are graded predictions.
+	Right Status = "right"
+	Wrong Status = "wrong"
+	// Ungraded is a prediction for an exercise graded by the measurement
+	// when there is none: no points, and none counted against the learner.
+	Ungraded Status = "ungraded"
+	// Missing is an exercise with no Check call that ran (one in a comment
+	// or a markdown cell does not count; the note says so).
+	Missing Status = "missing"
+	// Unreadable is a Check call whose prediction is not a number written
+	// in the call, or that sits in a cell that does not compile.
+	Unreadable Status = "unreadable"
+	// UnknownExercise is a Check call with an id the bank does not have.
+	UnknownExercise Status = "unknown-exercise"
+	// BadNotebook is a file that cannot be graded at all.
+	BadNotebook Status = "bad-notebook"
+)
+
+// Row is one line of the gradebook: one learner and one exercise, or one
+// learner and one problem (an unknown exercise, a bad notebook).
+type Row struct {
+	Learner  string `json:"learner"`
+	Notebook string `json:"notebook"`
+	Exercise string `json:"exercise"`
+	Lesson   string `json:"lesson"`
+	// Prediction is the value read, nil when none; PredictionText is the
+	// argument as written.
+	Prediction     *float64 `json:"prediction"`
+	PredictionText string   `json:"prediction_text"`
+	// Model and Measured are the exercise's answers, nil when not known.
+	Model    *float64 `json:"model_answer"`
+	Measured *float64 `json:"measured_answer"`
+	// Source names the source of Measured ("" when there is none).
+	Source    string  `json:"measurement_source"`
+	Status    Status  `json:"verdict"`
+	Points    float64 `json:"points"`
+	MaxPoints float64 `json:"max_points"`
+	Note      string  `json:"note"`
+
+	verdict *Verdict
+}
+
+// Total is one learner's sum over their rows.
+type Total struct {
+	Learner      string  `json:"learner"`
+	IdentityFrom string  `json:"identity_from"`
+	Points       float64 `json:"points"`
+	MaxPoints    float64 `json:"max_points"`
+	Percent      float64 `json:"percent"`
+}
+
+// Gradebook is the result of grading a batch of submissions.
+type Gradebook struct {
+	Course string `json:"course"`
+	// Source names the measurement source, or why there is none.
+	Source string `json:"measurement_source"`
+	// Lessons are the lessons graded, Exercises their exercises.
+	Lessons   []string       `json:"lessons"`
+	Exercises []ExerciseInfo `json:"exercises"`
+	Rows      []Row          `json:"rows"`
+	Totals    []Total        `json:"totals"`
+	// Notebooks and BadNotebooks count the files graded and those that
+	// could not be.
+	Notebooks    int `json:"notebooks"`
+	BadNotebooks int `json:"bad_notebooks"`
+
+	keys map[string]*Key
+}
+
+// ExerciseInfo is an exercise of a gradebook with its answer key.
+type ExerciseInfo struct {
+	ID        string   `json:"id"`
+	Lesson    string   `json:"lesson"`
+	Question  string   `json:"question"`
+	Unit      string   `json:"unit"`
+	GradedBy  Source   `json:"graded_by"`
+	Graded    bool     `json:"graded"`
+	Points    float64  `json:"points"`
+	Model     float64  `json:"model_answer"`
+	Measured  *float64 `json:"measured_answer"`
+	Tolerance float64  `json:"tolerance"`
+}
+
+// BatchOptions adjust GradeAll.
+type BatchOptions struct {
+	// Lessons whose exercises are graded; nil: every lesson some
+	// submission of the batch has a call for, or is named after.
+	Lessons []string
+}
+
+// GradeAll grades a batch of submissions: one row per learner and
+// exercise of the lessons graded, then one per unknown id or unreadable
+// call without an id, then one per bad notebook. Within a learner the
+// notebooks are taken in path order and their calls in cell order; for
+// each exercise the first call whose prediction can be read counts, and
+// the note lists the others.
+func (g *Grader) GradeAll(subs []Submission, opt BatchOptions) (*Gradebook, error) {
+	b := g.bank
+	gb := &Gradebook{Course: b.Course, Source: g.Source(), keys: map[string]*Key{}}
+	lessons, err := g.scope(subs, opt.Lessons)
+	if err != nil {
+		return nil, err
+	}
+	gb.Lessons = lessons
+	var exercises []*Exercise
+	for _, l := range lessons {
+		exercises = append(exercises, b.OfLesson(l)...)
+	}
+	if err := g.keysFor(exercises, gb.keys); err != nil {
+		return nil, err
+	}
+	for _, e := range exercises {
+		k := gb.keys[e.ID]
+		info := ExerciseInfo{ID: e.ID, Lesson: e.Lesson, Question: e.Question, Unit: e.Unit, GradedBy: e.GradedBy,
+			Graded: k.Graded(), Points: e.Points, Model: k.Model, Tolerance: e.Tol(e.GradedBy)}
+		if k.HasMeasured {
+			info.Measured = ptr(k.Measured)
+		}
+		gb.Exercises = append(gb.Exercises, info)
+	}
+
+	subs = slices.Clone(subs)
+	reconcile(subs)
+	byLearner := map[string][]*Submission{}
+	identity := map[string]string{}
+	for i := range subs {
+		s := &subs[i]
+		byLearner[s.Learner] = append(byLearner[s.Learner], s)
+		if identity[s.Learner] == "" || s.IdentityFrom != FromFolderMates && s.Problem == "" {
+			identity[s.Learner] = s.IdentityFrom
+		}
+		gb.Notebooks++
+		if s.Problem != "" {
+			gb.BadNotebooks++
+		}
+	}
+	for _, learner := range sortedLearners(subs) {
+		mine := byLearner[learner]
+		slices.SortStableFunc(mine, func(a, b *Submission) int { return cmp.Compare(a.Path, b.Path) })
+		rows := g.learnerRows(learner, mine, exercises, gb.keys)
+		t := Total{Learner: learner, IdentityFrom: identity[learner]}
+		for _, r := range rows {
+			t.Points += r.Points
+			t.MaxPoints += r.MaxPoints
+		}
+		if t.MaxPoints > 0 {
+			t.Percent = math.Round(10000*t.Points/t.MaxPoints) / 100
+		}
+		gb.Rows = append(gb.Rows, rows...)
+		gb.Totals = append(gb.Totals, t)
+	}
+	return gb, nil
+}
+
+// scope returns the lessons to grade, in bank order.
+func (g *Grader) scope(subs []Submission, want []string) ([]string, error) {
+	b := g.bank
+	in := map[string]bool{}
+	if want != nil {
+		for _, l := range want {
+			if b.Lesson(l) == nil {
+				return nil, fmt.Errorf("grader: no lesson %q: lessons are %s", l, strings.Join(b.LessonIDs(), ", "))
+			}
+			in[l] = true
+		}
+	} else {
+		for _, s := range subs {
+			if s.Lesson != "" {
+				in[s.Lesson] = true
+			}
+			for _, c := range s.Found.Calls {
+				if e, err := b.Exercise(c.ID); err == nil {
+					in[e.Lesson] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for _, l := range b.Lessons {
+		if in[l.ID] {
+			out = append(out, l.ID)
+		}
+	}
+	return out, nil
+}
+
+// keysFor computes the keys of the exercises concurrently: each runs the
+// model over a whole launch, which is most of a small batch's time.
+func (g *Grader) keysFor(exercises []*Exercise, into map[string]*Key) error {
+	keys := make([]*Key, len(exercises))
+	errs := make([]error, len(exercises))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	for i, e := range exercises {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			keys[i], errs[i] = g.Key(e.ID)
+		}()
+	}
+	wg.Wait()
+	for i, e := range exercises {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		into[e.ID] = keys[i]
+	}
+	return nil
+}
+
+// located is a call with the notebook it is in.
+type located struct {
+	Call
+	path string
+}
+
+// where locates a call for a note; cells are counted from 1, as a reader
+// of the notebook counts them.
+func (l located) where() string { return fmt.Sprintf("cell %d, line %d", l.Cell+1, l.Line) }
+
+func (g *Grader) learnerRows(learner string, subs []*Submission, exercises []*Exercise, keys map[string]*Key) []Row {
+	var calls []located
+	type locMention struct {
+		Mention
+		path string
+	}
+	var mentions []locMention
+	bad := 0
+	for _, s := range subs {
+		if s.Problem != "" {
+			bad++
+			continue
+		}
+		for _, c := range s.Found.Calls {
+			calls = append(calls, located{c, s.Path})
+		}
+		for _, m := range s.Found.Mentions {
+			mentions = append(mentions, locMention{m, s.Path})
+		}
+	}
+	var rows []Row
+	for _, e := range exercises {
+		k := keys[e.ID]
+		r := Row{Learner: learner, Exercise: e.ID, Lesson: e.Lesson, Model: ptr(k.Model)}
+		if k.HasMeasured {
+			r.Measured, r.Source = ptr(k.Measured), k.Source
+		}
+		if k.Graded() {
+			r.MaxPoints = e.Points
+		}
+		var mine []located
+		for _, c := range calls {
+			if c.ID == e.ID {
+				mine = append(mine, c)
+			}
+		}
+		first := slices.IndexFunc(mine, func(c located) bool { return c.Form != FormUnreadable })
+		var notes []string
+		switch {
+		case first >= 0:
+			c := mine[first]
+			v := k.verdict(c.Value)
+			r.verdict = v
+			r.Notebook, r.Prediction, r.PredictionText = c.path, ptr(c.Value), c.Arg
+			switch {
+			case !v.Graded:
+				r.Status = Ungraded
+				notes = append(notes, "graded by the measurement, and there is none: "+k.NoMeasurement)
+			case v.Right:
+				r.Status, r.Points = Right, v.Points
+			default:
+				r.Status = Wrong
+			}
+			notes = append(notes, c.where())
+			if c.Form == FormConstant {
+				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, fmtNum(c.Value))
+				if c.Truncated {
+					n += " (integer division drops the fraction: write 1.0/8, not 1/8)"
+				}
+				notes = append(notes, n)
+			}
+			notes = append(notes, v.Hints...)
+			if others := len(mine) - 1; others > 0 {
+				var where []string
+				for i, o := range mine {
+					if i != first {
+						where = append(where, o.where()+inFile(o.path, c.path))
+					}
+				}
+				notes = append(notes, fmt.Sprintf("%s for this exercise not graded (%s): the first readable one counts",
+					plural(others, "other call"), strings.Join(where, "; ")))
+			}
+		case len(mine) > 0:
+			c := mine[0]
+			r.Status, r.Notebook, r.PredictionText = Unreadable, c.path, c.Arg
+			notes = append(notes, fmt.Sprintf("%s: %s; write the number in the call, e.g. grader.Check(%q, 32)", c.where(), c.Problem, e.ID))
+			if len(mine) > 1 {
+				notes = append(notes, fmt.Sprintf("%d more unreadable call(s) for this exercise", len(mine)-1))
+			}
+		default:
+			r.Status = Missing
+			notes = append(notes, "no grader.Check call for this exercise")
+			for _, m := range mentions {
+				if m.ID == e.ID {
+					if r.Notebook == "" {
+						r.Notebook = m.path
+					}
+					notes = append(notes, fmt.Sprintf("one appears in %s (cell %d, line %d%s), which is not graded", m.Where, m.Cell+1, m.Line, inFile(m.path, r.Notebook)))
+				}
+			}
+			if bad > 0 {
+				notes = append(notes, fmt.Sprintf("%s of this learner could not be read (see the bad-notebook rows)", plural(bad, "notebook")))
+			}
+		}
+		r.Note = strings.Join(notes, "; ")
+		rows = append(rows, r)
+	}
+	// Calls that name no exercise of the bank.
+	reported := map[string]bool{}
+	for _, c := range calls {
+		if c.ID != "" {
+			if _, err := g.bank.Exercise(c.ID); err == nil || reported[c.ID] {
+				continue
+			}
+			reported[c.ID] = true
+			_, err := g.bank.Exercise(c.ID)
+			rows = append(rows, Row{Learner: learner, Notebook: c.path, Exercise: c.ID, Status: UnknownExercise,
+				PredictionText: c.Arg, Prediction: predictionPtr(c.Call),
+				Note: c.where() + ": " + strings.TrimPrefix(err.Error(), "grader: ")})
+			continue
+		}
+		rows = append(rows, Row{Learner: learner, Notebook: c.path, Status: Unreadable, PredictionText: c.Arg,
+			Note: c.where() + ": " + c.Problem})
+	}
+	for _, s := range subs {
+		if s.Problem != "" {
+			rows = append(rows, Row{Learner: learner, Notebook: s.Path, Lesson: s.Lesson, Status: BadNotebook, Note: s.Problem})
+		}
+	}
+	return rows
+}
+
+func inFile(path, same string) string {
+	if path == "" || path == same {
+		return ""
+	}
+	return " of " + path
+}
+
+func predictionPtr(c Call) *float64 {
+	if c.Form == FormUnreadable {
+		return nil
+	}
+	return ptr(c.Value)
+}
+
+func ptr(v float64) *float64 { return &v }

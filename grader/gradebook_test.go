@@ -1,0 +1,192 @@
+package grader
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coalescing-course/coalesce/grader/notebook"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testLimit is the size limit the sample submissions are graded under:
+// judy's notebook (70 KB) is over it.
+const testLimit = 64 << 10
+
+func gradeSamples(t testing.TB) (*Gradebook, []string) {
+	t.Helper()
+	g := fixtureGrader(t)
+	inputs, skipped, err := Collect([]string{"testdata/submissions"})
+	require.NoError(t, err)
+	subs := g.Bank().ReadSubmissions(inputs, testLimit, nil)
+	gb, err := g.GradeAll(subs, BatchOptions{})
+	require.NoError(t, err)
+	return gb, skipped
+}
+
+// TestGradebookGolden grades testdata/submissions (made by
+// testdata/make_submissions.py) against the invented reference and
+// compares the gradebook with testdata/gradebook/; -update rewrites it.
+func TestGradebookGolden(t *testing.T) {
+	gb, skipped := gradeSamples(t)
+	assert.Equal(t, []string{filepath.Join("testdata", "submissions", "README.txt")}, skipped)
+
+	var csvOut, totals, js bytes.Buffer
+	require.NoError(t, gb.WriteCSV(&csvOut))
+	require.NoError(t, gb.WriteTotalsCSV(&totals))
+	require.NoError(t, gb.WriteJSON(&js))
+	golden(t, "testdata/gradebook/gradebook.csv", csvOut.String())
+	golden(t, "testdata/gradebook/totals.csv", totals.String())
+	golden(t, "testdata/gradebook/gradebook.json", js.String())
+	golden(t, "testdata/gradebook/feedback-alan.md", gb.Feedback("Alan Turing"))
+}
+
+// TestGradebookRows checks, case by case, the rows the broken and odd
+// submissions must produce; the golden file above holds all of them.
+func TestGradebookRows(t *testing.T) {
+	gb, _ := gradeSamples(t)
+	find := func(learner, exercise string, status Status) *Row {
+		for i := range gb.Rows {
+			r := &gb.Rows[i]
+			if r.Learner == learner && r.Exercise == exercise && (status == "" || r.Status == status) {
+				return r
+			}
+		}
+		return nil
+	}
+	tests := []struct {
+		name              string
+		learner, exercise string
+		status            Status
+		points, max       float64
+		note              string
+	}{
+		{"right, by the model", "Ada Lovelace", "03-strided/sectors-stride-32", Right, 1, 1, "cell 3, line 2"},
+		{"right, by the measurement", "Ada Lovelace", "03-strided/slowdown-stride-32", Right, 2, 2, ""},
+		{"another lesson's exercise is missing", "Ada Lovelace", "05-aos-soa/sectors-aos-16", Missing, 0, 1, "no grader.Check call"},
+		{"wrong", "grace", "03-strided/sectors-stride-32", Wrong, 0, 1, ""},
+		{"a percentage for a fraction", "Alan Turing", "02-coalescing/efficiency-coalesced", Wrong, 0, 1, "looks like a percentage"},
+		{"a constant expression", "Alan Turing", "02-coalescing/sectors-offset-1", Right, 1, 1, "the constant expression 10/2 read as 5"},
+		{"integer division", "Alan Turing", "02-coalescing/efficiency-offset-1", Wrong, 0, 1, "8/9 read as 0"},
+		{"a duplicate: the first counts", "Alan Turing", "02-coalescing/sectors-reverse", Right, 1, 1, "1 other call for this exercise not graded (cell 8, line 2)"},
+		{"a variable", "brian", "04-scattered/sectors-random-perm", Unreadable, 0, 1, "x is a name"},
+		{"a comment only", "brian", "04-scattered/sectors-warp-shuffle", Missing, 0, 1, "one appears in a comment (cell 5, line 2)"},
+		{"a ratio upside down", "brian", "04-scattered/sorted-speedup", Wrong, 0, 2, "upside down"},
+		{"an unknown id", "brian", "04-scattered/nope", UnknownExercise, 0, 0, "04-scattered has"},
+		{"an id that is not a literal", "brian", "", Unreadable, 0, 0, "not a string literal"},
+		{"an alias import in a later cell", "Carol Shaw", "05-aos-soa/sectors-aos-16", Right, 1, 1, "cell 1, line 2"},
+		{"a call split across cells", "Carol Shaw", "05-aos-soa/efficiency-aos-24", Unreadable, 0, 1, "does not compile"},
+		{"an answer in markdown", "Carol Shaw", "05-aos-soa/soa-speedup", Missing, 0, 2, "a markdown cell (cell 5, line 1)"},
+		{"a dot import, statements outside main", "Dan", "06-vectorized/sectors-float4", Right, 1, 1, ""},
+		{"a %%writefile cell", "Dan", "06-vectorized/sum-fields-sector-ratio", Missing, 0, 1, "a cell GoNB does not run as Go (%%writefile)"},
+		{"bytes for sectors", "Eve", "07-ncu-metric/st-sectors-per-request-write-4", Wrong, 0, 1, "counts bytes"},
+		{"a malformed notebook of a learner with a good one", "Eve", "", BadNotebook, 0, 0, "malformed JSON"},
+		{"missing because the notebook is malformed", "Eve", "08-h200/fetch-granularity-ratio", Missing, 0, 2, ""},
+		{"a python notebook", "frank", "", BadNotebook, 0, 0, "kernel is python3 (python)"},
+		{"another course's notebook", "gina", "", BadNotebook, 0, 0, "not a notebook of this course"},
+		{"nbformat 3", "hal", "", BadNotebook, 0, 0, "nbformat 3"},
+		{"not a notebook", "ivan", "", BadNotebook, 0, 0, "found a list"},
+		{"too large", "judy", "", BadNotebook, 0, 0, "over the 64.0 KiB limit"},
+		{"measured, in tolerance", "Kim", "08-h200/one-float-copy-of-memcpy", Right, 2, 2, ""},
+		{"measured, out of tolerance", "Kim", "08-h200/block-32-slowdown", Wrong, 0, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := find(tt.learner, tt.exercise, tt.status)
+			require.NotNil(t, r, "no %s row for %s / %q", tt.status, tt.learner, tt.exercise)
+			assert.Equal(t, tt.points, r.Points)
+			assert.Equal(t, tt.max, r.MaxPoints)
+			assert.Contains(t, r.Note, tt.note)
+		})
+	}
+	t.Run("the malformed notebook is Eve's, as her other notebook says", func(t *testing.T) {
+		// A malformed notebook has no readable metadata: its folder's other
+		// notebook names the learner.
+		for _, tot := range gb.Totals {
+			assert.NotEqual(t, "eve", tot.Learner)
+			if tot.Learner == "Eve" {
+				assert.Equal(t, FromMetadata, tot.IdentityFrom)
+			}
+		}
+	})
+	t.Run("every learner has a row for every exercise of the lessons graded", func(t *testing.T) {
+		assert.Len(t, gb.Lessons, 8, "the batch touches every lesson")
+		perLearner := map[string]int{}
+		for _, r := range gb.Rows {
+			if r.Exercise != "" && r.Status != UnknownExercise {
+				perLearner[r.Learner]++
+			}
+		}
+		for _, tot := range gb.Totals {
+			assert.Equal(t, len(gb.Exercises), perLearner[tot.Learner], tot.Learner)
+		}
+	})
+	t.Run("no notebook lost: every file is a learner's", func(t *testing.T) {
+		assert.Equal(t, 15, gb.Notebooks)
+		assert.Len(t, gb.Totals, 13)
+		assert.Equal(t, 6, gb.BadNotebooks)
+	})
+}
+
+func TestWriteDir(t *testing.T) {
+	gb, _ := gradeSamples(t)
+	dir := t.TempDir()
+	require.NoError(t, gb.WriteDir(dir))
+	for _, name := range []string{GradebookCSV, TotalsCSV, GradebookJSON} {
+		assert.FileExists(t, filepath.Join(dir, name))
+	}
+	files := gb.FeedbackFiles()
+	assert.Len(t, files, len(gb.Totals))
+	assert.Equal(t, "Ada_Lovelace.md", files["Ada Lovelace"])
+	md, err := os.ReadFile(filepath.Join(dir, FeedbackDir, "Ada_Lovelace.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "# Feedback for Ada Lovelace")
+	assert.Contains(t, string(md), "## 03-strided/sectors-stride-32: right, 1 of 1 point")
+
+	f, err := os.Open(filepath.Join(dir, TotalsCSV))
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	assert.Equal(t, TotalsHeader, recs[0])
+	assert.Len(t, recs, 1+len(gb.Totals))
+}
+
+func TestFeedbackFileNames(t *testing.T) {
+	gb := &Gradebook{Totals: []Total{{Learner: "a/b"}, {Learner: "a b"}, {Learner: "A_B"}, {Learner: ".."}, {Learner: ""}, {Learner: strings.Repeat("x", 300)}}}
+	names := gb.FeedbackFiles()
+	assert.Equal(t, "a_b.md", names["a/b"])
+	assert.Equal(t, "a_b-2.md", names["a b"])
+	assert.Equal(t, "A_B-3.md", names["A_B"], "names differing in case only collide on some file systems")
+	assert.Equal(t, "_..md", names[".."])
+	assert.Equal(t, "_.md", names[""])
+	assert.Len(t, names[strings.Repeat("x", 300)], 103)
+}
+
+func TestIdentify(t *testing.T) {
+	tests := []struct {
+		name       string
+		learner    string
+		authors    []string
+		path, root string
+		want, from string
+	}{
+		{"metadata first", "Ada", []string{"X"}, "s/bob/a.ipynb", "s", "Ada", FromMetadata},
+		{"then authors", "", []string{"Alan", "B"}, "s/bob/a.ipynb", "s", "Alan", FromAuthors},
+		{"then the folder", "", nil, "s/bob/lesson/a.ipynb", "s", "bob", FromFolder},
+		{"then the file name", "", nil, "s/bob.ipynb", "s", "bob", FromFileName},
+		{"a file named alone", "", nil, "x/y/carol.ipynb", "", "carol", FromFileName},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			md := &notebook.Metadata{Learner: tt.learner, Authors: tt.authors}
+			got, from := Identify(md, filepath.FromSlash(tt.path), filepath.FromSlash(tt.root))
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.from, from)
+		})
+	}
+}

@@ -1,0 +1,175 @@
+package grader
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// Key is the answer key of one exercise, computed at grading time: the
+// model's answer, the measured one when a measurement is at hand, and the
+// explanation every verdict on the exercise shows.
+type Key struct {
+	Exercise *Exercise
+	// Model is the sector model's answer.
+	Model float64
+	// Measured is the answer from the measurement; valid when HasMeasured.
+	Measured    float64
+	HasMeasured bool
+	// Source labels the measurement source ("recorded on NVIDIA H200,
+	// 2026-11-29"); "" when there is none.
+	Source string
+	// NoMeasurement says why there is no measured answer, when there is none.
+	NoMeasurement string
+	// Parts are the quantity of each spec, before a ratio combines them.
+	Parts []Part
+	// Explanation is the case's explanation: one warp's addresses and
+	// sectors, the arithmetic, and why model and measurement differ.
+	Explanation []Section
+}
+
+// Part is the quantity of one spec of an exercise.
+type Part struct {
+	Spec        spec.Spec
+	Prediction  sectors.Prediction
+	Model       float64
+	Measured    float64
+	HasMeasured bool
+	Measurement Measured
+
+	idx    []int32 // a gather's first indices, for the explanation
+	idxErr error
+}
+
+// Graded reports whether the key can grade a prediction: always for an
+// exercise graded by the model; for one graded by the measurement, only
+// when there is a measured answer. An ungraded verdict still shows the
+// model's answer, for information, and earns no points of none.
+func (k *Key) Graded() bool {
+	return k.Exercise.GradedBy == Model || k.HasMeasured
+}
+
+// Answer returns the answer the points are judged against, with its
+// relative tolerance; ok is false when the key cannot grade (see Graded).
+func (k *Key) Answer() (value, tol float64, ok bool) {
+	if k.Exercise.GradedBy == Measurement {
+		return k.Measured, k.Exercise.Tolerance.Measured, k.HasMeasured
+	}
+	return k.Model, k.Exercise.Tolerance.Model, true
+}
+
+// computeKey works out e's answers with the model and, when meas is not
+// nil, the measurement.
+func computeKey(e *Exercise, meas Measurements, noMeas string) (*Key, error) {
+	q := quantities[e.Quantity]
+	k := &Key{Exercise: e, NoMeasurement: noMeas}
+	if meas != nil {
+		k.Source = meas.Label()
+	}
+	// The specs' predictions, and the indices the explanation draws for
+	// a gather, run at once: a large gather takes seconds.
+	preds := make([]sectors.Prediction, len(e.Specs))
+	errs := make([]error, len(e.Specs))
+	idx := make([][]int32, len(e.Specs))
+	idxErrs := make([]error, len(e.Specs))
+	var wg sync.WaitGroup
+	for i, s := range e.Specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			preds[i], errs[i] = sectors.Predict(s)
+		}()
+		if s.Kernel == spec.GatherCopy {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				idx[i], idxErrs[i] = firstIndices(s, sectors.WarpSize)
+			}()
+		}
+	}
+	wg.Wait()
+	allMeasured := meas != nil
+	for i, s := range e.Specs {
+		p, err := preds[i], errs[i]
+		if err != nil {
+			return nil, fmt.Errorf("grader: %s: the model: %w", e.ID, err)
+		}
+		d, err := devices.Lookup(s.Device)
+		if err != nil {
+			return nil, fmt.Errorf("grader: %s: %w", e.ID, err)
+		}
+		part := Part{Spec: s, Prediction: p, idx: idx[i], idxErr: idxErrs[i]}
+		if part.Model, err = q.model(&part.Prediction, d); err != nil {
+			return nil, fmt.Errorf("grader: %s: the model: %w", e.ID, err)
+		}
+		if meas != nil && allMeasured {
+			m, err := meas.Lookup(s)
+			if err == nil {
+				part.Measurement = m
+				part.Measured, err = q.measured(m, &part.Prediction)
+				if err != nil {
+					err = fmt.Errorf("the measurement of %s (%s) has no %s: %v", s, meas.Label(), e.Quantity, err)
+				}
+			}
+			if err != nil {
+				allMeasured = false
+				k.NoMeasurement = err.Error()
+			} else {
+				part.HasMeasured = true
+			}
+		}
+		k.Parts = append(k.Parts, part)
+	}
+	var err error
+	if k.Model, err = combine(e, k.Parts, func(p Part) float64 { return p.Model }); err != nil {
+		return nil, fmt.Errorf("grader: %s: the model's answer: %w", e.ID, err)
+	}
+	if allMeasured {
+		if k.Measured, err = combine(e, k.Parts, func(p Part) float64 { return p.Measured }); err != nil {
+			k.NoMeasurement = "the measured answer: " + err.Error()
+		} else {
+			k.HasMeasured = true
+		}
+	}
+	if !k.HasMeasured && k.NoMeasurement == "" {
+		k.NoMeasurement = "no measurement source"
+	}
+	k.Explanation = explain(k)
+	return k, nil
+}
+
+func combine(e *Exercise, parts []Part, val func(Part) float64) (float64, error) {
+	if e.Combine != Ratio {
+		v := val(parts[0])
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("%s is %v", e.Quantity, v)
+		}
+		return v, nil
+	}
+	num, den := val(parts[0]), val(parts[1])
+	if den == 0 {
+		return 0, errors.New("the ratio's denominator is 0")
+	}
+	return num / den, nil
+}
+
+// Within reports whether got is within the relative tolerance tol of want;
+// tol 0 is exact up to floating-point rounding (a part in a billion). NaN
+// and infinities are never within.
+func Within(got, want, tol float64) bool {
+	if math.IsNaN(got) || math.IsInf(got, 0) || math.IsNaN(want) || math.IsInf(want, 0) {
+		return false
+	}
+	if tol == 0 {
+		return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want))
+	}
+	if want == 0 {
+		return math.Abs(got) <= tol
+	}
+	return math.Abs(got-want) <= tol*math.Abs(want)
+}

@@ -1,0 +1,241 @@
+package notebook
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		cells   []Cell
+		md      Metadata
+		wantErr error
+		errText string
+	}{
+		{
+			name:  "source as a list of lines",
+			in:    `{"nbformat":4,"nbformat_minor":5,"metadata":{},"cells":[{"cell_type":"code","id":"a","source":["%%\n","x := 1\n"],"outputs":[]}]}`,
+			cells: []Cell{{Index: 0, ID: "a", Type: Code, Source: "%%\nx := 1\n"}},
+		},
+		{
+			name:  "source as one string, markdown and raw cells",
+			in:    `{"nbformat":4,"nbformat_minor":2,"metadata":{},"cells":[{"cell_type":"markdown","source":"# T"},{"cell_type":"raw","source":[]},{"cell_type":"code","source":null}]}`,
+			cells: []Cell{{Index: 0, Type: Markdown, Source: "# T"}, {Index: 1, Type: Raw}, {Index: 2, Type: Code}},
+		},
+		{
+			name: "metadata: kernel, coalesce learner and lesson, authors",
+			in: `{"nbformat":4,"nbformat_minor":5,"cells":[],"metadata":{"kernelspec":{"name":"gonb","language":"go","display_name":"Go (gonb)"},
+				"language_info":{"name":"go"},"coalesce":{"learner":"  Ada Lovelace ","lesson":"03-strided"},"authors":[{"name":"A. L."},{"name":"B"}]}}`,
+			cells: []Cell{},
+			md: Metadata{KernelName: "gonb", KernelLanguage: "go", LanguageName: "go", Coalesce: true,
+				Learner: "Ada Lovelace", Lesson: "03-strided", Authors: []string{"A. L.", "B"}},
+		},
+		{
+			name:  "metadata of the wrong shape is left out, not an error",
+			in:    `{"nbformat":4,"cells":[],"metadata":{"kernelspec":"gonb","coalesce":{"learner":7},"authors":"me"}}`,
+			cells: []Cell{},
+			md:    Metadata{Coalesce: true},
+		},
+		{
+			name:  "a byte order mark is skipped",
+			in:    "\xef\xbb\xbf" + `{"nbformat":4,"cells":[]}`,
+			cells: []Cell{},
+		},
+		{name: "truncated JSON", in: `{"nbformat":4,"cells":[{"cell_type":"code",`, wantErr: ErrSyntax, errText: "line 1"},
+		{name: "syntax error on line 3", in: "{\n\"nbformat\": 4,\n\"cells\": [}\n", wantErr: ErrSyntax, errText: "line 3, column 11"},
+		{name: "empty file", in: ``, wantErr: ErrSyntax},
+		{name: "a JSON list", in: `[1,2]`, wantErr: ErrNotNotebook, errText: "found a list"},
+		{name: "no cells", in: `{"nbformat":4}`, wantErr: ErrNotNotebook, errText: "no cells field"},
+		{name: "no nbformat", in: `{"cells":[]}`, wantErr: ErrNotNotebook, errText: "no nbformat field"},
+		{name: "neither", in: `{"a":1}`, wantErr: ErrNotNotebook, errText: "no nbformat and cells"},
+		{name: "nbformat 3", in: `{"nbformat":3,"worksheets":[],"cells":[]}`, wantErr: ErrVersion, errText: "nbformat 3, want 4"},
+		{name: "nbformat a string", in: `{"nbformat":"4","cells":[]}`, wantErr: ErrNotNotebook, errText: "want an integer"},
+		{name: "cells an object", in: `{"nbformat":4,"cells":{}}`, wantErr: ErrNotNotebook, errText: "cells is an object"},
+		{name: "a cell that is a number", in: `{"nbformat":4,"cells":[{"cell_type":"code","source":""},3]}`, wantErr: ErrNotNotebook, errText: "cell 1"},
+		{name: "a source that is a number", in: `{"nbformat":4,"cells":[{"cell_type":"code","source":3}]}`, wantErr: ErrNotNotebook, errText: "source is a number"},
+		{name: "a source list with a number", in: `{"nbformat":4,"cells":[{"cell_type":"code","source":["a",1]}]}`, wantErr: ErrNotNotebook, errText: "cell 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nb, err := Parse([]byte(tt.in))
+			if tt.wantErr != nil {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, tt.wantErr)
+				var ne *Error
+				assert.True(t, errors.As(err, &ne), "want a *notebook.Error, got %T", err)
+				assert.Contains(t, err.Error(), tt.errText)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, 4, nb.Format)
+			assert.Equal(t, tt.cells, nb.Cells)
+			assert.Equal(t, tt.md, nb.Metadata)
+		})
+	}
+}
+
+func TestRead(t *testing.T) {
+	small := `{"nbformat":4,"cells":[]}`
+	t.Run("within the limit", func(t *testing.T) {
+		_, err := Read(strings.NewReader(small), int64(len(small)))
+		assert.NoError(t, err)
+	})
+	t.Run("over the limit", func(t *testing.T) {
+		_, err := Read(strings.NewReader(small), int64(len(small)-1))
+		assert.ErrorIs(t, err, ErrTooLarge)
+	})
+	t.Run("no limit", func(t *testing.T) {
+		_, err := Read(strings.NewReader(small), 0)
+		assert.NoError(t, err)
+	})
+}
+
+func TestMetadataIsGo(t *testing.T) {
+	tests := []struct {
+		md   Metadata
+		want bool
+		desc string
+	}{
+		{Metadata{}, true, "none named"},
+		{Metadata{KernelName: "gonb", KernelLanguage: "go"}, true, "gonb (go)"},
+		{Metadata{KernelName: "gophernotes", KernelLanguage: "go"}, true, "gophernotes (go)"},
+		{Metadata{LanguageName: "Go"}, true, "Go"},
+		{Metadata{KernelName: "python3", KernelLanguage: "python"}, false, "python3 (python)"},
+		{Metadata{KernelName: "ir"}, false, "ir"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.md.IsGo())
+			assert.Equal(t, tt.desc, tt.md.Kernel())
+		})
+	}
+}
+
+func TestSplitGoNB(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		want    GoNB
+		comment string
+	}{
+		{
+			name: "declarations only",
+			src:  "import \"fmt\"\n\nfunc f() {}",
+			want: GoNB{Decls: "import \"fmt\"\n\nfunc f() {}"},
+		},
+		{
+			name: "%% splits declarations from the body of main",
+			src:  "import \"x\"\n%%\nx.Check(\"a\", 1)",
+			want: GoNB{Decls: "import \"x\"\n\n", Body: "\n\nx.Check(\"a\", 1)", HasMain: true, Special: []int{2}},
+		},
+		{
+			name: "%main works like %%, args after it too",
+			src:  "%main -flag\ny()",
+			want: GoNB{Decls: "\n", Body: "\ny()", HasMain: true, Special: []int{1}},
+		},
+		{
+			name: "shell and magic lines are blanked, with their continuations",
+			src:  "%goworkfix\n!echo a \\\n  b\nvar x = 1\n!*ls",
+			want: GoNB{Decls: "\n\n\nvar x = 1\n", Special: []int{1, 2, 3, 5}},
+		},
+		{
+			name: "the //gonb: prefix marks a special line",
+			src:  "//gonb:%%\nf()",
+			want: GoNB{Decls: "\n", Body: "\nf()", HasMain: true, Special: []int{1}},
+		},
+		{
+			name: "an indented % is Go, not special",
+			src:  "  %x",
+			want: GoNB{Decls: "  %x"},
+		},
+		{
+			name: "a lone % is not special",
+			src:  "%",
+			want: GoNB{Decls: "%"},
+		},
+		{
+			name: "package clauses are dropped",
+			src:  "package foo\nvar a int",
+			want: GoNB{Decls: "\nvar a int"},
+		},
+		{name: "%%writefile makes the cell not Go", src: "%%writefile a.go\npackage a", want: GoNB{NotGo: true}},
+		{name: "%%bash too", src: "%%bash\necho hi", want: GoNB{NotGo: true}},
+		{name: "CRLF line ends", src: "%%\r\nf()\r\n", want: GoNB{Decls: "\n\n", Body: "\nf()\n", HasMain: true, Special: []int{1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SplitGoNB(tt.src)
+			assert.Equal(t, tt.want, got)
+			if !got.NotGo {
+				assert.Equal(t, strings.Count(tt.src, "\n"), strings.Count(got.Decls, "\n"), "Decls keeps the cell's lines")
+			}
+		})
+	}
+}
+
+// FuzzParse holds the reader to its contract on any input: an error is a
+// *notebook.Error wrapping a sentinel, never a panic; a notebook it reads
+// has cells indexed in order and reads the same once written back.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"nbformat":4,"nbformat_minor":5,"metadata":{"kernelspec":{"name":"gonb"}},"cells":[{"cell_type":"code","source":["%%\n","grader.Check(\"a/b\", 1)"]}]}`,
+		`{"nbformat":4,"cells":[{"cell_type":"markdown","source":"x"}]}`,
+		`{"nbformat":3}`, `[]`, `{`, ``, `null`, `{"nbformat":4,"cells":[1]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		nb, err := Parse(data)
+		if err != nil {
+			var ne *Error
+			if !errors.As(err, &ne) {
+				t.Fatalf("error %v is a %T, want *notebook.Error", err, err)
+			}
+			if !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrNotNotebook) && !errors.Is(err, ErrVersion) {
+				t.Fatalf("error %v wraps no sentinel", err)
+			}
+			return
+		}
+		for i, c := range nb.Cells {
+			if c.Index != i {
+				t.Fatalf("cell %d has index %d", i, c.Index)
+			}
+			_ = SplitGoNB(c.Source)
+		}
+		// Round trip: the cells written back as a notebook read the same.
+		type cell struct {
+			Type   string `json:"cell_type"`
+			Source string `json:"source"`
+		}
+		out := struct {
+			Format int    `json:"nbformat"`
+			Cells  []cell `json:"cells"`
+		}{Format: 4, Cells: []cell{}}
+		for _, c := range nb.Cells {
+			out.Cells = append(out.Cells, cell{c.Type, c.Source})
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nb2, err := Parse(b)
+		if err != nil {
+			t.Fatalf("re-reading %s: %v", b, err)
+		}
+		if len(nb2.Cells) != len(nb.Cells) {
+			t.Fatalf("%d cells, then %d", len(nb.Cells), len(nb2.Cells))
+		}
+		for i := range nb.Cells {
+			if nb.Cells[i].Source != nb2.Cells[i].Source || nb.Cells[i].Type != nb2.Cells[i].Type {
+				t.Fatalf("cell %d changed: %q, then %q", i, nb.Cells[i].Source, nb2.Cells[i].Source)
+			}
+		}
+	})
+}

@@ -1,0 +1,272 @@
+package grader
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strings"
+)
+
+// Judgement is a prediction held against one answer.
+type Judgement struct {
+	// Value is the answer; Tolerance its relative tolerance (0: exact).
+	Value, Tolerance float64
+	// Right is true when the prediction is within Tolerance of Value.
+	Right bool
+}
+
+// Verdict is the grader's answer to one prediction.
+type Verdict struct {
+	// ID is the exercise id as given; Exercise is nil when it is unknown.
+	ID       string
+	Exercise *Exercise
+	// Prediction is the learner's value.
+	Prediction float64
+	// Model is the prediction against the sector model.
+	Model Judgement
+	// Measurement is the prediction against the measurement, nil when
+	// there is none; Source names where it comes from, and NoMeasurement
+	// says why there is none.
+	Measurement   *Judgement
+	Source        string
+	NoMeasurement string
+	// GradedBy is the judgement the points come from. Graded is false
+	// when it is the measurement and there is none: the verdict is then
+	// for information, Right is false and MaxPoints is 0.
+	GradedBy Source
+	Graded   bool
+	// Right is the graded judgement; Points are MaxPoints when Right, else 0.
+	Right             bool
+	Points, MaxPoints float64
+	// Hints are remarks on this prediction: a percentage given for a
+	// fraction, a ratio upside down.
+	Hints []string
+	// Explanation is the case's explanation, the same for every learner.
+	Explanation []Section
+	// Err is why there is no verdict: an unknown exercise, a model that
+	// failed. The other fields are then empty.
+	Err error
+}
+
+// verdict holds a prediction against a key.
+func (k *Key) verdict(prediction float64) *Verdict {
+	e := k.Exercise
+	v := &Verdict{
+		ID: e.ID, Exercise: e, Prediction: prediction,
+		Model:         Judgement{Value: k.Model, Tolerance: e.Tolerance.Model, Right: Within(prediction, k.Model, e.Tolerance.Model)},
+		Source:        k.Source,
+		NoMeasurement: k.NoMeasurement,
+		GradedBy:      e.GradedBy,
+		Graded:        k.Graded(),
+		Explanation:   k.Explanation,
+	}
+	if k.HasMeasured {
+		v.Measurement = &Judgement{Value: k.Measured, Tolerance: e.Tolerance.Measured, Right: Within(prediction, k.Measured, e.Tolerance.Measured)}
+		v.NoMeasurement = ""
+	} else {
+		v.Source = ""
+	}
+	want, tol, ok := k.Answer()
+	if !ok {
+		// Nothing to grade against: hint against the model instead.
+		v.Hints = hints(k, prediction, k.Model, e.Tolerance.Model, v.Model.Right)
+		return v
+	}
+	v.MaxPoints = e.Points
+	if v.GradedBy == Measurement {
+		v.Right = v.Measurement.Right
+	} else {
+		v.Right = v.Model.Right
+	}
+	if v.Right {
+		v.Points = e.Points
+	}
+	v.Hints = hints(k, prediction, want, tol, v.Right)
+	return v
+}
+
+// hints looks for the usual slips in a wrong prediction.
+func hints(k *Key, p, want, tol float64, right bool) []string {
+	e := k.Exercise
+	if right || math.IsNaN(p) || math.IsInf(p, 0) {
+		return nil
+	}
+	tol = math.Max(tol, 0.01)
+	var hs []string
+	if (e.Quantity == Efficiency || e.Quantity == FractionOfMemcpy) && p > 1 && Within(p/100, want, tol) {
+		hs = append(hs, fmt.Sprintf("%s looks like a percentage: this question wants a fraction, %s for %s.", fmtNum(p), fmtNum(p/100), fmtNum(p)+"%"))
+	}
+	if e.Combine == Ratio && p != 0 && Within(1/p, want, tol) {
+		hs = append(hs, "That is the ratio upside down: the question divides the first case by the second.")
+	}
+	if strings.Contains(e.Unit, "sector") && Within(p/32, want, tol) {
+		hs = append(hs, "That counts bytes: divide by 32 bytes per sector.")
+	}
+	if e.Combine == Ratio && quantities[e.Quantity].kind == timeKind && len(k.Parts) == 2 {
+		// The L1's waste ratio: fetched over used bytes, second case over first.
+		waste := func(p Part) float64 {
+			return float64(p.Prediction.FetchedBytes) / float64(max(1, p.Prediction.L1UsefulBytes))
+		}
+		a, b := waste(k.Parts[0]), waste(k.Parts[1])
+		for _, r := range []float64{a / b, b / a} {
+			if r > 1.5 && Within(p, r, 0.05) {
+				hs = append(hs, fmt.Sprintf("%s is the ratio of the L1's wasted bytes (sectors fetched per byte used). DRAM moves more than the sectors asked for, in fetch blocks, and the time follows DRAM: see \"Below the L1\".", fmtNum(p)))
+				break
+			}
+		}
+	}
+	return hs
+}
+
+// String renders the verdict as text: the verdict line, the prediction
+// against each answer, the hints and the explanation.
+func (v *Verdict) String() string {
+	var b strings.Builder
+	if v.Err != nil {
+		fmt.Fprintf(&b, "%s: no verdict: %v\n", v.ID, v.Err)
+		return b.String()
+	}
+	e := v.Exercise
+	if v.Graded {
+		fmt.Fprintf(&b, "%s: %s (%s, %s)\n", e.ID, strings.ToUpper(v.word()), pointsText(v.Points, v.MaxPoints), v.gradedLine())
+	} else {
+		fmt.Fprintf(&b, "%s: %s (%s)\n", e.ID, strings.ToUpper(v.word()), v.gradedLine())
+	}
+	fmt.Fprintf(&b, "%s\n", e.Question)
+	fmt.Fprintf(&b, "  your prediction  %s\n", fmtNum(v.Prediction))
+	fmt.Fprintf(&b, "  model            %s %s, %s: %s\n", fmtAnswer(e, v.Model.Value), e.Unit, tolText(v.Model.Tolerance), rightWord(v.Model.Right))
+	if v.Measurement != nil {
+		fmt.Fprintf(&b, "  measured         %s %s, %s: %s  [%s]\n", fmtAnswer(e, v.Measurement.Value), e.Unit, tolText(v.Measurement.Tolerance), rightWord(v.Measurement.Right), v.Source)
+	} else {
+		fmt.Fprintf(&b, "  measured         none: %s\n", v.NoMeasurement)
+	}
+	for _, h := range v.Hints {
+		fmt.Fprintf(&b, "Hint: %s\n", h)
+	}
+	for _, s := range v.Explanation {
+		fmt.Fprintf(&b, "\n%s\n", s.Title)
+		for _, l := range s.Lines {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
+	}
+	return b.String()
+}
+
+func (v *Verdict) word() string {
+	if !v.Graded {
+		return "not graded"
+	}
+	if v.Right {
+		return "right"
+	}
+	return "wrong"
+}
+
+func (v *Verdict) gradedLine() string {
+	switch {
+	case !v.Graded:
+		return "it is graded against the measurement, and there is none"
+	case v.GradedBy == Measurement:
+		return "graded against the measurement"
+	}
+	return "graded against the model"
+}
+
+// pointsText says "1 of 2 points".
+func pointsText(points, max float64) string {
+	unit := "points"
+	if max == 1 {
+		unit = "point"
+	}
+	return fmt.Sprintf("%s of %s %s", fmtNum(points), fmtNum(max), unit)
+}
+
+func tolText(tol float64) string {
+	if tol == 0 {
+		return "exact"
+	}
+	return "within " + pct(tol)
+}
+
+func rightWord(ok bool) string {
+	if ok {
+		return "right"
+	}
+	return "wrong"
+}
+
+// HTML renders the verdict for a notebook: a coloured verdict line, a
+// table of the answers and the explanation, preformatted lines in <pre>.
+func (v *Verdict) HTML() string {
+	var b strings.Builder
+	esc := html.EscapeString
+	b.WriteString(`<div class="coalesce-verdict" style="border:1px solid #ccc;border-radius:4px;padding:0.5em 0.8em;margin:0.3em 0">`)
+	if v.Err != nil {
+		fmt.Fprintf(&b, `<b style="color:#a00">%s: no verdict</b><br>%s</div>`, esc(v.ID), esc(v.Err.Error()))
+		return b.String()
+	}
+	e := v.Exercise
+	color, points := "#a00", pointsText(v.Points, v.MaxPoints)+", "
+	switch {
+	case !v.Graded:
+		color, points = "#666", ""
+	case v.Right:
+		color = "#070"
+	}
+	fmt.Fprintf(&b, `<div><b style="color:%s">%s</b> <code>%s</code> — %s%s</div>`,
+		color, strings.ToUpper(v.word()), esc(e.ID), esc(points), esc(v.gradedLine()))
+	fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p>`, esc(e.Question))
+	b.WriteString(`<table style="border-collapse:collapse;margin:0.3em 0">`)
+	row := func(name, value, judge, src string) {
+		fmt.Fprintf(&b, `<tr><td style="padding:0 1em 0 0;text-align:left">%s</td><td style="padding:0 1em 0 0;text-align:left"><b>%s</b></td><td style="padding:0 1em 0 0;text-align:left">%s</td><td style="text-align:left;color:#555">%s</td></tr>`,
+			esc(name), esc(value), judge, esc(src))
+	}
+	judge := func(j Judgement) string {
+		c := "#a00"
+		if j.Right {
+			c = "#070"
+		}
+		return fmt.Sprintf(`%s: <span style="color:%s">%s</span>`, esc(tolText(j.Tolerance)), c, rightWord(j.Right))
+	}
+	row("your prediction", fmtNum(v.Prediction), "", "")
+	row("model", fmtAnswer(e, v.Model.Value)+" "+e.Unit, judge(v.Model), "sector model")
+	if v.Measurement != nil {
+		row("measured", fmtAnswer(e, v.Measurement.Value)+" "+e.Unit, judge(*v.Measurement), v.Source)
+	} else {
+		row("measured", "none", "", v.NoMeasurement)
+	}
+	b.WriteString(`</table>`)
+	for _, h := range v.Hints {
+		fmt.Fprintf(&b, `<p style="margin:0.3em 0"><b>Hint:</b> %s</p>`, esc(h))
+	}
+	b.WriteString(`<details><summary>Why</summary>`)
+	for _, s := range v.Explanation {
+		fmt.Fprintf(&b, `<h4 style="margin:0.6em 0 0.2em">%s</h4>`, esc(s.Title))
+		writeLinesHTML(&b, s.Lines)
+	}
+	b.WriteString(`</details></div>`)
+	return b.String()
+}
+
+// writeLinesHTML writes prose lines as paragraphs and runs of preformatted
+// lines (two leading spaces) as one <pre> each.
+func writeLinesHTML(b *strings.Builder, lines []string) {
+	for i := 0; i < len(lines); {
+		if strings.HasPrefix(lines[i], "  ") {
+			j := i
+			for j < len(lines) && strings.HasPrefix(lines[j], "  ") {
+				j++
+			}
+			b.WriteString(`<pre style="margin:0.2em 0">`)
+			for _, l := range lines[i:j] {
+				b.WriteString(html.EscapeString(l[2:]))
+				b.WriteByte('\n')
+			}
+			b.WriteString(`</pre>`)
+			i = j
+			continue
+		}
+		fmt.Fprintf(b, `<p style="margin:0.2em 0">%s</p>`, html.EscapeString(lines[i]))
+		i++
+	}
+}
