@@ -51,6 +51,10 @@ type DRAM struct {
 	// DirtyL2Bytes is how many written bytes the L2 still holds when a
 	// launch ends: writes up to it never reach DRAM inside the launch.
 	DirtyL2Bytes int64 `json:"dirty_l2_bytes"`
+	// SparseDirtyL2Bytes is DirtyL2Bytes for lines that hold only a few
+	// written sectors and no data read from DRAM: the L2 keeps far fewer of
+	// them.
+	SparseDirtyL2Bytes int64 `json:"sparse_dirty_l2_bytes"`
 	// Spread widens ReuseL2Bytes and DirtyL2Bytes into a range: a line is
 	// kept for sure below (1-Spread) times the capacity and never above
 	// (1+Spread) times it, since a hashed, partitioned L2 does not drop

@@ -24,8 +24,66 @@
 // # The DRAM level
 //
 // What crosses the memory bus is decided by the L2, which the seed's
-// arithmetic leaves out. The model's L2 is described in dram.go and its
-// parameters are per device (package devices). It is an estimate: its
-// figures are within 15 % of ncu's dram__bytes_read.sum and
-// dram__bytes_write.sum on the launches the course measures, not exact.
+// arithmetic leaves out: it counts 32 bytes for every sector, where an H200
+// moves more for a sparse read and less for a small write. The model's L2
+// (dram.go) follows what ncu measured on the H200 with the course's own
+// kernels. Every figure below is dram__bytes_read.sum or
+// dram__bytes_write.sum from cuda/testdata/probe_metrics.jsonl, made on the
+// device machine with
+//
+//	coalesce run -ncu cuda/testdata/probe.jsonl
+//
+// (NVIDIA H200, driver 580.159.04, CUDA 13.0, ncu 2025.3.1 with
+// --clock-control none and its default --cache-control all, 2026-11-29),
+// and cuda/reference/h200.json, recorded the same way from
+// cuda/reference/sweep.jsonl.
+//
+// The fetch granularity decides what a sparse read costs. strided_read of
+// 4-byte elements 32 apart (n = 2^26, one read per 128-byte line) read
+// 67.1 MB with l2_fetch_granularity 32, 134.2 MB with 64 (the default) and
+// 268.4 MB with 128: 32, 64 and 128 bytes of DRAM per 4 useful bytes, where
+// the seed's arithmetic says 32 in every case.
+//
+// A partly written sector is read before it is written back. strided_write
+// at strides 2 to 8 (every sector written in part, 268 MB of sectors) read
+// 261 MB and wrote 253 MB. At n = 2^20, where the buffer stays in the L2,
+// the same kind of launch read nothing: the fill happens on eviction, not
+// on the write.
+//
+// The L2 spends a whole line on a lone sector, and keeps few lines that
+// hold nothing but a written sector or two. A copy leaves about 19 MB of its
+// writes in the L2 when it ends (coalesced_copy, n = 2^23 to 2^27);
+// strided_write at stride 32, one sector per line, leaves about 2 MB, and
+// at n = 2^20 (1 MB of such sectors) it leaves all of them: no DRAM
+// traffic at all.
+//
+// Reuse is lost once the footprint outgrows the L2. gather_copy with a
+// random permutation read 33.8 MB at n = 2^22 (idx and in once each, 16 MB
+// apiece), 163 MB at 2^23, 774 MB at 2^24 and 4252 MB at 2^26, where almost
+// every gathered 4-byte element costs a 64-byte fetch.
+//
+// Writes that fit are never written back inside the launch. coalesced_copy
+// wrote nothing to DRAM up to n = 2^21 (8 MB a buffer), 0.28 MB at 2^22,
+// 14.5 of 33.5 MB at 2^23 and 249 of 268 MB at 2^26: the dirty lines wait
+// in the L2 until something evicts them.
+//
+// The parameters these facts fix (ReuseL2Bytes, DirtyL2Bytes,
+// SparseDirtyL2Bytes, Spread) live in the device profile (package devices).
+// With them the model is within 15 % of ncu on every DRAM count of the probe
+// (95 launches) and the recorded sweep (142) that moves more than 4 MB, but
+// one: coalesced_copy at n = 2^23, whose 64 MB footprint sits on the L2's
+// edge (writes 1.19 times ncu's, in both runs). Launches that store nothing
+// show 2 to 2.5 MB of DRAM writes under ncu that no kernel instruction
+// causes; the model predicts 0 for them.
+//
+// # Time
+//
+// The time model (time.go) takes the longest of three limits: DRAM bytes
+// at the copy bandwidth, loads waited out at a latency that grows with the
+// bytes in flight (Little's law), and block starts. It is within 16 % of
+// the measured time on all 54 copy-family launches of the recorded sweep,
+// and within 25 % on 102 of its 142 launches. It breaks on sparse accesses
+// (strides of 32 elements and more, AoS structs of 64 bytes and more, the
+// random gather), which DRAM serves more slowly than their bytes say: at
+// stride 32 the measured time is 1.5 times the model's.
 package sectors

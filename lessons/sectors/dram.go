@@ -42,6 +42,7 @@ type l2 struct {
 	perBlock  uint64 // sectors per fetch block: 1, 2 or 4
 	capacity  float64
 	dirtyCap  float64
+	sparseCap float64
 	spread    float64
 	fill      bool
 	recent    fenwick // weight of each line at the time of its latest access
@@ -74,11 +75,12 @@ type l2Line struct {
 
 func newL2(d devices.Profile, fetch int, bufBytes []int64) *l2 {
 	m := &l2{
-		perBlock: uint64(fetch / SectorBytes),
-		capacity: float64(d.DRAM.ReuseL2Bytes),
-		dirtyCap: float64(d.DRAM.DirtyL2Bytes),
-		spread:   d.DRAM.Spread,
-		fill:     d.DRAM.PartialWriteFill,
+		perBlock:  uint64(fetch / SectorBytes),
+		capacity:  float64(d.DRAM.ReuseL2Bytes),
+		dirtyCap:  float64(d.DRAM.DirtyL2Bytes),
+		sparseCap: float64(d.DRAM.SparseDirtyL2Bytes),
+		spread:    d.DRAM.Spread,
+		fill:      d.DRAM.PartialWriteFill,
 	}
 	for _, size := range bufBytes {
 		lines := (uint64(size) + LineBytes - 1) / LineBytes
@@ -167,7 +169,11 @@ func (m *l2) finish() (read, write float64) {
 	total := m.recent.total()
 	for _, b := range m.bufs {
 		for line, l := range b.lines {
-			if l.dirty != 0 && (sparse(l) || !m.kept(total-m.recent.prefix(l.last), m.dirtyCap, line, l.last)) {
+			capacity := m.dirtyCap
+			if sparse(l) {
+				capacity = m.sparseCap
+			}
+			if l.dirty != 0 && !m.kept(total-m.recent.prefix(l.last), capacity, line, l.last) {
 				m.evict(b, l)
 			}
 		}
@@ -195,10 +201,10 @@ func (m *l2) kept(since, capacity float64, line uint64, at int) bool {
 }
 
 // sparse reports whether a line holds nothing but a few written sectors:
-// no data read from DRAM and fewer than four sectors dirty. The H200 does
-// not keep such lines to the end of a launch (strided_write at stride 32
+// no data read from DRAM and fewer than four sectors dirty. The H200 keeps
+// far fewer such lines to the end of a launch (strided_write at stride 32
 // and 128 leaves under 3 MB of 16 to 67 MB in the L2, where a copy leaves
-// 19 MB), so the model writes them back.
+// 19 MB), so they have a capacity of their own, SparseDirtyL2Bytes.
 func sparse(l l2Line) bool {
 	return l.valid == 0 && l.dirty != 1<<sectorsPerLine-1
 }

@@ -1,0 +1,104 @@
+package sectors
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+)
+
+// Small launches are tracked whole (no sampling), so their DRAM counts are
+// exact consequences of the L2 rules in dram.go; each expectation is
+// worked out in its comment.
+func TestDRAMSmallLaunches(t *testing.T) {
+	tests := []struct {
+		name        string
+		spec        string
+		read, write float64
+	}{
+		// 4 KB in, read once; the 4 KB written stay in the L2.
+		{"copy that fits", `{"kernel":"coalesced_copy","n":1024}`, 4096, 0},
+		// 1024 reads one line apart: each fetches its granularity block.
+		{"sparse read, 32-byte fetch", `{"kernel":"strided_read","n":32768,"stride":32,"l2_fetch_granularity":32}`, 1024 * 32, 0},
+		{"sparse read, 64-byte fetch", `{"kernel":"strided_read","n":32768,"stride":32,"l2_fetch_granularity":64}`, 1024 * 64, 0},
+		{"sparse read, 128-byte fetch", `{"kernel":"strided_read","n":32768,"stride":32,"l2_fetch_granularity":128}`, 1024 * 128, 0},
+		// stride 16 floats = 64 bytes: two reads per line, each in its own
+		// 64-byte block, so a 128-byte fetch serves both reads of a line.
+		{"two reads per line, 128-byte fetch", `{"kernel":"strided_read","n":32768,"stride":16,"l2_fetch_granularity":128}`, 1024 * 128, 0},
+		// The store hits the line the load brought in: no extra read.
+		{"AoS update", `{"kernel":"update_x_aos","n":1024,"struct_bytes":128}`, 1024 * 64, 0},
+		// Writes only, one sector per line, all still in the L2 at the end:
+		// no fill, no write-back (ncu: 0 and 0 at n = 2^20).
+		{"sparse writes that fit", `{"kernel":"strided_write","n":32768,"stride":32}`, 0, 0},
+		// The gather reads idx (4 KB) and the 4 KB of in it permutes, once.
+		{"gather that fits", `{"kernel":"gather_copy","n":1024,"index_pattern":"random_perm"}`, 8192, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := predict(t, tt.spec)
+			assert.Equal(t, tt.read, p.Metrics[metrics.DRAMRead], "read")
+			assert.Equal(t, tt.write, p.Metrics[metrics.DRAMWrite], "write")
+		})
+	}
+}
+
+// Large launches, past the L2: the mechanisms the package documentation
+// reports, each checked against the arithmetic of its rule.
+func TestDRAMMechanisms(t *testing.T) {
+	const mb = 1 << 20
+	t.Run("a copy past the L2 writes back all but what stays", func(t *testing.T) {
+		p := predict(t, `{"kernel":"coalesced_copy","n":67108864}`)
+		assert.InEpsilon(t, float64(256*mb), p.Metrics[metrics.DRAMRead], 0.01)
+		w := p.Metrics[metrics.DRAMWrite]
+		// Between DirtyL2Bytes*(1±Spread)/2 of the 256 MB stay: half the
+		// recent lines are the copy's reads.
+		assert.Greater(t, w, float64(256*mb-20*mb))
+		assert.Less(t, w, float64(256*mb-10*mb))
+	})
+	t.Run("partly written sectors are filled when evicted", func(t *testing.T) {
+		p := predict(t, `{"kernel":"strided_write","n":67108864,"stride":2}`)
+		// Every sector is half written, so each one written back is read first.
+		assert.InEpsilon(t, p.Metrics[metrics.DRAMWrite], p.Metrics[metrics.DRAMRead], 0.001)
+		assert.Greater(t, p.Metrics[metrics.DRAMWrite], 200.0*mb)
+	})
+	t.Run("sparse written lines leave the L2 early", func(t *testing.T) {
+		p := predict(t, `{"kernel":"strided_write","n":67108864,"stride":32}`)
+		// 2^21 sectors of 32 bytes = 64 MB written; about 2 MB stays.
+		assert.InDelta(t, float64(64*mb-2*mb), p.Metrics[metrics.DRAMWrite], 2*mb)
+	})
+	t.Run("reuse is lost as the gather outgrows the L2", func(t *testing.T) {
+		small := predict(t, `{"kernel":"gather_copy","n":1048576,"index_pattern":"random_perm"}`)
+		large := predict(t, `{"kernel":"gather_copy","n":33554432,"index_pattern":"random_perm"}`)
+		perElem := func(p Prediction) float64 {
+			return (p.Metrics[metrics.DRAMRead] - 4*float64(p.Spec.N)) / float64(p.Spec.N)
+		}
+		// 4 MB fits: each element of in is read once, 4 bytes.
+		assert.InDelta(t, 4, perElem(small), 0.01)
+		// 128 MB does not: most gathered reads miss and fetch 64 bytes.
+		assert.Greater(t, perElem(large), 50.0)
+		assert.Less(t, perElem(large), 64.0)
+	})
+}
+
+func TestFenwick(t *testing.T) {
+	var f fenwick
+	w := []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}
+	for i, x := range w {
+		assert.Equal(t, i+1, f.push(x))
+	}
+	sum := 0.0
+	for i, x := range w {
+		sum += x
+		assert.Equal(t, sum, f.prefix(i+1), "prefix(%d)", i+1)
+	}
+	f.set(3, 0) // 4 -> 0
+	assert.Equal(t, 3+1+0.0, f.prefix(3))
+	assert.Equal(t, sum-4, f.total())
+	// Growing past the first capacity keeps every sum.
+	for range 3000 {
+		f.push(1)
+	}
+	assert.Equal(t, sum-4+3000, f.total())
+	assert.Equal(t, sum-4+3000, f.prefix(len(w)+3000))
+}
