@@ -1,0 +1,27 @@
+package metrics
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestSet(t *testing.T) {
+	s := Set{DRAMWrite: 2, LdSectors: 128, "gpu__time_duration.sum": 5, "a_custom": 1}
+	assert.Equal(t, []string{LdSectors, DRAMWrite, "a_custom", "gpu__time_duration.sum"}, s.Names())
+	v, err := s.Get(LdSectors)
+	assert.NoError(t, err)
+	assert.Equal(t, 128.0, v)
+	_, err = s.Get(StSectors)
+	assert.ErrorContains(t, err, `"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum" not in this set`)
+}
+
+func TestExactAndKnown(t *testing.T) {
+	for _, m := range All {
+		assert.True(t, Known(m), m)
+	}
+	assert.True(t, Exact(LdRequests))
+	assert.True(t, Exact(StSectors))
+	assert.False(t, Exact(DRAMRead), "DRAM bytes depend on the L2: an estimate")
+	assert.False(t, Known("dram__bytes.sum"))
+}
