@@ -25,7 +25,7 @@ func ExampleCheck() {
 	// One warp of coalesced_copy
 	// Spec: {"kernel":"coalesced_copy","n":67108864,"block":256,"elem_bytes":4,"l2_fetch_granularity":64,"device":"h200"}
 	// Warp 0 of block 0 (threads 0–31) issues 2 memory instructions:
-	// load in[i], 4 bytes a lane; byte offsets from the start of in:
+	// load in[t], 4 bytes a lane; byte offsets from the start of in:
 	//   lanes  0– 7:   0   4   8  12  16  20  24  28
 	//   lanes  8–15:  32  36  40  44  48  52  56  60
 	//   lanes 16–23:  64  68  72  76  80  84  88  92

@@ -45,9 +45,7 @@ func firstIndices(s spec.Spec, k int) ([]int32, error) {
 
 // instr is one memory instruction of one warp, for an explanation: which
 // buffer, load or store, what the kernel's source calls it, and the lanes'
-// addresses as byte offsets from the buffer's start. Every buffer starts
-// 256-byte aligned, so the offsets fall in the same sectors as the
-// addresses.
+// addresses as byte offsets from the buffer's start.
 type instr struct {
 	Store  bool
 	Buffer string
@@ -55,108 +53,28 @@ type instr struct {
 	Warp   sectors.Warp
 }
 
-// warpInstrs returns the memory instructions warp w of block b issues, in
-// program order, following the kernel semantics of lessons/spec (the model
-// in lessons/sectors walks the same; a test holds the two equal). idx is the
-// gather's index array, nil for other kernels. For grid_stride_copy only the
-// first trip of the loop is returned.
+// warpInstrs returns the memory instructions warp w of block b issues that
+// have an active lane, in program order, as the model issues them
+// (sectors.WarpInstructions). idx holds at least the warp's indices for a
+// gather, nil otherwise. For grid_stride_copy only the first trip of the
+// loop is returned.
 func warpInstrs(s spec.Spec, idx []int32, b, w int64) []instr {
-	block := int64(s.Block)
-	t0 := b*block + w*sectors.WarpSize
-	present := min(sectors.WarpSize, block-w*sectors.WarpSize)
-	if present <= 0 {
+	per := (int64(s.Block) + sectors.WarpSize - 1) / sectors.WarpSize
+	if w >= per {
 		return nil
 	}
-	// active returns the lanes whose thread t0+lane is below limit.
-	active := func(first, limit int64) uint32 {
-		k := min(present, max(0, limit-first))
-		return uint32((uint64(1) << k) - 1)
+	ins, err := sectors.WarpInstructions(s, idx, b*per+w)
+	if err != nil {
+		return nil
 	}
-	affine := func(base, step uint64, size int, act uint32) sectors.Warp {
-		wp := sectors.Warp{Size: size, Active: act}
-		for l := range sectors.WarpSize {
-			wp.Addr[l] = base + uint64(l)*step
-		}
-		return wp
+	if s.Kernel == spec.GridStrideCopy {
+		ins = ins[:min(len(ins), 2*s.Unroll)]
 	}
-	e := uint64(s.ElemBytes)
 	var out []instr
-	add := func(store bool, buf, expr string, wp sectors.Warp) {
-		if wp.Active != 0 {
-			out = append(out, instr{Store: store, Buffer: buf, Expr: expr, Warp: wp})
+	for _, in := range ins {
+		if in.Warp.Active != 0 {
+			out = append(out, instr{Store: in.Store, Buffer: in.Buffer, Expr: in.Access, Warp: in.Warp})
 		}
-	}
-	switch s.Kernel {
-	case spec.CoalescedCopy:
-		act := active(t0, s.N)
-		add(false, "in", "in[i]", affine(uint64(t0)*e, e, int(e), act))
-		add(true, "out", "out[i]", affine(uint64(t0)*e, e, int(e), act))
-	case spec.StridedCopy, spec.StridedRead, spec.StridedWrite:
-		act := active(t0, s.Threads())
-		step := uint64(s.Stride) * e
-		if s.Kernel != spec.StridedWrite {
-			add(false, "in", "in[i*stride]", affine(uint64(t0)*step, step, int(e), act))
-		}
-		if s.Kernel != spec.StridedRead {
-			add(true, "out", "out[i*stride]", affine(uint64(t0)*step, step, int(e), act))
-		}
-	case spec.OffsetCopy:
-		act := active(t0, s.N-s.Offset)
-		add(false, "in", "in[i+offset]", affine(uint64(t0+s.Offset)*e, e, int(e), act))
-		add(true, "out", "out[i]", affine(uint64(t0)*e, e, int(e), act))
-	case spec.VectorizedCopy:
-		act := active(t0, s.Threads())
-		wb := uint64(4 * s.Width)
-		add(false, "in", "in[i] (a vector)", affine(uint64(t0)*wb, wb, int(wb), act))
-		add(true, "out", "out[i] (a vector)", affine(uint64(t0)*wb, wb, int(wb), act))
-	case spec.GridStrideCopy:
-		wb := uint64(4 * s.Width)
-		nv := s.N / int64(s.Width)
-		total := s.GridBlocks() * block
-		for pass := range 2 {
-			for u := range int64(s.Unroll) {
-				first := t0 + u*total
-				act := active(first, nv)
-				if pass == 0 {
-					add(false, "in", "in[i] (a vector)", affine(uint64(first)*wb, wb, int(wb), act))
-				} else {
-					add(true, "out", "out[i] (a vector)", affine(uint64(first)*wb, wb, int(wb), act))
-				}
-			}
-		}
-	case spec.GatherCopy:
-		act := active(t0, s.N)
-		add(false, "idx", "idx[i]", affine(uint64(t0)*4, 4, 4, act))
-		g := sectors.Warp{Size: 4, Active: act}
-		for l := range sectors.WarpSize {
-			if act&(1<<l) != 0 && int(t0)+l < len(idx) {
-				g.Addr[l] = uint64(idx[t0+int64(l)]) * 4
-			}
-		}
-		add(false, "in", "in[idx[i]]", g)
-		add(true, "out", "out[i]", affine(uint64(t0)*4, 4, 4, act))
-	case spec.UpdateXAoS:
-		act := active(t0, s.N)
-		sb := uint64(s.StructBytes)
-		base := uint64(t0)*sb + uint64(s.FieldOffset)
-		add(false, "p", "p[i].x", affine(base, sb, 4, act))
-		add(true, "p", "p[i].x", affine(base, sb, 4, act))
-	case spec.UpdateXSoA:
-		act := active(t0, s.N)
-		add(false, "x", "x[i]", affine(uint64(t0)*4, 4, 4, act))
-		add(true, "x", "x[i]", affine(uint64(t0)*4, 4, 4, act))
-	case spec.SumFieldsAoS:
-		act := active(t0, s.N)
-		sb := uint64(s.StructBytes)
-		size := uint64(4)
-		expr := "p[i].f (4 bytes)"
-		if s.Vector {
-			size, expr = 16, "p[i] (16 bytes)"
-		}
-		for f := uint64(0); f < sb; f += size {
-			add(false, "p", expr, affine(uint64(t0)*sb+f, sb, int(size), act))
-		}
-		add(true, "out", "out[i]", affine(uint64(t0)*4, 4, 4, act))
 	}
 	return out
 }

@@ -139,12 +139,19 @@ type sim struct {
 
 	ldReq, ldSec, stReq, stSec int64
 	useful                     int64
+
+	// record, when set, collects the instructions instead of counting them.
+	record *[]Instruction
 }
 
 // ld and st issue one warp instruction on buffer buf, with addresses in
 // m.addr relative to the buffer's start (which is 256-byte aligned, so
 // sectors and lines are the same as for absolute addresses).
-func (m *sim) ld(buf, size int, active uint32) {
+func (m *sim) ld(buf, size int, active uint32, access string) {
+	if m.record != nil {
+		m.keep(false, buf, size, active, access)
+		return
+	}
 	if active == 0 {
 		return
 	}
@@ -160,7 +167,11 @@ func (m *sim) ld(buf, size int, active uint32) {
 	}
 }
 
-func (m *sim) st(buf, size int, active uint32) {
+func (m *sim) st(buf, size int, active uint32, access string) {
+	if m.record != nil {
+		m.keep(true, buf, size, active, access)
+		return
+	}
 	if active == 0 {
 		return
 	}
@@ -227,56 +238,60 @@ func (m *sim) warp(t0 int64, present int) {
 	case spec.CoalescedCopy:
 		act := below(t0, s.N, present)
 		m.affine(uint64(t0)*e, e)
-		m.ld(bufIn, int(e), act)
-		m.st(bufOut, int(e), act)
+		m.ld(bufIn, int(e), act, "in[t]")
+		m.st(bufOut, int(e), act, "out[t]")
 	case spec.StridedCopy, spec.StridedRead, spec.StridedWrite:
 		act := below(t0, s.Threads(), present)
 		step := uint64(s.Stride) * e
 		m.affine(uint64(t0)*step, step)
 		if s.Kernel != spec.StridedWrite {
-			m.ld(bufIn, int(e), act)
+			m.ld(bufIn, int(e), act, "in[t*stride]")
 		}
 		if s.Kernel != spec.StridedRead {
-			m.st(bufOut, int(e), act)
+			m.st(bufOut, int(e), act, "out[t*stride]")
 		}
 	case spec.OffsetCopy:
 		act := below(t0, s.N-s.Offset, present)
 		m.affine(uint64(t0+s.Offset)*e, e)
-		m.ld(bufIn, int(e), act)
+		m.ld(bufIn, int(e), act, "in[t+offset]")
 		m.affine(uint64(t0)*e, e)
-		m.st(bufOut, int(e), act)
+		m.st(bufOut, int(e), act, "out[t]")
 	case spec.VectorizedCopy:
 		act := below(t0, s.Threads(), present)
 		w := uint64(4 * s.Width)
 		m.affine(uint64(t0)*w, w)
-		m.ld(bufIn, int(w), act)
-		m.st(bufOut, int(w), act)
+		m.ld(bufIn, int(w), act, m.label(func() string { return "in[t] (" + vectorType(s.Width) + ")" }))
+		m.st(bufOut, int(w), act, m.label(func() string { return "out[t] (" + vectorType(s.Width) + ")" }))
 	case spec.GridStrideCopy:
 		m.gridStride(t0, present)
 	case spec.GatherCopy:
 		act := below(t0, s.N, present)
 		m.affine(uint64(t0)*4, 4)
-		m.ld(bufIdx, 4, act)
+		m.ld(bufIdx, 4, act, "idx[t]")
 		m.affineSet = false
 		for l := range WarpSize {
 			if act&(1<<l) != 0 {
 				m.addr[l] = uint64(m.idx[t0+int64(l)]) * 4
 			}
 		}
-		m.ld(bufIn, 4, act)
+		m.ld(bufIn, 4, act, "in[idx[t]]")
 		m.affine(uint64(t0)*4, 4)
-		m.st(bufOut, 4, act)
+		m.st(bufOut, 4, act, "out[t]")
 	case spec.UpdateXAoS:
 		act := below(t0, s.N, present)
 		sb := uint64(s.StructBytes)
 		m.affine(uint64(t0)*sb+uint64(s.FieldOffset), sb)
-		m.ld(bufIn, 4, act)
-		m.st(bufIn, 4, act)
+		field := "p[t].x"
+		if s.FieldOffset != 0 && m.record != nil {
+			field = fmt.Sprintf("p[t].x (bytes %d-%d of %d)", s.FieldOffset, s.FieldOffset+3, s.StructBytes)
+		}
+		m.ld(bufIn, 4, act, field)
+		m.st(bufIn, 4, act, field)
 	case spec.UpdateXSoA:
 		act := below(t0, s.N, present)
 		m.affine(uint64(t0)*4, 4)
-		m.ld(bufIn, 4, act)
-		m.st(bufIn, 4, act)
+		m.ld(bufIn, 4, act, "x[t]")
+		m.st(bufIn, 4, act, "x[t]")
 	case spec.SumFieldsAoS:
 		act := below(t0, s.N, present)
 		sb := uint64(s.StructBytes)
@@ -286,10 +301,17 @@ func (m *sim) warp(t0 int64, present int) {
 		}
 		for f := uint64(0); f < sb; f += size {
 			m.affine(uint64(t0)*sb+f, sb)
-			m.ld(bufIn, int(size), act)
+			access := m.label(func() string {
+				a := fmt.Sprintf("p[t] bytes %d-%d", f, f+size-1)
+				if s.Vector {
+					a += " (float4)"
+				}
+				return a
+			})
+			m.ld(bufIn, int(size), act, access)
 		}
 		m.affine(uint64(t0)*4, 4)
-		m.st(bufOut, 4, act)
+		m.st(bufOut, 4, act, "out[t]")
 	}
 }
 
@@ -308,9 +330,9 @@ func (m *sim) gridStride(t0 int64, present int) {
 				act := below(first, nv, present)
 				m.affine(uint64(first)*w, w)
 				if pass == 0 {
-					m.ld(bufIn, int(w), act)
+					m.ld(bufIn, int(w), act, m.label(func() string { return "in[t+u*T] (" + vectorType(s.Width) + ")" }))
 				} else {
-					m.st(bufOut, int(w), act)
+					m.st(bufOut, int(w), act, m.label(func() string { return "out[t+u*T] (" + vectorType(s.Width) + ")" }))
 				}
 			}
 		}
