@@ -6,6 +6,11 @@
 #   make test-go         go vet + go test
 #   make test-notebooks  clean-notebook check + headless execution of notebooks/*.ipynb
 #                        (NOTEBOOKS="notebooks/a.ipynb ..." to pick, NOTEBOOK_TIMEOUT=s per cell)
+#   make test-install    install.sh into a temporary system-wide-like prefix, as the Dockerfile runs it
+#   make test-browser    JupyterLab in headless Chromium: index + first lesson, run all, check, screenshots
+#                        in build/browser/ (BROWSER_NOTEBOOKS="..." to pick; installs chromium as root)
+#   make compare         model beside the recorded (or live) measurement, every spec of the sweep
+#   make reference       re-record cuda/reference/h200.json on a GPU machine (nvcc, ncu)
 #   make clean           removes build/ ;  make distclean  also the repo-local .venv and .cache
 #
 # Install locations can be moved (e.g. in a Docker image) with VENV, BIN_DIR, KERNEL_PREFIX.
@@ -43,7 +48,14 @@ export NOTEBOOK_TIMEOUT
 # Jupyter refuses to run as root unless told to (Docker, CI).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help setup lab test test-go test-notebooks check-notebooks clean distclean
+# The browser test: Debian's Chromium, driven by Playwright (requirements-test.txt).
+CHROMIUM ?= /usr/bin/chromium
+BROWSER_NOTEBOOKS ?=
+export CHROMIUM BROWSER_NOTEBOOKS
+TEST_REQ_STAMP := $(VENV)/.coalesce-test-requirements.sha256
+
+.PHONY: help setup lab test test-go test-notebooks check-notebooks test-install test-browser \
+	chromium test-requirements clean distclean
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -60,7 +72,7 @@ lab: setup
 	  $(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
 
 # Every suite is a prerequisite of `test`; add new ones (browser, grader, ...) here.
-test: test-go test-notebooks
+test: test-go test-notebooks test-install test-browser
 
 test-go:
 	go vet ./...
@@ -72,8 +84,53 @@ check-notebooks:
 test-notebooks: setup check-notebooks
 	@$(VPY) scripts/run_notebooks.py $(NOTEBOOKS)
 
+# The Dockerfile's install step, tested: deploy's TestInstallIntoPrefix.
+test-install: setup
+	COALESCE_INSTALL_TEST=1 go test $(GO_TEST_FLAGS) -run '^TestInstallIntoPrefix$$' ./deploy
+
+test-browser: setup chromium test-requirements
+	@$(VPY) scripts/browser_test.py
+
+# Debian's chromium, installed when missing and we are root (CI is); without
+# root the browser test says loudly that it skipped (under CI=true it fails).
+chromium:
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "make: $(CHROMIUM) missing: installing Debian's chromium (apt-get)"; \
+	  log="$$(mktemp)"; \
+	  if ! { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } >"$$log" 2>&1; then \
+	    cat "$$log" >&2; rm -f "$$log"; echo "make: installing chromium failed" >&2; exit 1; \
+	  fi; \
+	  rm -f "$$log"; "$(CHROMIUM)" --version 2>/dev/null | grep -i chromium || true; \
+	else \
+	  echo "make: $(CHROMIUM) missing and not root (or no apt-get): cannot install it" >&2; \
+	fi
+
+# Playwright into the venv, once per requirements-test.txt (+ requirements.txt).
+test-requirements: setup
+	@want="$$(cat requirements.txt requirements-test.txt | sha256sum | cut -d' ' -f1)"; \
+	if [ "$$(cat $(TEST_REQ_STAMP) 2>/dev/null)" != "$$want" ]; then \
+	  echo "make: installing requirements-test.txt into $(VENV)"; \
+	  $(VPY) -m pip install --disable-pip-version-check --no-input --quiet \
+	    -r requirements.txt -r requirements-test.txt; \
+	  echo "$$want" > $(TEST_REQ_STAMP); \
+	fi
+
 clean:
 	rm -rf $(ROOT)/build
 
 distclean: clean
 	rm -rf $(ROOT)/.venv $(ROOT)/.cache
+
+# The recorded H200 reference, re-measured: on a GPU machine with nvcc and ncu
+# on the PATH. It rewrites cuda/reference/h200.json; never edit that by hand.
+.PHONY: reference compare
+reference:
+	go build -o $(ROOT)/build/coalesce ./cmd/coalesce
+	$(ROOT)/build/coalesce run -ncu -record cuda/reference/h200.json cuda/reference/sweep.jsonl > $(ROOT)/build/sweep_results.jsonl
+
+# The model beside the measurement for every spec of the sweep: live on a GPU
+# machine, else from the recorded reference.
+compare:
+	go build -o $(ROOT)/build/coalesce ./cmd/coalesce
+	$(ROOT)/build/coalesce compare cuda/reference/sweep.jsonl

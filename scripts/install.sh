@@ -47,9 +47,11 @@ run_quiet() {
 
 cd "$ROOT"
 command -v go >/dev/null || die "go is not on PATH (the course needs Go $(sed -n 's/^go //p' go.mod))"
-command -v "$PYTHON" >/dev/null || die "$PYTHON is not on PATH (Python >= 3.11 is needed)"
-"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
-  die "$PYTHON is $("$PYTHON" -V 2>&1); Python >= 3.11 is needed"
+# 3.11.5: the oldest Python every package of requirements.txt installs on
+# (soupsieve 4.1 needs it; Debian 12's python3 is 3.11.2, too old).
+command -v "$PYTHON" >/dev/null || die "$PYTHON is not on PATH (Python >= 3.11.5 is needed)"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11, 5))' ||
+  die "$PYTHON is $("$PYTHON" -V 2>&1); Python >= 3.11.5 is needed (set PYTHON=/path/to/python3.12, say)"
 
 # ---------------------------------------------------------------- 1. venv
 py_stamp="$VENV/.coalesce-requirements.sha256"
@@ -87,14 +89,10 @@ if [[ "$FORCE" == 1 || "$tools_ok" == 0 || "$(cat "$tools_stamp" 2>/dev/null)" !
   run_quiet "building gonb" go build -o "$BIN_DIR/gonb" github.com/janpfeifer/gonb
   run_quiet "building goimports" go build -o "$BIN_DIR/goimports" golang.org/x/tools/cmd/goimports
   if [[ "$INSTALL_GOPLS" == 1 ]]; then
-    # gopls must be built against the golang.org/x/tools version its own go.mod
-    # pins; inside this module the build list selects a newer x/tools that
-    # gopls does not compile with. So build it as its own main module, at the
-    # version go.mod pins.
-    gopls_version="$(go list -m -f '{{.Version}}' golang.org/x/tools/gopls)"
-    say "building gopls $gopls_version into $BIN_DIR"
-    run_quiet "building gopls" env GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false \
-      go install "golang.org/x/tools/gopls@$gopls_version"
+    # go.mod holds golang.org/x/tools at the version gopls pins, so gopls
+    # builds from this module's build list like the other tools.
+    say "building gopls $(go list -m -f '{{.Version}}' golang.org/x/tools/gopls) into $BIN_DIR"
+    run_quiet "building gopls" go build -o "$BIN_DIR/gopls" golang.org/x/tools/gopls
   fi
   # Warm the build cache with what notebook cells compile (gonbui and the
   # standard library packages it pulls in), so the first cell is not slow.
