@@ -200,13 +200,25 @@ func (m *l2) kept(since, capacity float64, line uint64, at int) bool {
 	return u < (hi-since)/(hi-lo)
 }
 
-// sparse reports whether a line holds nothing but a few written sectors:
-// no data read from DRAM and fewer than four sectors dirty. The H200 keeps
-// far fewer such lines to the end of a launch (strided_write at stride 32
-// and 128 leaves under 3 MB of 16 to 67 MB in the L2, where a copy leaves
-// 19 MB), so they have a capacity of their own, SparseDirtyL2Bytes.
+// sparse reports whether a line holds written data only in part: no data
+// read from DRAM, and fewer than four sectors dirty or a sector written
+// only in part. The H200 keeps far fewer such lines to the end of a launch
+// (strided_write leaves under 3 MB of 16 to 67 MB in the L2 at strides 32
+// and 128, and 4 MB of 16 at stride 8, where a copy leaves 19 MB), so they
+// have a capacity of their own, SparseDirtyL2Bytes.
 func sparse(l l2Line) bool {
-	return l.valid == 0 && l.dirty != 1<<sectorsPerLine-1
+	if l.valid != 0 {
+		return false
+	}
+	if l.dirty != 1<<sectorsPerLine-1 {
+		return true
+	}
+	for _, w := range l.written {
+		if w != fullSector {
+			return true
+		}
+	}
+	return false
 }
 
 // fenwick is a binary indexed tree of float64 weights that grows as
