@@ -1,0 +1,68 @@
+package lab
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+)
+
+// LiveTestEnv names the variable that turns on the tests that run the
+// course's kernels on this machine's GPU (they need nvcc, and ncu for the
+// counters): COALESCE_LIVE_TEST=1 go test -run GPU ./lessons/lab
+const LiveTestEnv = "COALESCE_LIVE_TEST"
+
+func TestGPULive(t *testing.T) {
+	if os.Getenv(LiveTestEnv) == "" {
+		t.Skipf("set %s=1 on a machine with an NVIDIA GPU and the CUDA toolkit", LiveTestEnv)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	src, err := OpenSource(ctx, "live")
+	require.NoError(t, err)
+	assert.Regexp(t, `^live: \S.*, \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$`, src.Label)
+	t.Log(src.Label)
+
+	// Launches the reference does not hold: live, they are measured all the same.
+	s1 := Spec(`{"kernel":"strided_copy","n":4194304,"stride":1}`)
+	s32 := Spec(`{"kernel":"strided_copy","n":4194304,"stride":32}`)
+	m, err := src.Measure(s1, s32)
+	require.NoError(t, err)
+	assert.True(t, m.Live)
+	assert.Equal(t, src.Label, m.Source)
+	for _, r := range m.Results {
+		assert.True(t, r.Verified, "%s", r.Spec)
+		assert.Greater(t, r.TimeMs, 0.0)
+	}
+	t.Log("\n" + m.Table().String())
+
+	if _, err := findNcu(); err != nil {
+		t.Logf("no ncu (%v): the counters are not checked live", err)
+		return
+	}
+	r, _ := m.Result(s32)
+	assert.Equal(t, 32.0, r.Metrics[metrics.LdSectors]/r.Metrics[metrics.LdRequests], "stride 32: a sector per lane")
+
+	tb, err := src.Counters([]Case{{"stride 2", Spec(`{"kernel":"strided_copy","n":4194304,"stride":2}`)}})
+	require.NoError(t, err)
+	for _, row := range tb.Rows {
+		if row[4] == "exact" {
+			assert.Equal(t, row[2], row[3], "%s: model and ncu", row[1])
+		}
+	}
+	t.Log("\n" + tb.String())
+
+	vs, err := src.Versus(Case{"stride 1", s1}, Case{"stride 32", s32})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"L1 sector bytes per useful byte", "1", "8", "×8", "1", "8", "×8"}, vs.Rows[0])
+	t.Log("\n" + vs.String())
+
+	p, err := src.Profile(Spec(`{"kernel":"vectorized_copy","n":4194304,"width":4}`))
+	require.NoError(t, err)
+	assert.Contains(t, p.Command, "ncu --clock-control none")
+	t.Log("\n" + p.Counters().String())
+}

@@ -1,0 +1,174 @@
+package lab
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/janpfeifer/gonb/gonbui"
+
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// Output is where the package prints text: a cell's standard output.
+var Output io.Writer = os.Stdout
+
+// Stderr is where Must prints the error that ends a cell.
+var Stderr io.Writer = os.Stderr
+
+// exit ends the program; tests replace it.
+var exit = os.Exit
+
+// Must returns v when err is nil. Otherwise it prints err to Stderr and
+// ends the program with status 1: in a notebook, the cell stops there and
+// shows the error in red. Use it around the calls of a cell:
+//
+//	m := lab.Must(lab.Measure(specs...))
+func Must[T any](v T, err error) T {
+	if err != nil {
+		fmt.Fprintf(Stderr, "error: %v\n", err)
+		exit(1)
+	}
+	return v
+}
+
+// ParseSpec parses an experiment spec (see lessons/spec), written as a
+// JSON object. With args, the object is first formatted with fmt.Sprintf,
+// so that a cell can build a spec from its variables:
+//
+//	lab.ParseSpec(`{"kernel":"strided_copy","n":1048576,"stride":%d}`, stride)
+func ParseSpec(format string, args ...any) (spec.Spec, error) {
+	js := format
+	if len(args) > 0 {
+		js = fmt.Sprintf(format, args...)
+	}
+	s, err := spec.Parse([]byte(js))
+	if err != nil {
+		return spec.Spec{}, fmt.Errorf("lab: %s: %w", strings.TrimSpace(js), err)
+	}
+	return s, nil
+}
+
+// Spec is ParseSpec for a notebook cell: a spec that does not parse ends
+// the cell with the error (see Must).
+func Spec(format string, args ...any) spec.Spec {
+	return Must(ParseSpec(format, args...))
+}
+
+// Lanes returns a full warp in which lane l accesses size bytes at
+// address base + l*step: the shape of every access of the course's
+// kernels but the gather.
+func Lanes(base, step uint64, size int) sectors.Warp {
+	w := sectors.Warp{Size: size, Active: sectors.AllLanes}
+	for l := range sectors.WarpSize {
+		w.Addr[l] = base + uint64(l)*step
+	}
+	return w
+}
+
+// Explain coalesces one warp (sectors.Coalesce) and prints, for every
+// sector it touches, the sector's bytes, the lanes in it and how many of
+// its 32 bytes they use, then the totals:
+//
+//	4 sectors in 1 line: 128 bytes fetched for 128 bytes used, efficiency 100%
+//
+// It returns the access, for the cell to use further.
+func Explain(w sectors.Warp) (sectors.Access, error) {
+	a, err := sectors.Coalesce(w)
+	if err != nil {
+		return a, fmt.Errorf("lab: %w", err)
+	}
+	tw := tabwriter.NewWriter(Output, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "sector (bytes)\tline\tlanes\tbytes used")
+	const maxRows = 12
+	rows := a.Sectors
+	if len(rows) > maxRows {
+		rows = rows[:maxRows-1]
+	}
+	for _, s := range rows {
+		fmt.Fprintf(tw, "%d-%d\t%d\t%s\t%d of %d\n", s.Addr, s.Addr+sectors.SectorBytes-1,
+			s.Line()/sectors.LineBytes, laneList(s.Lanes), s.UsedBytes(), sectors.SectorBytes)
+	}
+	if err := tw.Flush(); err != nil {
+		return a, err
+	}
+	if more := len(a.Sectors) - len(rows); more > 0 {
+		fmt.Fprintf(Output, "... and %s more\n", plural(more, "sector"))
+	}
+	_, err = fmt.Fprintf(Output, "%s in %s: %d bytes fetched for %d bytes used, efficiency %s\n",
+		plural(len(a.Sectors), "sector"), plural(a.Lines, "line"), a.FetchedBytes(), a.UsefulBytes, Percent(a.Efficiency()))
+	return a, err
+}
+
+// laneList writes a lane mask as ranges: "0-7", "0, 2, 4".
+func laneList(mask uint32) string {
+	var parts []string
+	for l := 0; l < sectors.WarpSize; l++ {
+		if mask&(1<<l) == 0 {
+			continue
+		}
+		end := l
+		for end+1 < sectors.WarpSize && mask&(1<<(end+1)) != 0 {
+			end++
+		}
+		if end == l {
+			parts = append(parts, fmt.Sprint(l))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", l, end))
+		}
+		l = end
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "ch") || strings.HasSuffix(what, "s") {
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Status prints, for the top of a lesson, what the sector model describes
+// and where this notebook's measurements come from (see OpenSource): the
+// label every measured figure of the notebook carries.
+func Status() {
+	d, err := devices.Lookup(spec.DefaultDevice)
+	if err != nil {
+		fmt.Fprintf(Output, "Model: no device profile: %v\n", err)
+	} else {
+		fmt.Fprintf(Output, "Model: the sector model of the %s (device %q): %d SMs, %s of L2, %d-byte sectors in %d-byte lines, L2 fetch granularity %d bytes.\n",
+			d.GPU, d.Name, d.SMs, bytesIEC(d.L2Bytes), d.SectorBytes, d.LineBytes, d.DefaultL2Fetch)
+	}
+	src, err := source()
+	switch {
+	case err != nil:
+		fmt.Fprintf(Output, "Measurements: none: %v\n", err)
+	case src.Live:
+		fmt.Fprintf(Output, "Measurements: %s: this machine's GPU runs the kernels.\n", src.Label)
+	default:
+		fmt.Fprintf(Output, "Measurements: %s (the course's reference; %s).\n", src.Label, src.Why)
+	}
+	if gonbui.IsNotebook {
+		gonbui.Sync()
+	}
+}
+
+// bytesIEC writes a byte count in KiB, MiB or GiB when it is a whole number of them.
+func bytesIEC(b int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b >= u.size && b%u.size == 0 {
+			return fmt.Sprintf("%d %s", b/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", b)
+}

@@ -1,0 +1,190 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+)
+
+func TestFormat(t *testing.T) {
+	tests := []struct {
+		v    any
+		want string
+	}{
+		{"text", "text"},
+		{8388608, "8,388,608"},
+		{int64(-1234567), "-1,234,567"},
+		{128.0, "128"},
+		{4.999999523, "5"},
+		{0.125, "0.125"},
+		{16.294952392578125, "16.29"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Format(tt.v), "Format(%v)", tt.v)
+	}
+	assert.Equal(t, "100%", Percent(1))
+	assert.Equal(t, "12.5%", Percent(0.125))
+	assert.Equal(t, "88.9%", Percent(0.888888922738442))
+	assert.Equal(t, "4.42", Ratio(4.419588330030506))
+	assert.Equal(t, "16.2", Ratio(16.184852048353697))
+	assert.Equal(t, "0", Ratio(0))
+	assert.Equal(t, "999", Count(999))
+	assert.Equal(t, "1,000", Count(999.6))
+}
+
+func TestTable(t *testing.T) {
+	tb := NewTable("case", "sectors", "share")
+	tb.Caption = "Model: the sector model."
+	tb.AddRow("a <b>", 4, "latency")
+	tb.AddRow("short row")
+	tb.AddRow("long row", 1, 2, 3)
+	tb.Notes = []string{"a note"}
+
+	text := tb.String()
+	assert.Equal(t, "Model: the sector model.\n"+
+		"case       sectors  share\n"+
+		"a <b>      4        latency\n"+
+		"short row  —        —\n"+
+		"long row   1        2\n"+
+		"a note\n", text)
+
+	html := tb.HTML()
+	assert.Contains(t, html, "<i>Model: the sector model.</i>")
+	assert.Contains(t, html, ">a &lt;b&gt;</td>", "cells are escaped")
+	assert.Equal(t, 4, strings.Count(html, "<tr>"), "a header and three rows")
+	assert.Contains(t, html, `<td style="text-align:right;padding:0.15em 0 0.15em 1.2em">4</td>`, "figures to the right")
+	assert.Contains(t, html, `<td style="text-align:left;padding:0.15em 1em 0.15em 0">latency</td>`, "words to the left")
+	assert.Contains(t, html, `<td style="text-align:right;padding:0.15em 0 0.15em 1.2em">—</td>`, "missing figures too")
+
+	out := capture(t)
+	tb.Show()
+	assert.Equal(t, text, out.String(), "outside GoNB, Show prints the text")
+}
+
+// The seed's table, through ModelTable: the figures the notebooks assert.
+func TestModelTableSeed(t *testing.T) {
+	tb, err := ModelTable([]Case{
+		{"coalesced", Spec(`{"kernel":"coalesced_copy","n":65536}`)},
+		{"stride 32", Spec(`{"kernel":"strided_copy","n":65536,"stride":32}`)},
+		{"AoS 16 B", Spec(`{"kernel":"update_x_aos","n":65536,"struct_bytes":16}`)},
+		{"SoA", Spec(`{"kernel":"update_x_soa","n":65536}`)},
+	}, LdSectorsPerRequest, UsefulBytesPerRequest, Efficiency)
+	require.NoError(t, err)
+	assert.Equal(t, [][]string{
+		{"coalesced", "4", "128", "100%"},
+		{"stride 32", "32", "128", "12.5%"},
+		{"AoS 16 B", "16", "128", "25%"},
+		{"SoA", "4", "128", "100%"},
+	}, tb.Rows)
+	assert.Equal(t, "Model: the sector model of the NVIDIA H200.", tb.Caption)
+
+	_, err = ModelTable(nil, Efficiency)
+	assert.ErrorContains(t, err, "no case")
+}
+
+func TestCompareRecorded(t *testing.T) {
+	src := recordedSource(t)
+	tb, err := src.Compare([]Case{
+		{"stride 32", Spec(`{"kernel":"strided_copy","n":67108864,"stride":32}`)},
+		{"stride 128", Spec(`{"kernel":"strided_copy","n":67108864,"stride":128}`)},
+	}, LdSectorsPerRequest, Efficiency, UsefulGBps, InFlightPerSM, TimeBound, MeasuredOnly(OfMemcpy))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"case", "ld sectors/request, model", "ld sectors/request, measured",
+		"efficiency (useful ÷ fetched), model", "useful GB/s, model", "useful GB/s, measured",
+		"load bytes in flight per SM, model", "time set by, model", "of cudaMemcpy, measured"}, tb.Header,
+		"figures with one side get one column")
+	require.Len(t, tb.Rows, 2)
+	assert.Equal(t, []string{"stride 32", "32", "32", "12.5%"}, tb.Rows[0][:4])
+	assert.NotEqual(t, Missing, tb.Rows[0][5], "a measured bandwidth")
+	assert.Contains(t, []string{"bandwidth", "latency", "block starts"}, tb.Rows[0][7])
+	assert.Regexp(t, `^\d+(\.\d+)?%$`, tb.Rows[0][8])
+	assert.Contains(t, tb.Caption, "Model: the sector model of the NVIDIA H200. Measured: recorded on NVIDIA H200, ")
+
+	_, err = src.Compare([]Case{{"not recorded", Spec(`{"kernel":"strided_copy","n":4096,"stride":32}`)}}, UsefulGBps)
+	assert.ErrorIs(t, err, ErrNotRecorded)
+}
+
+func TestVersusRecorded(t *testing.T) {
+	src := recordedSource(t)
+	tb, err := src.Versus(
+		Case{"stride 1", Spec(`{"kernel":"strided_copy","n":67108864,"stride":1}`)},
+		Case{"stride 32", Spec(`{"kernel":"strided_copy","n":67108864,"stride":32}`)},
+	)
+	require.NoError(t, err)
+	require.Len(t, tb.Rows, 3)
+	// The L1's multiple is the seed's 8, in the model and in ncu's counts.
+	assert.Equal(t, []string{"L1 sector bytes per useful byte", "1", "8", "×8", "1", "8", "×8"}, tb.Rows[0])
+	assert.Equal(t, "time per useful MB (µs)", tb.Rows[2][0])
+	assert.Regexp(t, `^×1[0-9](\.\d+)?$`, tb.Rows[2][6], "stride 32 is measured well over 8 times slower")
+	assert.Contains(t, tb.Notes[0], "stride 32: strided_copy, stride 32, n 2^26.")
+}
+
+func TestCountersRecorded(t *testing.T) {
+	src := recordedSource(t)
+	tb, err := src.Counters([]Case{{"stride 2", Spec(`{"kernel":"strided_copy","n":67108864,"stride":2}`)}})
+	require.NoError(t, err)
+	require.Len(t, tb.Rows, len(metrics.All))
+	for _, r := range tb.Rows {
+		if r[4] == "exact" {
+			assert.Equal(t, r[2], r[3], "%s: the model's L1 counts equal ncu's", r[1])
+		} else {
+			assert.Equal(t, "an estimate", r[4])
+		}
+	}
+	assert.Equal(t, []string{"stride 2", metrics.LdSectors, "8,388,608", "8,388,608", "exact"}, tb.Rows[1])
+}
+
+func TestMeasurementsTable(t *testing.T) {
+	src := recordedSource(t)
+	m, err := src.Measure(Spec(`{"kernel":"gather_copy","n":33554432,"index_pattern":"random_perm"}`))
+	require.NoError(t, err)
+	text := m.Table().String()
+	assert.Regexp(t, `(?m)^gather_copy, random_perm, n 2\^25 +\d+\.\d +\d+ +\d+(\.\d+)?% +18 +4 +\d\.\d\d$`, text)
+	assert.Contains(t, text, "Counters: ncu ")
+}
+
+func TestDescribe(t *testing.T) {
+	tests := map[string]string{
+		`{"kernel":"strided_copy","n":67108864,"stride":32}`:                    "strided_copy, stride 32, n 2^26",
+		`{"kernel":"coalesced_copy","n":1000,"elem_bytes":8,"block":100}`:       "coalesced_copy, elem 8 B, block 100, n 1000",
+		`{"kernel":"update_x_aos","n":16,"struct_bytes":16,"field_offset":4}`:   "update_x_aos, struct 16 B, x at 4, n 2^4",
+		`{"kernel":"sum_fields_aos","n":16,"struct_bytes":32,"vector":true}`:    "sum_fields_aos, struct 32 B, float4 loads, n 2^4",
+		`{"kernel":"strided_read","n":64,"stride":2,"l2_fetch_granularity":32}`: "strided_read, stride 2, L2 fetch 32 B, n 2^6",
+		`{"kernel":"grid_stride_copy","n":64,"width":4,"unroll":2,"grid":3}`:    "grid_stride_copy, width 4, unroll 2, grid 3, n 2^6",
+		`{"kernel":"gather_copy","n":64,"index_pattern":"sorted_random"}`:       "gather_copy, sorted_random, n 2^6",
+	}
+	for js, want := range tests {
+		assert.Equal(t, want, Describe(Spec("%s", js)))
+	}
+}
+
+func TestPlanted(t *testing.T) {
+	src := recordedSource(t)
+	g, err := grader.New(grader.Options{Measurements: grader.Reference(src.Ref)})
+	require.NoError(t, err)
+	out := capture(t)
+	require.NoError(t, planted(g, "01-sectors/sectors-float", 128))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 3)
+	assert.Equal(t, "planted right answer 4: 01-sectors/sectors-float: RIGHT (1 of 1 point, graded against the model)", lines[0])
+	assert.Equal(t, "planted wrong answer 128: 01-sectors/sectors-float: WRONG (0 of 1 point, graded against the model)", lines[1])
+	assert.Contains(t, lines[2], "Hint: ")
+
+	assert.ErrorIs(t, planted(g, "01-sectors/no-such-exercise", 1), grader.ErrUnknownExercise)
+}
+
+// An exercise graded by measurement plants the measured answer.
+func TestPlantedMeasured(t *testing.T) {
+	src := recordedSource(t)
+	g, err := grader.New(grader.Options{Measurements: grader.Reference(src.Ref)})
+	require.NoError(t, err)
+	out := capture(t)
+	require.NoError(t, planted(g, "08-h200/dram-stride-32", 1))
+	assert.Regexp(t, `^planted right answer \S+: 08-h200/dram-stride-32: RIGHT \(2 of 2 points, graded against the measurement\)\n`, out.String())
+	assert.Contains(t, out.String(), "planted wrong answer 1: 08-h200/dram-stride-32: WRONG")
+}
