@@ -119,14 +119,24 @@ func (d *bandwidthData) deviceOf(s spec.Spec) error {
 }
 
 // strideBandwidth is the data of BandwidthVsStride.
-func strideBandwidth(model []sectors.Prediction, m Measurements) (bandwidthData, error) {
-	var d bandwidthData
+// strideSweep checks that model is one launch swept over strides, of a
+// strided kernel, and returns its base and its predictions in stride order.
+func strideSweep(model []sectors.Prediction) (spec.Spec, []sectors.Prediction, error) {
 	base, preds, err := sweep(model, clearStride, strideKey, "strides")
 	if err != nil {
-		return d, err
+		return base, nil, err
 	}
 	if !isStrided(base.Kernel) {
-		return d, fmt.Errorf("plots: stride charts draw strided_copy, strided_read or strided_write, not %s", base.Kernel)
+		return base, nil, fmt.Errorf("plots: stride charts draw strided_copy, strided_read or strided_write, not %s", base.Kernel)
+	}
+	return base, preds, nil
+}
+
+func strideBandwidth(model []sectors.Prediction, m Measurements) (bandwidthData, error) {
+	var d bandwidthData
+	base, preds, err := strideSweep(model)
+	if err != nil {
+		return d, err
 	}
 	d.base = base
 	pts := timed(m.Like(base, clearStride))
@@ -331,12 +341,9 @@ type dramData struct {
 
 func strideDRAM(model []sectors.Prediction, m Measurements) (dramData, error) {
 	var d dramData
-	base, preds, err := sweep(model, clearStride, strideKey, "strides")
+	base, preds, err := strideSweep(model)
 	if err != nil {
 		return d, err
-	}
-	if !isStrided(base.Kernel) {
-		return d, fmt.Errorf("plots: stride charts draw strided_copy, strided_read or strided_write, not %s", base.Kernel)
 	}
 	d.base = base
 	var pts []Measured

@@ -148,41 +148,39 @@ type sim struct {
 // m.addr relative to the buffer's start (which is 256-byte aligned, so
 // sectors and lines are the same as for absolute addresses).
 func (m *sim) ld(buf, size int, active uint32, access string) {
-	if m.record != nil {
-		m.keep(false, buf, size, active, access)
-		return
-	}
-	if active == 0 {
-		return
-	}
-	n, useful := m.coalesce(size, active)
-	m.ldReq++
-	m.ldSec += int64(n)
-	m.useful += int64(useful)
-	b := m.l2.bufs[buf]
-	for i := range n {
-		if tracked(b, m.co.sec[i]) {
-			m.l2.load(b, m.co.sec[i])
-		}
-	}
+	m.issue(false, buf, size, active, access)
 }
 
 func (m *sim) st(buf, size int, active uint32, access string) {
+	m.issue(true, buf, size, active, access)
+}
+
+func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 	if m.record != nil {
-		m.keep(true, buf, size, active, access)
+		m.keep(store, buf, size, active, access)
 		return
 	}
 	if active == 0 {
 		return
 	}
 	n, useful := m.coalesce(size, active)
-	m.stReq++
-	m.stSec += int64(n)
 	m.useful += int64(useful)
 	b := m.l2.bufs[buf]
+	if store {
+		m.stReq++
+		m.stSec += int64(n)
+		for i := range n {
+			if tracked(b, m.co.sec[i]) {
+				m.l2.store(b, m.co.sec[i], m.co.used[i])
+			}
+		}
+		return
+	}
+	m.ldReq++
+	m.ldSec += int64(n)
 	for i := range n {
 		if tracked(b, m.co.sec[i]) {
-			m.l2.store(b, m.co.sec[i], m.co.used[i])
+			m.l2.load(b, m.co.sec[i])
 		}
 	}
 }
