@@ -45,6 +45,9 @@ func (c *coalescer) run(addr *[WarpSize]uint64, size int, active uint32) (sector
 	n := 0
 	var descending uint64
 	prev := uint64(0)
+	if active == AllLanes && c.fullWarp(addr, size) {
+		return c.countUseful()
+	}
 	for m := active; m != 0; m &= m - 1 {
 		lo := addr[bits.TrailingZeros32(m)&(WarpSize-1)]
 		off := int(lo % SectorBytes)
@@ -71,6 +74,38 @@ func (c *coalescer) run(addr *[WarpSize]uint64, size int, active uint32) (sector
 	} else {
 		c.mergeRuns()
 	}
+	return c.countUseful()
+}
+
+// fullWarp is run's loop for a warp whose 32 lanes are all active and none
+// of whose accesses crosses a sector: the gather's common case, without the
+// mask walk. It reports false, having done nothing useful, when some lane
+// crosses a sector, and leaves the caller to take the general loop.
+func (c *coalescer) fullWarp(addr *[WarpSize]uint64, size int) bool {
+	var descending uint64
+	prev := uint64(0)
+	for l, lo := range addr {
+		off := int(lo % SectorBytes)
+		if off+size > SectorBytes {
+			return false
+		}
+		s := lo / SectorBytes
+		c.sec[l], c.used[l] = s, (uint32(1)<<size-1)<<off
+		_, b := bits.Sub64(s, prev, 0)
+		descending |= b
+		prev = s
+	}
+	c.n = WarpSize
+	if descending != 0 {
+		c.dedupe()
+	} else {
+		c.mergeRuns()
+	}
+	return true
+}
+
+// countUseful returns the sector count and the distinct bytes used.
+func (c *coalescer) countUseful() (sectors, useful int) {
 	for i := range c.n {
 		useful += bits.OnesCount32(c.used[i])
 	}

@@ -267,9 +267,16 @@ func (m *sim) warp(t0 int64, present int) {
 		m.affine(uint64(t0)*4, 4)
 		m.ld(bufIdx, 4, act, "idx[t]")
 		m.affineSet = false
-		for l := range WarpSize {
-			if act&(1<<l) != 0 {
-				m.addr[l] = uint64(m.idx[t0+int64(l)]) * 4
+		if act == AllLanes {
+			idx := m.idx[t0 : t0+WarpSize : t0+WarpSize]
+			for l, v := range idx {
+				m.addr[l] = uint64(v) * 4
+			}
+		} else {
+			for l := range WarpSize {
+				if act&(1<<l) != 0 {
+					m.addr[l] = uint64(m.idx[t0+int64(l)]) * 4
+				}
 			}
 		}
 		m.ld(bufIn, 4, act, "in[idx[t]]")
