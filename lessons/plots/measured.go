@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
@@ -196,18 +198,12 @@ func (m Measurements) Like(base spec.Spec, vary func(*spec.Spec)) []Measured {
 	return out
 }
 
-// sortedBy returns pts sorted by key.
-func sortedBy(pts []Measured, key func(spec.Spec) float64) []Measured {
-	out := slices.Clone(pts)
-	slices.SortStableFunc(out, func(a, b Measured) int {
-		ka, kb := key(a.Spec), key(b.Spec)
-		switch {
-		case ka < kb:
-			return -1
-		case ka > kb:
-			return 1
-		}
-		return 0
-	})
+// sortedBy returns a copy of xs sorted, stably, by key of each one's spec.
+func sortedBy[T any](xs []T, specOf func(T) spec.Spec, key func(spec.Spec) float64) []T {
+	out := slices.Clone(xs)
+	slices.SortStableFunc(out, func(a, b T) int { return cmp.Compare(key(specOf(a)), key(specOf(b))) })
 	return out
 }
+
+func measuredSpec(m Measured) spec.Spec             { return m.Spec }
+func predictionSpec(p sectors.Prediction) spec.Spec { return p.Spec }

@@ -61,18 +61,7 @@ func sweep(model []sectors.Prediction, clear func(*spec.Spec), key func(spec.Spe
 			return spec.Spec{}, nil, fmt.Errorf("plots: the predictions are not one launch at several %s: %s and %s", what, model[0].Spec, p.Spec)
 		}
 	}
-	sorted := slices.Clone(model)
-	slices.SortStableFunc(sorted, func(a, b sectors.Prediction) int {
-		ka, kb := key(a.Spec), key(b.Spec)
-		switch {
-		case ka < kb:
-			return -1
-		case ka > kb:
-			return 1
-		}
-		return 0
-	})
-	return base, sorted, nil
+	return base, sortedBy(model, predictionSpec, key), nil
 }
 
 func strideKey(s spec.Spec) float64 { return float64(s.Stride) }
@@ -149,7 +138,7 @@ func strideBandwidth(model []sectors.Prediction, m Measurements) (bandwidthData,
 		}
 		d.model = append(d.model, plotter.XY{X: strideKey(p.Spec), Y: usefulGBps(p.Spec, p.TimeSeconds)})
 	}
-	for _, p := range sortedBy(pts, strideKey) {
+	for _, p := range sortedBy(pts, measuredSpec, strideKey) {
 		d.measured = append(d.measured, plotter.XY{X: strideKey(p.Spec), Y: usefulGBps(p.Spec, p.Seconds)})
 	}
 	return d, d.deviceOf(base)
@@ -204,7 +193,7 @@ func structBandwidth(aos []sectors.Prediction, soa sectors.Prediction, m Measure
 		d.model = append(d.model, plotter.XY{X: structKey(p.Spec), Y: usefulGBps(p.Spec, p.TimeSeconds)})
 	}
 	d.ref = usefulGBps(soa.Spec, soa.TimeSeconds)
-	for _, p := range sortedBy(pts, structKey) {
+	for _, p := range sortedBy(pts, measuredSpec, structKey) {
 		d.measured = append(d.measured, plotter.XY{X: structKey(p.Spec), Y: usefulGBps(p.Spec, p.Seconds)})
 	}
 	if len(soaPts) > 0 {
@@ -370,7 +359,7 @@ func strideDRAM(model []sectors.Prediction, m Measurements) (dramData, error) {
 		d.sectorModel = append(d.sectorModel, plotter.XY{X: x, Y: sec})
 		d.dramModel = append(d.dramModel, plotter.XY{X: x, Y: dram})
 	}
-	for _, p := range sortedBy(pts, strideKey) {
+	for _, p := range sortedBy(pts, measuredSpec, strideKey) {
 		x := strideKey(p.Spec)
 		useful := float64(p.Spec.UsefulBytes())
 		dram := (p.Metrics[metrics.DRAMRead] + p.Metrics[metrics.DRAMWrite]) / useful
