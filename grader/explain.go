@@ -1,13 +1,13 @@
 package grader
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -66,7 +66,7 @@ func warpSection(e *Exercise, q quantity, p *Part, i, n int) Section {
 	ins := warpInstrs(s, idx, 0, 0)
 	lanes := min(int64(s.Block), sectors.WarpSize, s.Threads())
 	sec.Lines = append(sec.Lines, fmt.Sprintf("Warp 0 of block 0 (threads 0–%d) issues %s:",
-		lanes-1, plural(len(ins), "memory instruction")))
+		lanes-1, words.Plural(len(ins), "memory instruction")))
 	shown := 0
 	for _, in := range ins {
 		if !relevant(e.Quantity, in) {
@@ -77,11 +77,11 @@ func warpSection(e *Exercise, q quantity, p *Part, i, n int) Section {
 	}
 	if shown < len(ins) {
 		sec.Lines = append(sec.Lines, fmt.Sprintf("(%d more %s not shown: the question counts %s only.)",
-			len(ins)-shown, pluralWord(len(ins)-shown, "instruction"), map[bool]string{true: "stores", false: "loads"}[strings.HasPrefix(e.Quantity, "st_") || strings.Contains(e.Quantity, "_op_st")]))
+			len(ins)-shown, words.Noun(len(ins)-shown, "instruction"), map[bool]string{true: "stores", false: "loads"}[strings.HasPrefix(e.Quantity, "st_") || strings.Contains(e.Quantity, "_op_st")]))
 	}
 	if r := s.Block % sectors.WarpSize; r != 0 {
 		sec.Lines = append(sec.Lines, fmt.Sprintf("Blocks of %d threads run as %d warps; the last has %s, and still issues a whole request for each instruction.",
-			s.Block, (s.Block+sectors.WarpSize-1)/sectors.WarpSize, plural(r, "active lane")))
+			s.Block, (s.Block+sectors.WarpSize-1)/sectors.WarpSize, words.Plural(r, "active lane")))
 	}
 	return sec
 }
@@ -126,7 +126,7 @@ func instrLines(in instr) []string {
 	if len(nums) > 8 {
 		list = strings.Join(nums[:4], ", ") + ", …, " + nums[len(nums)-1]
 	}
-	lines = append(lines, fmt.Sprintf("  → %s (%s): %s", plural(len(a.Sectors), "sector"), plural(a.Lines, "128-byte line"), list))
+	lines = append(lines, fmt.Sprintf("  → %s (%s): %s", words.Plural(len(a.Sectors), "sector"), words.Plural(a.Lines, "128-byte line"), list))
 	lines = append(lines, "  → "+usedLine(used))
 	lines = append(lines, fmt.Sprintf("  → %d bytes used of %d × 32 = %d fetched: %s",
 		a.UsefulBytes, len(a.Sectors), a.FetchedBytes(), pct(a.Efficiency())))
@@ -293,7 +293,7 @@ func coldWarpLine(s spec.Spec, all []spec.Spec) string {
 	}
 	fetched := len(blocks) * s.L2Fetch
 	return fmt.Sprintf("Warp 0 of %s, from a cold L2: its loads touch %s of %d bytes = %d bytes from DRAM for %d bytes used: %s per useful byte.",
-		specLabel(s, all), plural(len(blocks), "fetch block"), s.L2Fetch, fetched, used, fmtNum(float64(fetched)/float64(used)))
+		specLabel(s, all), words.Plural(len(blocks), "fetch block"), s.L2Fetch, fetched, used, fmtNum(float64(fetched)/float64(used)))
 }
 
 func timeSection(k *Key) Section {
@@ -364,35 +364,12 @@ func profileGPU(s spec.Spec) string {
 }
 
 // specLabel names a spec briefly by what sets it apart from the others of
-// its exercise: "stride 32", or the whole spec when nothing does.
+// its exercise: "strided_copy (stride 32)", or its kernel when nothing does.
 func specLabel(s spec.Spec, all []spec.Spec) string {
-	if len(all) < 2 || all[0].Kernel != all[1].Kernel {
-		return string(s.Kernel)
+	if diff := s.Differences(all); len(diff) > 0 {
+		return fmt.Sprintf("%s (%s)", s.Kernel, strings.Join(diff, ", "))
 	}
-	var diff []string
-	for _, f := range spec.Fields(s.Kernel) {
-		v := fieldString(s, f)
-		same := true
-		for _, o := range all {
-			if o.Kernel != s.Kernel || fieldString(o, f) != v {
-				same = false
-			}
-		}
-		if !same {
-			diff = append(diff, f+" "+v)
-		}
-	}
-	if len(diff) == 0 {
-		return string(s.Kernel)
-	}
-	return fmt.Sprintf("%s (%s)", s.Kernel, strings.Join(diff, ", "))
-}
-
-func fieldString(s spec.Spec, field string) string {
-	var m map[string]any
-	b, _ := s.MarshalJSON()
-	_ = json.Unmarshal(b, &m)
-	return fmt.Sprint(m[field])
+	return string(s.Kernel)
 }
 
 // fmtNum prints a number for a person: integers whole, others to four
@@ -468,15 +445,4 @@ func bytesStr(b float64) string {
 		return fmt.Sprintf("%s B (%.4g kB)", fmtNum(b), b/1e3)
 	}
 	return fmtNum(b) + " B"
-}
-
-func plural(n int, word string) string {
-	return strconv.Itoa(n) + " " + pluralWord(n, word)
-}
-
-func pluralWord(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }

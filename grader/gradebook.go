@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/coalescing-course/coalesce/internal/words"
 )
 
 // Status is the verdict column of a gradebook row.
@@ -307,7 +309,7 @@ func (g *Grader) learnerRows(learner string, subs []*Submission, exercises []*Ex
 					}
 				}
 				notes = append(notes, fmt.Sprintf("%s for this exercise not graded (%s): the first readable one counts",
-					plural(others, "other call"), strings.Join(where, "; ")))
+					words.Plural(others, "other call"), strings.Join(where, "; ")))
 			}
 		case len(mine) > 0:
 			c := mine[0]
@@ -328,7 +330,7 @@ func (g *Grader) learnerRows(learner string, subs []*Submission, exercises []*Ex
 				}
 			}
 			if bad > 0 {
-				notes = append(notes, fmt.Sprintf("%s of this learner could not be read (see the bad-notebook rows)", plural(bad, "notebook")))
+				notes = append(notes, fmt.Sprintf("%s of this learner could not be read (see the bad-notebook rows)", words.Plural(bad, "notebook")))
 			}
 		}
 		r.Note = strings.Join(notes, "; ")

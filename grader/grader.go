@@ -185,17 +185,3 @@ func Show(v *Verdict) {
 	}
 	fmt.Fprint(w, v.String())
 }
-
-// Question returns the question of exercise id, with its unit, for a
-// notebook to print before it asks for the prediction.
-func Question(id string) (string, error) {
-	b, err := Exercises()
-	if err != nil {
-		return "", err
-	}
-	e, err := b.Exercise(id)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%s (%s)", e.Question, e.Unit), nil
-}

@@ -88,7 +88,7 @@ func computeKey(e *Exercise, meas Measurements, noMeas string) (*Key, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				idx[i], idxErrs[i] = firstIndices(s, sectors.WarpSize)
+				idx[i], idxErrs[i] = s.FirstIndices(sectors.WarpSize)
 			}()
 		}
 	}

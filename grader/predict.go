@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/coalescing-course/coalesce/grader/notebook"
+	"github.com/coalescing-course/coalesce/internal/words"
 )
 
 // ImportPath is the grader package's import path; ModulePath the course's.
@@ -390,7 +391,7 @@ func (ca *cellAST) calls(cell int, names map[string]bool, dot bool) []Call {
 			}
 			switch {
 			case len(call.Args) != 2 || call.Ellipsis.IsValid():
-				c.Problem = fmt.Sprintf("Check takes an exercise id and a number; this call has %s", plural(len(call.Args), "argument"))
+				c.Problem = fmt.Sprintf("Check takes an exercise id and a number; this call has %s", words.Plural(len(call.Args), "argument"))
 				if len(call.Args) > 1 {
 					c.Arg = text(call.Args[1])
 				}

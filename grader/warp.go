@@ -1,47 +1,9 @@
 package grader
 
 import (
-	"slices"
-
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
-
-// firstIndices returns the first k indices of a gather spec's idx array.
-// sorted_random is "the random indices, sorted" (spec.IndexPatterns): its
-// first k are the k smallest of the random pattern's, found without
-// sorting all n of them as Indices must.
-func firstIndices(s spec.Spec, k int) ([]int32, error) {
-	if s.IndexPattern != "sorted_random" || s.IndexFile != "" {
-		idx, err := s.Indices()
-		if err != nil {
-			return nil, err
-		}
-		return idx[:min(k, len(idx))], nil
-	}
-	r := s
-	r.IndexPattern = "random"
-	idx, err := r.Indices()
-	if err != nil {
-		return nil, err
-	}
-	k = min(k, len(idx))
-	// Keep the k smallest in a sorted window: one pass, O(n·k) at worst
-	// and about O(n) for random input, since few values beat the window.
-	low := make([]int32, 0, k)
-	for _, v := range idx {
-		if len(low) == k && v >= low[k-1] {
-			continue
-		}
-		i, _ := slices.BinarySearch(low, v)
-		if len(low) < k {
-			low = append(low, 0)
-		}
-		copy(low[i+1:], low[i:len(low)-1])
-		low[i] = v
-	}
-	return low, nil
-}
 
 // instr is one memory instruction of one warp, for an explanation: which
 // buffer, load or store, what the kernel's source calls it, and the lanes'

@@ -74,17 +74,3 @@ func TestWarpInstrsMatchModel(t *testing.T) {
 		})
 	}
 }
-
-func TestFirstIndices(t *testing.T) {
-	for _, pattern := range []string{"sorted_random", "random", "random_perm", "reverse"} {
-		t.Run(pattern, func(t *testing.T) {
-			s, err := spec.Parse([]byte(`{"kernel":"gather_copy","n":5000,"index_pattern":"` + pattern + `","seed":7}`))
-			require.NoError(t, err)
-			all, err := s.Indices()
-			require.NoError(t, err)
-			got, err := firstIndices(s, 32)
-			require.NoError(t, err)
-			assert.Equal(t, all[:32], got)
-		})
-	}
-}

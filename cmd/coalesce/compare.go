@@ -301,7 +301,7 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow) error {
 	for _, r := range rows {
 		cells := []string{strconv.Itoa(r.Line)}
 		if r.Spec != nil {
-			cells = append(cells, describe(*r.Spec))
+			cells = append(cells, r.Spec.Brief())
 		} else {
 			cells = append(cells, "-")
 		}
@@ -329,38 +329,6 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow) error {
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
-}
-
-// describe writes a spec in one short cell: the kernel and the fields it
-// sets away from their defaults.
-func describe(s spec.Spec) string {
-	var b strings.Builder
-	b.WriteString(string(s.Kernel))
-	fmt.Fprintf(&b, " n=%s", short(float64(s.N)))
-	raw, _ := json.Marshal(s)
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	defaults := map[string]any{
-		spec.FieldBlock: float64(spec.DefaultBlock), spec.FieldElemBytes: float64(spec.DefaultElemBytes),
-		spec.FieldStride: float64(spec.DefaultStride), spec.FieldOffset: float64(0), spec.FieldL2Fetch: float64(spec.DefaultL2Fetch),
-		spec.FieldFieldOffset: float64(0), spec.FieldVector: false, spec.FieldSeed: float64(spec.DefaultSeed),
-		spec.FieldDevice: spec.DefaultDevice, spec.FieldGrid: float64(0),
-	}
-	for _, f := range spec.Fields(s.Kernel) {
-		if f == spec.FieldKernel || f == spec.FieldN {
-			continue
-		}
-		v, ok := m[f]
-		if !ok || v == defaults[f] {
-			continue
-		}
-		name := f
-		if f == spec.FieldL2Fetch {
-			name = "l2"
-		}
-		fmt.Fprintf(&b, " %s=%v", name, v)
-	}
-	return b.String()
 }
 
 // short prints a number in at most about five characters: 8.39M, 512, 0.38.

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -85,26 +86,35 @@ type Time struct {
 //go:embed profiles.json
 var profilesJSON []byte
 
-var (
-	loadOnce sync.Once
-	profiles []Profile
-	loadErr  error
-)
+// load reads profiles.json once.
+var load = sync.OnceValues(func() ([]Profile, error) {
+	var profiles []Profile
+	if err := json.Unmarshal(profilesJSON, &profiles); err != nil {
+		return nil, fmt.Errorf("devices: profiles.json: %w", err)
+	}
+	for _, p := range profiles {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return profiles, nil
+})
 
-func load() ([]Profile, error) {
-	loadOnce.Do(func() {
-		if err := json.Unmarshal(profilesJSON, &profiles); err != nil {
-			loadErr = fmt.Errorf("devices: profiles.json: %w", err)
-			return
-		}
-		for _, p := range profiles {
-			if err := p.Validate(); err != nil {
-				loadErr = err
-				return
-			}
-		}
-	})
-	return profiles, loadErr
+// L2FetchGranularities are the values cudaLimitMaxL2FetchGranularity
+// takes, in bytes: how much the L2 may fetch from DRAM on a miss.
+var L2FetchGranularities = []int{32, 64, 128}
+
+// ValidL2Fetch reports whether b is one of L2FetchGranularities.
+func ValidL2Fetch(b int) bool { return slices.Contains(L2FetchGranularities, b) }
+
+// L2FetchChoices writes L2FetchGranularities for an error message: "32, 64 or 128".
+func L2FetchChoices() string {
+	g := L2FetchGranularities
+	words := make([]string, len(g))
+	for i, v := range g {
+		words[i] = strconv.Itoa(v)
+	}
+	return strings.Join(words[:len(g)-1], ", ") + " or " + words[len(g)-1]
 }
 
 // ErrUnknown is a device name with no profile.
@@ -148,8 +158,8 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("devices: %s: spread %v, want 0 <= spread < 1", p.Name, p.DRAM.Spread)
 	case p.L2Bytes <= 0 || p.DRAM.ReuseL2Bytes <= 0 || p.DRAM.DirtyL2Bytes < 0:
 		return fmt.Errorf("devices: %s: want positive l2_bytes and reuse_l2_bytes", p.Name)
-	case p.DefaultL2Fetch != 32 && p.DefaultL2Fetch != 64 && p.DefaultL2Fetch != 128:
-		return fmt.Errorf("devices: %s: default_l2_fetch_granularity %d, want 32, 64 or 128", p.Name, p.DefaultL2Fetch)
+	case !ValidL2Fetch(p.DefaultL2Fetch):
+		return fmt.Errorf("devices: %s: default_l2_fetch_granularity %d, want %s", p.Name, p.DefaultL2Fetch, L2FetchChoices())
 	case p.Time.CopyBandwidth <= 0 || p.Time.LatencySeconds <= 0 || p.Time.BlockRate <= 0 || p.Time.LaunchSeconds < 0 || p.Time.LatencyPerByte < 0:
 		return fmt.Errorf("devices: %s: want positive copy_bandwidth, latency_seconds and block_rate", p.Name)
 	}

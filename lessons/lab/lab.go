@@ -9,6 +9,7 @@ import (
 
 	"github.com/janpfeifer/gonb/gonbui"
 
+	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -97,10 +98,10 @@ func Explain(w sectors.Warp) (sectors.Access, error) {
 		return a, err
 	}
 	if more := len(a.Sectors) - len(rows); more > 0 {
-		fmt.Fprintf(Output, "... and %s more\n", plural(more, "sector"))
+		fmt.Fprintf(Output, "... and %s more\n", words.Plural(more, "sector"))
 	}
 	_, err = fmt.Fprintf(Output, "%s in %s: %d bytes fetched for %d bytes used, efficiency %s\n",
-		plural(len(a.Sectors), "sector"), plural(a.Lines, "line"), a.FetchedBytes(), a.UsefulBytes, Percent(a.Efficiency()))
+		words.Plural(len(a.Sectors), "sector"), words.Plural(a.Lines, "line"), a.FetchedBytes(), a.UsefulBytes, Percent(a.Efficiency()))
 	return a, err
 }
 
@@ -123,16 +124,6 @@ func laneList(mask uint32) string {
 		l = end
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "ch") || strings.HasSuffix(what, "s") {
-		return fmt.Sprintf("%d %ses", n, what)
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // Status prints, for the top of a lesson, what the sector model describes

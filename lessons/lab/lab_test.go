@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
@@ -326,9 +327,9 @@ func TestWithIndices(t *testing.T) {
 }
 
 func TestPlural(t *testing.T) {
-	assert.Equal(t, "1 launch", plural(1, "launch"))
-	assert.Equal(t, "2 launches", plural(2, "launch"))
-	assert.Equal(t, "3 sectors", plural(3, "sector"))
+	assert.Equal(t, "1 launch", words.Plural(1, "launch"))
+	assert.Equal(t, "2 launches", words.Plural(2, "launch"))
+	assert.Equal(t, "3 sectors", words.Plural(3, "sector"))
 }
 
 func TestShowOutsideANotebook(t *testing.T) {

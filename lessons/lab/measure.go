@@ -13,6 +13,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -62,7 +63,7 @@ func (e *NotRecordedError) Error() string {
 	if len(e.Specs) > 1 {
 		verb = "are"
 	}
-	fmt.Fprintf(&b, "lab: %s %s %s (%s)", plural(len(e.Specs), "launch"), verb, ErrNotRecorded, e.Label)
+	fmt.Fprintf(&b, "lab: %s %s %s (%s)", words.Plural(len(e.Specs), "launch"), verb, ErrNotRecorded, e.Label)
 	if e.Why != "" {
 		fmt.Fprintf(&b, ", and this machine does not measure live (%s)", e.Why)
 	}
@@ -77,7 +78,7 @@ func (e *NotRecordedError) Error() string {
 	slices.Sort(kernels)
 	for _, k := range kernels {
 		near := e.Near[k]
-		fmt.Fprintf(&b, "\nThe reference holds %s of %s, for example:", plural(len(near), "launch"), k)
+		fmt.Fprintf(&b, "\nThe reference holds %s of %s, for example:", words.Plural(len(near), "launch"), k)
 		for _, s := range near[:min(len(near), 4)] {
 			fmt.Fprintf(&b, "\n  %s", s)
 		}
@@ -271,7 +272,7 @@ func (src *Source) live(specs []spec.Spec, profile bool, ncu cuda.Ncu, ncuErr er
 		}
 	}
 	if len(bad) > 0 {
-		return nil, fmt.Errorf("lab: %s failed on %s:%s", plural(len(bad), "launch"), src.GPU.Info.GPU, strings.Join(bad, ""))
+		return nil, fmt.Errorf("lab: %s failed on %s:%s", words.Plural(len(bad), "launch"), src.GPU.Info.GPU, strings.Join(bad, ""))
 	}
 	m.Results = res
 	return m, nil
@@ -366,7 +367,7 @@ func (m *Measurements) Table() *Table {
 	t := NewTable("launch", "time (µs)", "useful GB/s", "of cudaMemcpy", "ld sectors/request", "st sectors/request", "DRAM bytes per useful byte")
 	t.Caption = m.Caption()
 	for _, r := range m.Results {
-		row := []string{describe(r.Spec)}
+		row := []string{r.Spec.Brief()}
 		if r.TimeMs > 0 {
 			row = append(row, fixed(r.TimeMs*1e3, 1), fixed(r.UsefulGBps, 0), Percent(r.OfMemcpy))
 		} else {
@@ -406,7 +407,7 @@ func (m *Measurements) Counters() *Table {
 	t := NewTable(header...)
 	t.Caption = m.Caption()
 	for _, r := range m.Results {
-		row := []string{describe(r.Spec)}
+		row := []string{r.Spec.Brief()}
 		for _, name := range metrics.All {
 			if v, ok := r.Metrics[name]; ok {
 				row = append(row, Count(v))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -496,63 +495,6 @@ func contains(a []string, s string) bool {
 	return false
 }
 
-// describe writes a launch briefly: its kernel, the fields it sets away
-// from their defaults, and n as a power of two when it is one.
-func describe(s spec.Spec) string {
-	parts := []string{string(s.Kernel)}
-	add := func(name string, v any) { parts = append(parts, fmt.Sprintf("%s %v", name, v)) }
-	switch s.Kernel {
-	case spec.CoalescedCopy, spec.StridedCopy, spec.StridedRead, spec.StridedWrite, spec.OffsetCopy:
-		if s.ElemBytes != spec.DefaultElemBytes {
-			add("elem", fmt.Sprintf("%d B", s.ElemBytes))
-		}
-	}
-	switch s.Kernel {
-	case spec.StridedCopy, spec.StridedRead, spec.StridedWrite:
-		add("stride", s.Stride)
-	case spec.OffsetCopy:
-		add("offset", s.Offset)
-	case spec.VectorizedCopy:
-		add("width", s.Width)
-	case spec.GridStrideCopy:
-		add("width", s.Width)
-		add("unroll", s.Unroll)
-		if s.Grid > 0 {
-			add("grid", s.Grid)
-		}
-	case spec.GatherCopy:
-		if s.IndexFile != "" {
-			add("indices", s.IndexFile)
-		} else {
-			parts = append(parts, s.IndexPattern)
-		}
-	case spec.UpdateXAoS:
-		add("struct", fmt.Sprintf("%d B", s.StructBytes))
-		if s.FieldOffset != 0 {
-			add("x at", s.FieldOffset)
-		}
-	case spec.SumFieldsAoS:
-		add("struct", fmt.Sprintf("%d B", s.StructBytes))
-		if s.Vector {
-			parts = append(parts, "float4 loads")
-		}
-	}
-	if s.Block != spec.DefaultBlock {
-		add("block", s.Block)
-	}
-	if s.L2Fetch != spec.DefaultL2Fetch {
-		add("L2 fetch", fmt.Sprintf("%d B", s.L2Fetch))
-	}
-	if s.Device != spec.DefaultDevice {
-		add("device", s.Device)
-	}
-	n := fmt.Sprint(s.N)
-	if s.N > 1 && bits.OnesCount64(uint64(s.N)) == 1 {
-		n = fmt.Sprintf("2^%d", bits.TrailingZeros64(uint64(s.N)))
-	}
-	return strings.Join(parts, ", ") + ", n " + n
-}
-
 // Describe writes a launch in a few words, as tables name it:
 // "strided_copy, stride 32, n 2^26".
-func Describe(s spec.Spec) string { return describe(s) }
+func Describe(s spec.Spec) string { return s.Brief() }

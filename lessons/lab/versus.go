@@ -67,13 +67,6 @@ var TimeBound = Column{
 	ModelText: func(p sectors.Prediction) (string, bool) { return p.Time.Bound, p.Time.Bound != "" },
 }
 
-// ModelOnly returns c without its measured side: a table shows the
-// model's value alone.
-func ModelOnly(c Column) Column {
-	c.Measured = nil
-	return c
-}
-
 // MeasuredOnly returns c without its model side, for a figure the model
 // is not built to estimate for the launches at hand.
 func MeasuredOnly(c Column) Column {
@@ -136,7 +129,7 @@ func (src *Source) Versus(a, b Case) (*Table, error) {
 		row = append(row, pair(xa, xb, okA, okB)...)
 		t.addRow(row)
 	}
-	t.Notes = append(t.Notes, fmt.Sprintf("%s: %s. %s: %s.", a.Name, describe(a.Spec), b.Name, describe(b.Spec)))
+	t.Notes = append(t.Notes, fmt.Sprintf("%s: %s. %s: %s.", a.Name, a.Spec.Brief(), b.Name, b.Spec.Brief()))
 	return t, nil
 }
 

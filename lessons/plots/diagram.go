@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
@@ -265,7 +266,7 @@ func (d *warpDrawing) Plot(c draw.Canvas, _ *plot.Plot) {
 
 	capt := small
 	capt.XAlign, capt.YAlign = draw.XLeft, draw.YBottom
-	caption := fmt.Sprintf("Boxes: the %s the warp touches, cut into 32-byte sectors; black above them: the bytes the lanes access.", plural(len(lines), "128-byte line"))
+	caption := fmt.Sprintf("Boxes: the %s the warp touches, cut into 32-byte sectors; black above them: the bytes the lanes access.", words.Plural(len(lines), "128-byte line"))
 	if slices.Contains(band.gapL, true) {
 		caption = strings.TrimSuffix(caption, ".") + "; // skips lines no lane touches."
 	}
@@ -472,15 +473,7 @@ func (d *warpDrawing) summary() string {
 		return "No request: 0 sectors fetched."
 	}
 	return fmt.Sprintf("%s fetched (%d B) in %s, for %d useful bytes: efficiency %s.",
-		plural(len(a.Sectors), "sector"), a.FetchedBytes(), plural(a.Lines, "line"), a.UsefulBytes, strconv.FormatFloat(100*a.Efficiency(), 'f', 1, 64)+"%")
-}
-
-// plural writes "1 line", "2 lines".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
+		words.Plural(len(a.Sectors), "sector"), a.FetchedBytes(), words.Plural(a.Lines, "line"), a.UsefulBytes, strconv.FormatFloat(100*a.Efficiency(), 'f', 1, 64)+"%")
 }
 
 func rectPath(x0, y0, x1, y1 vg.Length) vg.Path {

@@ -2,7 +2,6 @@ package plots
 
 import (
 	"fmt"
-	"math/bits"
 	"slices"
 
 	"gonum.org/v1/plot"
@@ -157,7 +156,7 @@ func BandwidthVsStride(model []sectors.Prediction, m Measurements) (*plot.Plot, 
 	if err != nil {
 		return nil, err
 	}
-	p := newPlot(bandwidthTitle("Useful bandwidth against stride", d.base, d.gpu, m),
+	p := newPlot(bandwidthTitle("Useful bandwidth against stride", d.base.Brief(spec.FieldStride), d.gpu, m),
 		"stride between neighbouring threads (elements)", "useful bandwidth (GB/s)")
 	if err := drawBandwidth(p, d, "model"); err != nil {
 		return nil, err
@@ -218,7 +217,7 @@ func BandwidthVsStruct(aos []sectors.Prediction, soa sectors.Prediction, m Measu
 	if err != nil {
 		return nil, err
 	}
-	p := newPlot(bandwidthTitle("Useful bandwidth against struct size", d.base, d.gpu, m),
+	p := newPlot(bandwidthTitle("Useful bandwidth against struct size", d.base.Brief(spec.FieldStructBytes), d.gpu, m),
 		"struct size (bytes)", "useful bandwidth (GB/s)")
 	lo, hi := pow2Range(d.model[0].X, d.model[len(d.model)-1].X)
 	if err := addHLine(p, "SoA, model", d.ref, lo, hi, ReferenceColor, []vg.Length{vg.Points(7), vg.Points(4)}); err != nil {
@@ -283,40 +282,12 @@ func drawBandwidth(p *plot.Plot, d bandwidthData, modelName string) error {
 
 // bandwidthTitle is the title of a chart of model and measurement: what,
 // for which launch, on which GPU, measured where and when.
-func bandwidthTitle(what string, base spec.Spec, gpu string, m Measurements) string {
+func bandwidthTitle(what, launch, gpu string, m Measurements) string {
 	src := "no measurement given"
 	if len(m.Points) > 0 {
 		src = "measured: " + m.Source
 	}
-	return fmt.Sprintf("%s: %s\nmodel of the %s; %s", what, describe(base), gpu, src)
-}
-
-// describe writes the fixed part of a swept spec, the defaults left out:
-// "strided_copy, 4 B elements, n = 2^26".
-func describe(s spec.Spec) string {
-	out := string(s.Kernel)
-	if isStrided(s.Kernel) {
-		out += fmt.Sprintf(", %d B elements", s.ElemBytes)
-	}
-	if s.Kernel == spec.UpdateXAoS && s.FieldOffset != 0 {
-		out += fmt.Sprintf(", field at byte %d", s.FieldOffset)
-	}
-	out += ", n = " + sizeLabel(s.N)
-	if s.Block != spec.DefaultBlock {
-		out += fmt.Sprintf(", block %d", s.Block)
-	}
-	if s.L2Fetch != spec.DefaultL2Fetch {
-		out += fmt.Sprintf(", L2 fetch %d B", s.L2Fetch)
-	}
-	return out
-}
-
-// sizeLabel writes n as a power of two when it is one.
-func sizeLabel(n int64) string {
-	if n > 1024 && n&(n-1) == 0 {
-		return fmt.Sprintf("2^%d", bits.TrailingZeros64(uint64(n)))
-	}
-	return fmt.Sprint(n)
+	return fmt.Sprintf("%s: %s\nmodel of the %s; %s", what, launch, gpu, src)
 }
 
 // dramData is what the DRAM chart draws: bytes moved per useful byte at
@@ -393,7 +364,7 @@ func DRAMVsStride(model []sectors.Prediction, m Measurements) (*plot.Plot, error
 	if err != nil {
 		return nil, err
 	}
-	p := newPlot(bandwidthTitle("Bytes moved per useful byte", d.base, d.gpu, m),
+	p := newPlot(bandwidthTitle("Bytes moved per useful byte", d.base.Brief(spec.FieldStride), d.gpu, m),
 		"stride between neighbouring threads (elements)", "bytes moved per useful byte")
 	sectorColor, dramColor := Blue, ReddishPurple
 	xlo, xhi := pow2Range(d.sectorModel[0].X, d.sectorModel[len(d.sectorModel)-1].X)

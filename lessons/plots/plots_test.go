@@ -335,10 +335,6 @@ func TestLabels(t *testing.T) {
 	}
 	assert.Equal(t, "0.5×", ratioLabel(0.5))
 	assert.Equal(t, "16×", ratioLabel(16))
-	assert.Equal(t, "2^26", sizeLabel(1<<26))
-	assert.Equal(t, "1000", sizeLabel(1000))
-	assert.Equal(t, "strided_copy, 8 B elements, n = 2^20, block 128, L2 fetch 32 B",
-		describe(mustSpec(`{"kernel":"strided_copy","n":1048576,"elem_bytes":8,"block":128,"l2_fetch_granularity":32}`)))
 }
 
 func TestPalette(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
 // l2 is the model's DRAM level: an L2 that sees every sector the L1
@@ -73,7 +74,7 @@ type l2Line struct {
 	written [sectorsPerLine]uint32
 }
 
-func newL2(d devices.Profile, fetch int, bufBytes []int64) *l2 {
+func newL2(d devices.Profile, fetch int, bufs []spec.Buffer) *l2 {
 	m := &l2{
 		perBlock:  uint64(fetch / SectorBytes),
 		capacity:  float64(d.DRAM.ReuseL2Bytes),
@@ -82,8 +83,8 @@ func newL2(d devices.Profile, fetch int, bufBytes []int64) *l2 {
 		spread:    d.DRAM.Spread,
 		fill:      d.DRAM.PartialWriteFill,
 	}
-	for _, size := range bufBytes {
-		lines := (uint64(size) + LineBytes - 1) / LineBytes
+	for _, buf := range bufs {
+		lines := (uint64(buf.Bytes) + LineBytes - 1) / LineBytes
 		b := &l2Buffer{threshold: math.MaxUint64, scale: 1, lines: map[uint64]l2Line{}}
 		if lines > sampleLines {
 			rate := float64(sampleLines) / float64(lines)

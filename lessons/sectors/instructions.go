@@ -77,14 +77,17 @@ func WarpInstructions(s spec.Spec, idx []int32, w int64) ([]Instruction, error) 
 		}
 	}
 	var out []Instruction
-	m := &sim{s: s, idx: idx, record: &out}
+	m, err := newSim(s, idx, &out)
+	if err != nil {
+		return nil, err
+	}
 	m.warp(t0, lanes)
 	return out, nil
 }
 
 // keep records one instruction in record mode.
 func (m *sim) keep(store bool, buf, size int, active uint32, access string) {
-	in := Instruction{Store: store, Buffer: bufferName(m.s.Kernel, buf), Access: access, Warp: Warp{Size: size, Active: active}}
+	in := Instruction{Store: store, Buffer: m.bufs[buf].Name, Access: access, Warp: Warp{Size: size, Active: active}}
 	if m.affineSet {
 		for l := range WarpSize {
 			in.Warp.Addr[l] = m.base + uint64(l)*m.step
@@ -102,28 +105,4 @@ func (m *sim) label(f func() string) string {
 		return ""
 	}
 	return f()
-}
-
-func bufferName(k spec.Kernel, buf int) string {
-	switch {
-	case buf == bufIdx:
-		return "idx"
-	case buf == bufOut:
-		return "out"
-	case k == spec.UpdateXAoS || k == spec.SumFieldsAoS:
-		return "p"
-	case k == spec.UpdateXSoA:
-		return "x"
-	}
-	return "in"
-}
-
-func vectorType(width int) string {
-	switch width {
-	case 1:
-		return "float"
-	case 2:
-		return "float2"
-	}
-	return "float4"
 }

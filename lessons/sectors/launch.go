@@ -40,13 +40,6 @@ type Prediction struct {
 	Time        TimeParts `json:"time"`
 }
 
-// buffers of a launch, each its own 256-byte-aligned allocation.
-const (
-	bufIn  = 0 // in, or the struct array p of the AoS kernels, or x
-	bufOut = 1
-	bufIdx = 2
-)
-
 // Predict runs the model over every warp of the launch s describes and
 // returns its counts. It fails only when s is invalid or its indices cannot
 // be read.
@@ -71,8 +64,11 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, fmt.Errorf("sectors: %w", err)
 	}
-	m := &sim{s: s, idx: idx}
-	m.l2 = newL2(d, s.L2Fetch, bufferBytes(s))
+	m, err := newSim(s, idx, nil)
+	if err != nil {
+		return Prediction{}, err
+	}
+	m.l2 = newL2(d, s.L2Fetch, m.bufs)
 	m.launch()
 	read, write := m.l2.finish()
 
@@ -107,28 +103,14 @@ func ratio(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
-// bufferBytes returns the size of each buffer of the launch, in the order
-// of the buf constants.
-func bufferBytes(s spec.Spec) []int64 {
-	switch s.Kernel {
-	case spec.CoalescedCopy, spec.StridedCopy, spec.StridedRead, spec.StridedWrite, spec.OffsetCopy:
-		b := s.N * int64(s.ElemBytes)
-		return []int64{b, b}
-	case spec.VectorizedCopy, spec.GridStrideCopy, spec.UpdateXSoA:
-		return []int64{4 * s.N, 4 * s.N}
-	case spec.GatherCopy:
-		return []int64{4 * s.N, 4 * s.N, 4 * s.N}
-	case spec.UpdateXAoS, spec.SumFieldsAoS:
-		return []int64{s.N * int64(s.StructBytes), 4 * s.N}
-	}
-	return nil
-}
-
 // sim walks a launch warp by warp, in block order, feeding every warp
 // instruction to the coalescer and every sector it touches to the L2.
 type sim struct {
 	s    spec.Spec
 	idx  []int32
+	bufs []spec.Buffer
+	warp warpFunc
+	err  error
 	l2   *l2
 	co   coalescer
 	addr [WarpSize]uint64
@@ -142,6 +124,33 @@ type sim struct {
 
 	// record, when set, collects the instructions instead of counting them.
 	record *[]Instruction
+}
+
+// newSim sets up the model of the launch s: its buffers and its kernel's
+// address function. record, when set, collects instructions instead of
+// counting them.
+func newSim(s spec.Spec, idx []int32, record *[]Instruction) (*sim, error) {
+	m := &sim{s: s, idx: idx, bufs: s.Buffers(), record: record}
+	addr, ok := addresses[s.Kernel]
+	if !ok {
+		return nil, fmt.Errorf("sectors: kernel %s has no address function", s.Kernel)
+	}
+	m.warp = addr(m)
+	if m.err != nil {
+		return nil, m.err
+	}
+	return m, nil
+}
+
+// buf returns the index of the buffer the kernel calls name.
+func (m *sim) buf(name string) int {
+	for i, b := range m.bufs {
+		if b.Name == name {
+			return i
+		}
+	}
+	m.err = fmt.Errorf("sectors: kernel %s has no buffer %q (spec.Buffers gives %v)", m.s.Kernel, name, m.bufs)
+	return 0
 }
 
 // ld and st issue one warp instruction on buffer buf, with addresses in
@@ -223,123 +232,6 @@ func (m *sim) launch() {
 			t0 := b*block + w*WarpSize
 			m.warps++
 			m.warp(t0, present)
-		}
-	}
-}
-
-// warp issues every instruction one warp of the kernel executes, in
-// program order. t0 is the thread index of its lane 0.
-func (m *sim) warp(t0 int64, present int) {
-	s := m.s
-	e := uint64(s.ElemBytes)
-	switch s.Kernel {
-	case spec.CoalescedCopy:
-		act := below(t0, s.N, present)
-		m.affine(uint64(t0)*e, e)
-		m.ld(bufIn, int(e), act, "in[t]")
-		m.st(bufOut, int(e), act, "out[t]")
-	case spec.StridedCopy, spec.StridedRead, spec.StridedWrite:
-		act := below(t0, s.Threads(), present)
-		step := uint64(s.Stride) * e
-		m.affine(uint64(t0)*step, step)
-		if s.Kernel != spec.StridedWrite {
-			m.ld(bufIn, int(e), act, "in[t*stride]")
-		}
-		if s.Kernel != spec.StridedRead {
-			m.st(bufOut, int(e), act, "out[t*stride]")
-		}
-	case spec.OffsetCopy:
-		act := below(t0, s.N-s.Offset, present)
-		m.affine(uint64(t0+s.Offset)*e, e)
-		m.ld(bufIn, int(e), act, "in[t+offset]")
-		m.affine(uint64(t0)*e, e)
-		m.st(bufOut, int(e), act, "out[t]")
-	case spec.VectorizedCopy:
-		act := below(t0, s.Threads(), present)
-		w := uint64(4 * s.Width)
-		m.affine(uint64(t0)*w, w)
-		m.ld(bufIn, int(w), act, m.label(func() string { return "in[t] (" + vectorType(s.Width) + ")" }))
-		m.st(bufOut, int(w), act, m.label(func() string { return "out[t] (" + vectorType(s.Width) + ")" }))
-	case spec.GridStrideCopy:
-		m.gridStride(t0, present)
-	case spec.GatherCopy:
-		act := below(t0, s.N, present)
-		m.affine(uint64(t0)*4, 4)
-		m.ld(bufIdx, 4, act, "idx[t]")
-		m.affineSet = false
-		if act == AllLanes {
-			idx := m.idx[t0 : t0+WarpSize : t0+WarpSize]
-			for l, v := range idx {
-				m.addr[l] = uint64(v) * 4
-			}
-		} else {
-			for l := range WarpSize {
-				if act&(1<<l) != 0 {
-					m.addr[l] = uint64(m.idx[t0+int64(l)]) * 4
-				}
-			}
-		}
-		m.ld(bufIn, 4, act, "in[idx[t]]")
-		m.affine(uint64(t0)*4, 4)
-		m.st(bufOut, 4, act, "out[t]")
-	case spec.UpdateXAoS:
-		act := below(t0, s.N, present)
-		sb := uint64(s.StructBytes)
-		m.affine(uint64(t0)*sb+uint64(s.FieldOffset), sb)
-		field := "p[t].x"
-		if s.FieldOffset != 0 && m.record != nil {
-			field = fmt.Sprintf("p[t].x (bytes %d-%d of %d)", s.FieldOffset, s.FieldOffset+3, s.StructBytes)
-		}
-		m.ld(bufIn, 4, act, field)
-		m.st(bufIn, 4, act, field)
-	case spec.UpdateXSoA:
-		act := below(t0, s.N, present)
-		m.affine(uint64(t0)*4, 4)
-		m.ld(bufIn, 4, act, "x[t]")
-		m.st(bufIn, 4, act, "x[t]")
-	case spec.SumFieldsAoS:
-		act := below(t0, s.N, present)
-		sb := uint64(s.StructBytes)
-		size := uint64(4)
-		if s.Vector {
-			size = 16
-		}
-		for f := uint64(0); f < sb; f += size {
-			m.affine(uint64(t0)*sb+f, sb)
-			access := m.label(func() string {
-				a := fmt.Sprintf("p[t] bytes %d-%d", f, f+size-1)
-				if s.Vector {
-					a += " (float4)"
-				}
-				return a
-			})
-			m.ld(bufIn, int(size), act, access)
-		}
-		m.affine(uint64(t0)*4, 4)
-		m.st(bufOut, 4, act, "out[t]")
-	}
-}
-
-// gridStride issues one warp's loop of grid_stride_copy: each trip loads
-// unroll vectors T threads apart, then stores them.
-func (m *sim) gridStride(t0 int64, present int) {
-	s := m.s
-	w := uint64(4 * s.Width)
-	nv := s.N / int64(s.Width)
-	total := s.GridBlocks() * int64(s.Block)
-	unroll := int64(s.Unroll)
-	for base := t0; base < nv; base += total * unroll {
-		for pass := range 2 {
-			for u := range unroll {
-				first := base + u*total
-				act := below(first, nv, present)
-				m.affine(uint64(first)*w, w)
-				if pass == 0 {
-					m.ld(bufIn, int(w), act, m.label(func() string { return "in[t+u*T] (" + vectorType(s.Width) + ")" }))
-				} else {
-					m.st(bufOut, int(w), act, m.label(func() string { return "out[t+u*T] (" + vectorType(s.Width) + ")" }))
-				}
-			}
 		}
 	}
 }

@@ -173,3 +173,32 @@ func TestPredictRejectsInvalidSpecs(t *testing.T) {
 	_, err = Predict(spec.Spec{})
 	assert.ErrorIs(t, err, spec.ErrUnknownKernel)
 }
+
+// TestEveryKernelHasAddresses holds the model to the kernel table: every
+// kernel a spec may name has an address function, whose buffers are the
+// ones spec.Buffers lists, and each buffer it names is touched.
+func TestEveryKernelHasAddresses(t *testing.T) {
+	for _, k := range spec.Kernels {
+		t.Run(string(k), func(t *testing.T) {
+			s, err := spec.Parse([]byte(`{"kernel":"` + string(k) + `","n":4096}`))
+			require.NoError(t, err)
+			_, ok := addresses[k]
+			require.True(t, ok, "no address function for %s in addresses.go", k)
+			touched := map[string]bool{}
+			for w := range Warps(s) {
+				ins, err := Instructions(s, w)
+				require.NoError(t, err)
+				for _, in := range ins {
+					touched[in.Buffer] = true
+				}
+			}
+			for _, b := range s.Buffers() {
+				if k == spec.StridedRead && b.Name == "out" {
+					assert.False(t, touched[b.Name], "strided_read stores nothing")
+					continue
+				}
+				assert.True(t, touched[b.Name], "buffer %s of spec.Buffers is never accessed", b.Name)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
@@ -27,17 +28,17 @@ import (
 // access still occupies a DRAM burst), which it leaves out.
 func estimateTime(d devices.Profile, s spec.Spec, p Prediction) TimeParts {
 	t := d.Time
-	dram := p.Metrics["dram__bytes_read.sum"] + p.Metrics["dram__bytes_write.sum"]
+	dram := p.Metrics[metrics.DRAMRead] + p.Metrics[metrics.DRAMWrite]
 	bandwidth := dram / t.CopyBandwidth
 
 	warpsPerBlock := (int64(s.Block) + WarpSize - 1) / WarpSize
 	perSM := float64(min(32, int64(d.MaxThreadsPerSM/WarpSize)/warpsPerBlock) * warpsPerBlock)
 	perSM = max(1, min(perSM, float64(p.Warps)/float64(d.SMs)))
 	inFlight, depth := loadsInFlight(s)
-	requests := p.Metrics["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+	requests := p.Metrics[metrics.LdRequests]
 	bytesPerRequest := p.LdSectorsPerRequest * SectorBytes
 	if requests == 0 { // a kernel that only stores still waits on its stores
-		requests = p.Metrics["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"]
+		requests = p.Metrics[metrics.StRequests]
 		bytesPerRequest = p.StSectorsPerRequest * SectorBytes
 	}
 	latency := t.LatencySeconds + t.LatencyPerByte*perSM*inFlight*bytesPerRequest

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 )
 
 // Indices returns the idx array of a gather_copy spec: generated from its
@@ -144,4 +145,40 @@ func WriteIndexFile(path string, idx []int32) error {
 		return fmt.Errorf("spec: writing index file: %w", err)
 	}
 	return nil
+}
+
+// FirstIndices returns the first k indices of a gather's idx array (all of
+// them when there are fewer): what an explanation of warp 0 needs. For
+// sorted_random they are the k smallest of the random pattern's, found in
+// one pass without the sort of all n that Indices does.
+func (s Spec) FirstIndices(k int) ([]int32, error) {
+	if s.IndexPattern != "sorted_random" || s.IndexFile != "" {
+		idx, err := s.Indices()
+		if err != nil {
+			return nil, err
+		}
+		return idx[:min(k, len(idx))], nil
+	}
+	r := s
+	r.IndexPattern = "random"
+	idx, err := r.Indices()
+	if err != nil {
+		return nil, err
+	}
+	k = min(k, len(idx))
+	// Keep the k smallest in a sorted window: O(n·k) at worst and about
+	// O(n) for random input, since few values beat the window.
+	low := make([]int32, 0, k)
+	for _, v := range idx {
+		if len(low) == k && v >= low[k-1] {
+			continue
+		}
+		i, _ := slices.BinarySearch(low, v)
+		if len(low) < k {
+			low = append(low, 0)
+		}
+		copy(low[i+1:], low[i:len(low)-1])
+		low[i] = v
+	}
+	return low, nil
 }

@@ -13,7 +13,8 @@
 // 4-byte element 32 elements apart from its neighbour.
 //
 // Kernel semantics, with thread t = blockIdx.x*blockDim.x + threadIdx.x and
-// every buffer a separate allocation starting 256-byte aligned:
+// every buffer a separate allocation starting 256-byte aligned (Doc gives
+// each line, Buffers the allocations):
 //
 //	coalesced_copy   n threads; t < n: out[t] = in[t]
 //	strided_copy     ceil(n/stride) threads; i = t*stride; i < n: out[i] = in[i]
@@ -30,6 +31,27 @@
 //	sum_fields_aos   n structs of struct_bytes; out[t] = sum of the 4-byte fields,
 //	                 one 4-byte load per field, or one 16-byte load per 16 bytes
 //	                 when vector is true
+//
+// # Two tables
+//
+// Everything the course knows about a kernel is one entry of the kernel
+// table (kernels.go): its fields, its own rules, its threads, its buffers,
+// its useful bytes and the buffer its cudaMemcpy ceiling copies. Everything
+// it knows about a field is one entry of the field table (fields.go): how
+// it is read with its default, checked, written and described. Parse,
+// Validate, MarshalJSON, Brief, the model's buffers and the harness's
+// launch plan all read these two tables.
+//
+// To add a kernel:
+//
+//  1. its entry in the kernel table, and its name among the Kernel constants;
+//  2. its CUDA body in cuda/src/kernels.cuh and its line in the harness's
+//     kernel table (cuda/src/harness.cu), which launches and checks it;
+//  3. its address function in lessons/sectors (addresses.go): the
+//     addresses each warp instruction touches.
+//
+// TestKernelTablesAgree (cuda) and TestEveryKernelHasAddresses (sectors)
+// fail until all three are in place.
 package spec
 
 import (
@@ -43,75 +65,6 @@ import (
 	"strings"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
-)
-
-// Kernel names one of the course's kernels.
-type Kernel string
-
-// The kernels of the course, as they are spelled in a spec.
-const (
-	CoalescedCopy  Kernel = "coalesced_copy"
-	StridedCopy    Kernel = "strided_copy"
-	StridedRead    Kernel = "strided_read"
-	StridedWrite   Kernel = "strided_write"
-	OffsetCopy     Kernel = "offset_copy"
-	VectorizedCopy Kernel = "vectorized_copy"
-	GridStrideCopy Kernel = "grid_stride_copy"
-	GatherCopy     Kernel = "gather_copy"
-	UpdateXAoS     Kernel = "update_x_aos"
-	UpdateXSoA     Kernel = "update_x_soa"
-	SumFieldsAoS   Kernel = "sum_fields_aos"
-)
-
-// Kernels lists every kernel a spec may name, in the order the course meets them.
-var Kernels = []Kernel{
-	CoalescedCopy, StridedCopy, StridedRead, StridedWrite, OffsetCopy,
-	VectorizedCopy, GridStrideCopy, GatherCopy, UpdateXAoS, UpdateXSoA, SumFieldsAoS,
-}
-
-// Field names as they appear in the JSON object.
-const (
-	FieldKernel       = "kernel"
-	FieldN            = "n"
-	FieldBlock        = "block"
-	FieldElemBytes    = "elem_bytes"
-	FieldStride       = "stride"
-	FieldOffset       = "offset"
-	FieldWidth        = "width"
-	FieldUnroll       = "unroll"
-	FieldGrid         = "grid"
-	FieldStructBytes  = "struct_bytes"
-	FieldFieldOffset  = "field_offset"
-	FieldVector       = "vector"
-	FieldIndexPattern = "index_pattern"
-	FieldSeed         = "seed"
-	FieldIndexFile    = "index_file"
-	FieldL2Fetch      = "l2_fetch_granularity"
-	FieldDevice       = "device"
-)
-
-// Defaults of the optional fields.
-const (
-	DefaultBlock        = 256
-	DefaultElemBytes    = 4
-	DefaultStride       = 1
-	DefaultWidth        = 4
-	DefaultUnroll       = 4
-	DefaultStructBytes  = 16
-	DefaultIndexPattern = "identity"
-	DefaultSeed         = 1
-	DefaultL2Fetch      = 64
-	DefaultDevice       = "h200"
-)
-
-// Limits of the spec, chosen so that every index fits the int32 the kernels
-// and index files use, and every buffer the 64-bit byte offsets they compute.
-const (
-	MaxN           = math.MaxInt32
-	MaxBlock       = 1024
-	MaxUnroll      = 16
-	MaxStructBytes = 1024
-	MaxLineBytes   = 1 << 20
 )
 
 // IndexPatterns lists the generated index patterns of gather_copy:
@@ -129,9 +82,9 @@ var IndexPatterns = []string{
 	"warp_shuffle", "broadcast_warp", "block_shuffle",
 }
 
-// Spec describes one kernel launch. Build one with Parse or New; the zero
-// value is not a valid spec. Fields that do not apply to Kernel hold their
-// zero value.
+// Spec describes one kernel launch. Build one with Parse (or a literal,
+// then Validate); the zero value is not a valid spec. Fields that do not
+// apply to Kernel hold their zero value.
 type Spec struct {
 	Kernel       Kernel `json:"kernel"`
 	N            int64  `json:"n"`
@@ -150,35 +103,6 @@ type Spec struct {
 	IndexFile    string `json:"index_file"`
 	L2Fetch      int    `json:"l2_fetch_granularity"`
 	Device       string `json:"device"`
-}
-
-// fieldsOf lists the optional fields each kernel takes besides the ones every
-// kernel takes (n, block, l2_fetch_granularity, device).
-var fieldsOf = map[Kernel][]string{
-	CoalescedCopy:  {FieldElemBytes},
-	StridedCopy:    {FieldElemBytes, FieldStride},
-	StridedRead:    {FieldElemBytes, FieldStride},
-	StridedWrite:   {FieldElemBytes, FieldStride},
-	OffsetCopy:     {FieldElemBytes, FieldOffset},
-	VectorizedCopy: {FieldWidth},
-	GridStrideCopy: {FieldWidth, FieldUnroll, FieldGrid},
-	GatherCopy:     {FieldIndexPattern, FieldSeed, FieldIndexFile},
-	UpdateXAoS:     {FieldStructBytes, FieldFieldOffset},
-	UpdateXSoA:     {},
-	SumFieldsAoS:   {FieldStructBytes, FieldVector},
-}
-
-var commonFields = []string{FieldKernel, FieldN, FieldBlock, FieldL2Fetch, FieldDevice}
-
-// Fields returns the names of the fields a spec for k may set, or nil for an
-// unknown kernel.
-func Fields(k Kernel) []string {
-	own, ok := fieldsOf[k]
-	if !ok {
-		return nil
-	}
-	fields := append([]string{FieldKernel, FieldN, FieldBlock}, own...)
-	return append(fields, FieldL2Fetch, FieldDevice)
 }
 
 // Errors a caller may branch on with errors.Is.
@@ -274,64 +198,30 @@ func (p *parser) spec() (Spec, error) {
 		if slices.Contains(allowed, key) {
 			continue
 		}
-		if isField(key) {
-			return Spec{}, &FieldError{Field: key, Err: ErrNotApplicable, Allowed: fmt.Sprintf("%s takes %s", k, strings.Join(allowed, ", "))}
+		err := ErrUnknownField
+		if fieldNamed(key) != nil {
+			err = ErrNotApplicable
 		}
-		return Spec{}, &FieldError{Field: key, Err: ErrUnknownField, Allowed: fmt.Sprintf("%s takes %s", k, strings.Join(allowed, ", "))}
+		return Spec{}, &FieldError{Field: key, Err: err, Allowed: fmt.Sprintf("%s takes %s", k, strings.Join(allowed, ", "))}
 	}
-	if _, ok := p.raw[FieldN]; !ok {
+	if !p.has(FieldN) {
 		return Spec{}, &FieldError{Field: FieldN, Err: ErrMissing, Allowed: "want the problem size, an integer from 1 to " + strconv.Itoa(MaxN)}
 	}
 	s := Spec{Kernel: k}
-	s.N = p.int(FieldN, 0)
-	s.Block = int(p.int(FieldBlock, DefaultBlock))
-	s.L2Fetch = int(p.int(FieldL2Fetch, DefaultL2Fetch))
-	s.Device = p.str(FieldDevice, DefaultDevice)
-	has := func(f string) bool { return slices.Contains(fieldsOf[k], f) }
-	if has(FieldElemBytes) {
-		s.ElemBytes = int(p.int(FieldElemBytes, DefaultElemBytes))
-	}
-	if has(FieldStride) {
-		s.Stride = p.int(FieldStride, DefaultStride)
-	}
-	if has(FieldOffset) {
-		s.Offset = p.int(FieldOffset, 0)
-	}
-	if has(FieldWidth) {
-		s.Width = int(p.int(FieldWidth, DefaultWidth))
-	}
-	if has(FieldUnroll) {
-		s.Unroll = int(p.int(FieldUnroll, DefaultUnroll))
-	}
-	if has(FieldGrid) {
-		s.Grid = p.int(FieldGrid, 0)
-	}
-	if has(FieldStructBytes) {
-		s.StructBytes = int(p.int(FieldStructBytes, DefaultStructBytes))
-	}
-	if has(FieldFieldOffset) {
-		s.FieldOffset = int(p.int(FieldFieldOffset, 0))
-	}
-	if has(FieldVector) {
-		s.Vector = p.bool(FieldVector)
-	}
-	if has(FieldIndexFile) {
-		s.IndexFile = p.str(FieldIndexFile, "")
-		if _, set := p.raw[FieldIndexPattern]; set || s.IndexFile == "" {
-			s.IndexPattern = p.str(FieldIndexPattern, DefaultIndexPattern)
-		}
-		if _, set := p.raw[FieldSeed]; set || s.IndexFile == "" {
-			seed := p.int(FieldSeed, DefaultSeed)
-			if seed < 0 && p.err == nil {
-				p.err = &FieldError{Field: FieldSeed, Value: strconv.FormatInt(seed, 10), Err: ErrValue, Allowed: "want an integer, 0 or more"}
-			}
-			s.Seed = uint64(seed)
+	for _, f := range parseOrder {
+		if slices.Contains(allowed, f.name) {
+			f.parse(p, &s)
 		}
 	}
 	if p.err != nil {
 		return Spec{}, p.err
 	}
 	return s, s.Validate()
+}
+
+func (p *parser) has(field string) bool {
+	_, ok := p.raw[field]
+	return ok
 }
 
 func (p *parser) int(field string, def int64) int64 {
@@ -380,18 +270,6 @@ func (p *parser) bool(field string) bool {
 	return v
 }
 
-func isField(name string) bool {
-	if slices.Contains(commonFields, name) {
-		return true
-	}
-	for _, fs := range fieldsOf {
-		if slices.Contains(fs, name) {
-			return true
-		}
-	}
-	return false
-}
-
 func kernelList() string {
 	names := make([]string, len(Kernels))
 	for i, k := range Kernels {
@@ -400,168 +278,60 @@ func kernelList() string {
 	return strings.Join(names, ", ")
 }
 
-// Validate checks every field of s against what its kernel allows. Parse
-// calls it; call it yourself on a Spec built in Go.
+// Validate checks every field of s against what its kernel allows: each
+// field's own range, then the kernel's own rules. Parse calls it; call it
+// yourself on a Spec built in Go.
 func (s Spec) Validate() error {
-	bad := func(field string, v any, allowed string) error {
-		val, _ := json.Marshal(v)
-		return &FieldError{Field: field, Value: string(val), Err: ErrValue, Allowed: allowed}
-	}
-	own, ok := fieldsOf[s.Kernel]
+	kd, ok := lookup(s.Kernel)
 	if !ok {
 		val, _ := json.Marshal(string(s.Kernel))
 		return &FieldError{Field: FieldKernel, Value: string(val), Err: ErrUnknownKernel, Allowed: "want one of " + kernelList()}
 	}
-	has := func(f string) bool { return slices.Contains(own, f) }
-	if s.N < 1 || s.N > MaxN {
-		return bad(FieldN, s.N, fmt.Sprintf("want an integer from 1 to %d", MaxN))
-	}
-	if s.Block < 1 || s.Block > MaxBlock {
-		return bad(FieldBlock, s.Block, fmt.Sprintf("want threads per block from 1 to %d", MaxBlock))
-	}
-	if s.L2Fetch != 32 && s.L2Fetch != 64 && s.L2Fetch != 128 {
-		return bad(FieldL2Fetch, s.L2Fetch, "want 32, 64 or 128 bytes")
-	}
-	if _, err := devices.Lookup(s.Device); err != nil {
-		return bad(FieldDevice, s.Device, "want one of "+strings.Join(devices.Names(), ", "))
-	}
-	if has(FieldElemBytes) {
-		switch s.ElemBytes {
-		case 1, 2, 4, 8, 16:
-		default:
-			return bad(FieldElemBytes, s.ElemBytes, "want 1, 2, 4, 8 or 16")
+	// The device first: the other fields' ranges may depend on it.
+	for _, f := range parseOrder {
+		if f.check != nil && Takes(s.Kernel, f.name) {
+			if err := f.check(s); err != nil {
+				return err
+			}
 		}
 	}
-	if has(FieldStride) && (s.Stride < 1 || s.Stride > MaxN) {
-		return bad(FieldStride, s.Stride, fmt.Sprintf("want an integer from 1 to %d elements", MaxN))
-	}
-	if has(FieldOffset) && (s.Offset < 0 || s.Offset >= s.N) {
-		return bad(FieldOffset, s.Offset, fmt.Sprintf("want 0 <= offset < n = %d elements", s.N))
-	}
-	switch s.Kernel {
-	case VectorizedCopy:
-		if s.Width != 2 && s.Width != 4 {
-			return bad(FieldWidth, s.Width, "want 2 or 4 floats per thread (8- or 16-byte loads)")
-		}
-	case GridStrideCopy:
-		if s.Width != 1 && s.Width != 2 && s.Width != 4 {
-			return bad(FieldWidth, s.Width, "want 1, 2 or 4 floats per load (4-, 8- or 16-byte loads)")
-		}
-		if s.Unroll < 1 || s.Unroll > MaxUnroll {
-			return bad(FieldUnroll, s.Unroll, fmt.Sprintf("want 1 to %d loads in flight per thread", MaxUnroll))
-		}
-		if s.Grid < 0 || s.Grid > MaxN {
-			return bad(FieldGrid, s.Grid, fmt.Sprintf("want 0 (one full wave of the device) or 1 to %d blocks", MaxN))
-		}
-	}
-	if has(FieldWidth) && s.N%int64(s.Width) != 0 {
-		return bad(FieldN, s.N, fmt.Sprintf("want a multiple of width = %d", s.Width))
-	}
-	if has(FieldStructBytes) {
-		if s.StructBytes < 4 || s.StructBytes > MaxStructBytes || s.StructBytes%4 != 0 {
-			return bad(FieldStructBytes, s.StructBytes, fmt.Sprintf("want a multiple of 4 from 4 to %d bytes", MaxStructBytes))
-		}
-		if int64(s.StructBytes)*s.N > 1<<40 {
-			return bad(FieldN, s.N, "want n*struct_bytes at most 1 TiB")
-		}
-	}
-	if has(FieldFieldOffset) && (s.FieldOffset < 0 || s.FieldOffset%4 != 0 || s.FieldOffset+4 > s.StructBytes) {
-		return bad(FieldFieldOffset, s.FieldOffset, fmt.Sprintf("want a multiple of 4 from 0 to struct_bytes-4 = %d", s.StructBytes-4))
-	}
-	if s.Kernel == SumFieldsAoS && s.Vector && s.StructBytes%16 != 0 {
-		return bad(FieldStructBytes, s.StructBytes, "want a multiple of 16 when vector is true: each 16-byte load must be 16-byte aligned")
-	}
-	if s.Kernel == GatherCopy {
-		if s.IndexFile != "" && s.IndexPattern != "" {
-			return bad(FieldIndexPattern, s.IndexPattern, "want index_pattern or index_file, not both")
-		}
-		if s.IndexFile == "" && !slices.Contains(IndexPatterns, s.IndexPattern) {
-			return bad(FieldIndexPattern, s.IndexPattern, "want one of "+strings.Join(IndexPatterns, ", ")+", or an index_file")
-		}
+	if kd.rules != nil {
+		return kd.rules(s)
 	}
 	return nil
 }
 
-// Threads returns the number of threads the launch runs.
-func (s Spec) Threads() int64 {
-	switch s.Kernel {
-	case StridedCopy, StridedRead, StridedWrite:
-		return ceilDiv(s.N, s.Stride)
-	case VectorizedCopy:
-		return s.N / int64(s.Width)
-	case GridStrideCopy:
-		return s.GridBlocks() * int64(s.Block)
-	default:
-		return s.N
-	}
-}
-
-// GridBlocks returns the number of blocks the launch runs: ceil(threads/block),
-// except for grid_stride_copy, whose grid is set (or, at 0, one full wave of
-// the device: as many blocks as its SMs hold at once).
-func (s Spec) GridBlocks() int64 {
-	if s.Kernel == GridStrideCopy {
-		if s.Grid > 0 {
-			return s.Grid
-		}
-		d, err := devices.Lookup(s.Device)
-		if err != nil {
-			return 1
-		}
-		return int64(d.SMs) * int64(max(1, d.MaxThreadsPerSM/s.Block))
-	}
-	return ceilDiv(s.Threads(), int64(s.Block))
-}
-
-// UsefulBytes returns the bytes the kernel must read and write to do its
-// work: every element it reads or writes counted once, the index array of
-// gather_copy included. It is the numerator of the course's bandwidth figures.
-func (s Spec) UsefulBytes() int64 {
-	switch s.Kernel {
-	case CoalescedCopy:
-		return 2 * s.N * int64(s.ElemBytes)
-	case StridedCopy:
-		return 2 * ceilDiv(s.N, s.Stride) * int64(s.ElemBytes)
-	case StridedRead, StridedWrite:
-		return ceilDiv(s.N, s.Stride) * int64(s.ElemBytes)
-	case OffsetCopy:
-		return 2 * (s.N - s.Offset) * int64(s.ElemBytes)
-	case VectorizedCopy, GridStrideCopy, UpdateXSoA:
-		return 2 * s.N * 4
-	case GatherCopy:
-		return 3 * s.N * 4
-	case UpdateXAoS:
-		return 2 * s.N * 4
-	case SumFieldsAoS:
-		return s.N*int64(s.StructBytes) + s.N*4
-	}
-	return 0
+// valueError is a field whose value is not allowed.
+func valueError(field string, v any, allowed string) error {
+	val, _ := json.Marshal(v)
+	return &FieldError{Field: field, Value: string(val), Err: ErrValue, Allowed: allowed}
 }
 
 // MarshalJSON writes the fields of s's kernel, defaults included, in the
-// order Fields gives, so a spec reads the same wherever the course prints it.
+// order Fields gives, so a spec reads the same wherever the course prints
+// it. A gather writes its index_file, or its index_pattern and seed.
 func (s Spec) MarshalJSON() ([]byte, error) {
-	fields := Fields(s.Kernel)
-	if fields == nil {
+	names := Fields(s.Kernel)
+	if names == nil {
 		return nil, fmt.Errorf("spec: %w %q", ErrUnknownKernel, s.Kernel)
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
 	first := true
-	for _, f := range fields {
-		if s.Kernel == GatherCopy && s.IndexFile == "" && f == FieldIndexFile ||
-			s.Kernel == GatherCopy && s.IndexFile != "" && (f == FieldIndexPattern || f == FieldSeed) {
+	for _, name := range names {
+		if s.IndexFile != "" && (name == FieldIndexPattern || name == FieldSeed) ||
+			s.IndexFile == "" && name == FieldIndexFile {
 			continue
 		}
 		if !first {
 			b.WriteByte(',')
 		}
 		first = false
-		v, err := json.Marshal(s.value(f))
+		v, err := json.Marshal(fieldNamed(name).value(s))
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&b, "%q:%s", f, v)
+		fmt.Fprintf(&b, "%q:%s", name, v)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -578,47 +348,9 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func (s Spec) value(field string) any {
-	switch field {
-	case FieldKernel:
-		return s.Kernel
-	case FieldN:
-		return s.N
-	case FieldBlock:
-		return s.Block
-	case FieldElemBytes:
-		return s.ElemBytes
-	case FieldStride:
-		return s.Stride
-	case FieldOffset:
-		return s.Offset
-	case FieldWidth:
-		return s.Width
-	case FieldUnroll:
-		return s.Unroll
-	case FieldGrid:
-		return s.Grid
-	case FieldStructBytes:
-		return s.StructBytes
-	case FieldFieldOffset:
-		return s.FieldOffset
-	case FieldVector:
-		return s.Vector
-	case FieldIndexPattern:
-		return s.IndexPattern
-	case FieldSeed:
-		return s.Seed
-	case FieldIndexFile:
-		return s.IndexFile
-	case FieldL2Fetch:
-		return s.L2Fetch
-	case FieldDevice:
-		return s.Device
-	}
-	return nil
-}
-
 // String returns the spec as one JSON line with its defaults filled in.
+// It is also the spec's identity: two specs are the same launch when
+// their strings are equal.
 func (s Spec) String() string {
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -627,4 +359,4 @@ func (s Spec) String() string {
 	return string(b)
 }
 
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+func deviceOf(s Spec) (devices.Profile, error) { return devices.Lookup(s.Device) }

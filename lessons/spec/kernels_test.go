@@ -1,0 +1,149 @@
+package spec
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func mustParse(t *testing.T, text string) Spec {
+	t.Helper()
+	s, err := Parse([]byte(text))
+	require.NoError(t, err)
+	return s
+}
+
+func TestBuffers(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []Buffer
+		from string
+		to   string
+	}{
+		// n elements of elem_bytes each, in and out.
+		{`{"kernel":"coalesced_copy","n":1000,"elem_bytes":8}`, []Buffer{{"in", 8000}, {"out", 8000}}, "in", "out"},
+		// the whole array, though only every 32nd element is touched.
+		{`{"kernel":"strided_read","n":1024,"stride":32}`, []Buffer{{"in", 4096}, {"out", 4096}}, "in", "out"},
+		// a store-only kernel has nothing to read: its ceiling copies out elsewhere.
+		{`{"kernel":"strided_write","n":1024,"stride":2,"elem_bytes":2}`, []Buffer{{"out", 2048}}, "out", ""},
+		{`{"kernel":"vectorized_copy","n":1024,"width":2}`, []Buffer{{"in", 4096}, {"out", 4096}}, "in", "out"},
+		// idx, in and out: 4 bytes per thread each.
+		{`{"kernel":"gather_copy","n":10}`, []Buffer{{"in", 40}, {"out", 40}, {"idx", 40}}, "in", "out"},
+		// n structs, updated in place.
+		{`{"kernel":"update_x_aos","n":10,"struct_bytes":24}`, []Buffer{{"p", 240}}, "p", ""},
+		{`{"kernel":"update_x_soa","n":10}`, []Buffer{{"x", 40}}, "x", ""},
+		// the structs read, one float written per struct.
+		{`{"kernel":"sum_fields_aos","n":10,"struct_bytes":32}`, []Buffer{{"p", 320}, {"out", 40}}, "p", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			s := mustParse(t, tt.in)
+			assert.Equal(t, tt.want, s.Buffers())
+			from, to := s.Memcpy()
+			assert.Equal(t, tt.from, from)
+			assert.Equal(t, tt.to, to)
+		})
+	}
+}
+
+// TestKernelTableIsComplete holds every entry of the kernel table to what
+// the rest of the course reads from it.
+func TestKernelTableIsComplete(t *testing.T) {
+	for _, kd := range table {
+		t.Run(string(kd.name), func(t *testing.T) {
+			assert.NotEmpty(t, kd.doc, "doc")
+			assert.NotNil(t, kd.buffers, "buffers")
+			assert.NotNil(t, kd.useful, "useful")
+			assert.True(t, kd.threads != nil || slices.Contains(kd.fields, FieldGrid), "a kernel without threads must take a grid")
+			for _, f := range kd.fields {
+				assert.NotNil(t, fieldNamed(f), "field %s is not in the field table", f)
+			}
+			s := mustParse(t, `{"kernel":"`+string(kd.name)+`","n":1024}`)
+			names := map[string]bool{}
+			for _, b := range s.Buffers() {
+				assert.Positive(t, b.Bytes, b.Name)
+				assert.False(t, names[b.Name], "buffer %s twice", b.Name)
+				names[b.Name] = true
+			}
+			from, to := s.Memcpy()
+			assert.True(t, names[from], "memcpy from %q: not a buffer", from)
+			assert.True(t, to == "" || names[to], "memcpy to %q: not a buffer", to)
+			assert.Positive(t, s.UsefulBytes())
+		})
+	}
+}
+
+func TestShapeOn(t *testing.T) {
+	gs := mustParse(t, `{"kernel":"grid_stride_copy","n":1024,"block":512}`)
+	// one wave of an A100-like device: 108 SMs × (2048/512) blocks.
+	assert.Equal(t, Shape{Threads: 108 * 4 * 512, Blocks: 108 * 4}, gs.ShapeOn(108, 2048))
+	// a block larger than an SM holds still runs one per SM.
+	assert.Equal(t, Shape{Threads: 10 * 512, Blocks: 10}, gs.ShapeOn(10, 256))
+	gs.Grid = 3
+	assert.Equal(t, Shape{Threads: 3 * 512, Blocks: 3}, gs.ShapeOn(108, 2048), "a set grid does not depend on the device")
+	// other kernels derive their grid from their work, on any device.
+	cc := mustParse(t, `{"kernel":"coalesced_copy","n":1000}`)
+	assert.Equal(t, Shape{Threads: 1000, Blocks: 4}, cc.ShapeOn(1, 32))
+}
+
+func TestDefaultL2FetchIsTheDevices(t *testing.T) {
+	s := mustParse(t, `{"kernel":"coalesced_copy","n":4}`)
+	// profiles.json: the H200's cudaLimitMaxL2FetchGranularity is 64 before a program sets it.
+	assert.Equal(t, 64, s.L2Fetch)
+}
+
+func TestBrief(t *testing.T) {
+	tests := []struct {
+		in   string
+		omit []string
+		want string
+	}{
+		{`{"kernel":"strided_copy","n":67108864,"stride":32}`, nil, "strided_copy, stride 32, n 2^26"},
+		{`{"kernel":"coalesced_copy","n":1000,"elem_bytes":8,"block":128}`, nil, "coalesced_copy, elem 8 B, block 128, n 1000"},
+		{`{"kernel":"gather_copy","n":33554432,"index_pattern":"random_perm"}`, nil, "gather_copy, random_perm, n 2^25"},
+		{`{"kernel":"gather_copy","n":64,"index_pattern":"random","seed":7}`, nil, "gather_copy, random, seed 7, n 2^6"},
+		{`{"kernel":"update_x_aos","n":1024,"struct_bytes":24,"field_offset":8}`, nil, "update_x_aos, struct 24 B, x at 8, n 2^10"},
+		{`{"kernel":"sum_fields_aos","n":1024,"struct_bytes":32,"vector":true}`, nil, "sum_fields_aos, struct 32 B, float4 loads, n 2^10"},
+		{`{"kernel":"grid_stride_copy","n":1024,"grid":264}`, nil, "grid_stride_copy, width 4, unroll 4, grid 264, n 2^10"},
+		{`{"kernel":"strided_copy","n":1024,"l2_fetch_granularity":32}`, nil, "strided_copy, stride 1, L2 fetch 32 B, n 2^10"},
+		// a chart sweeping the stride leaves it out of its title.
+		{`{"kernel":"strided_copy","n":1024,"stride":8}`, []string{FieldStride}, "strided_copy, n 2^10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, mustParse(t, tt.in).Brief(tt.omit...))
+		})
+	}
+}
+
+func TestDifferences(t *testing.T) {
+	a := mustParse(t, `{"kernel":"strided_copy","n":1024,"stride":1}`)
+	b := mustParse(t, `{"kernel":"strided_copy","n":1024,"stride":32}`)
+	c := mustParse(t, `{"kernel":"strided_copy","n":1024,"stride":32,"block":32}`)
+	d := mustParse(t, `{"kernel":"update_x_soa","n":1024}`)
+	assert.Equal(t, []string{"stride 1"}, a.Differences([]Spec{a, b}))
+	assert.Equal(t, []string{"stride 32"}, b.Differences([]Spec{a, b}))
+	// block 256 is the default, which Brief leaves unsaid; Differences names it.
+	assert.Equal(t, []string{"block 256"}, b.Differences([]Spec{b, c}))
+	assert.Equal(t, []string{"block 32"}, c.Differences([]Spec{b, c}))
+	assert.Empty(t, a.Differences([]Spec{a, d}), "another kernel differs by its kernel, not its fields")
+}
+
+func TestFirstIndices(t *testing.T) {
+	for _, pattern := range IndexPatterns {
+		t.Run(pattern, func(t *testing.T) {
+			s := mustParse(t, `{"kernel":"gather_copy","n":5000,"index_pattern":"`+pattern+`","seed":3}`)
+			all, err := s.Indices()
+			require.NoError(t, err)
+			first, err := s.FirstIndices(32)
+			require.NoError(t, err)
+			assert.Equal(t, all[:32], first)
+		})
+	}
+	s := mustParse(t, `{"kernel":"gather_copy","n":10,"index_pattern":"reverse"}`)
+	first, err := s.FirstIndices(32)
+	require.NoError(t, err)
+	assert.Len(t, first, 10, "fewer indices than asked for")
+}
