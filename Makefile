@@ -10,7 +10,7 @@
 #   make test-browser    JupyterLab in headless Chromium: index + first lesson, run all, check, screenshots
 #                        in build/browser/ (BROWSER_NOTEBOOKS="..." to pick; installs chromium as root)
 #   make compare         model beside the recorded (or live) measurement, every spec of the sweep
-#   make reference       re-record cuda/reference/h200.json on a GPU machine (nvcc, ncu)
+#   make reference       re-record cuda/reference/h200.jsonl on a GPU machine (nvcc, ncu)
 #   make clean           removes build/ ;  make distclean  also the repo-local .venv and .cache
 #
 # Install locations can be moved (e.g. in a Docker image) with VENV, BIN_DIR, KERNEL_PREFIX.
@@ -123,11 +123,11 @@ distclean: clean
 	rm -rf $(ROOT)/.venv $(ROOT)/.cache
 
 # The recorded H200 reference, re-measured: on a GPU machine with nvcc and ncu
-# on the PATH. It rewrites cuda/reference/h200.json; never edit that by hand.
+# on the PATH. It rewrites cuda/reference/h200.jsonl; never edit that by hand.
 .PHONY: reference compare
 reference:
 	go build -o $(ROOT)/build/coalesce ./cmd/coalesce
-	$(ROOT)/build/coalesce run -ncu -record cuda/reference/h200.json cuda/reference/sweep.jsonl > $(ROOT)/build/sweep_results.jsonl
+	$(ROOT)/build/coalesce run -ncu -record cuda/reference/h200.jsonl cuda/reference/sweep.jsonl > $(ROOT)/build/sweep_results.jsonl
 
 # The model beside the measurement for every spec of the sweep: live on a GPU
 # machine, else from the recorded reference.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 // fakeTool stands in for the harness and for ncu: it copies its input
@@ -48,7 +49,8 @@ func newFake(t *testing.T) *fake {
 	needSh(t)
 	dir := t.TempDir()
 	tool := script(t, dir, "tool", fakeTool)
-	f := &fake{t: t, dir: dir, gpu: &GPU{Harness: &Harness{Path: tool}}, ncu: Ncu{Path: tool}, seen: filepath.Join(dir, "seen.jsonl")}
+	f := &fake{t: t, dir: dir, ncu: Ncu{Path: tool}, seen: filepath.Join(dir, "seen.jsonl"),
+		gpu: &GPU{Harness: &Harness{Path: tool}, Info: measure.DeviceInfo{GPU: "Fake GPU", SMs: 132, MaxThreadsPerSM: 2048}, NoNcu: "ncu not found (fake)"}}
 	for _, k := range []string{"FAKE_RESULTS", "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "FAKE_INFO"} {
 		t.Setenv(k, "")
 	}
@@ -67,6 +69,16 @@ func (f *fake) stdout(text string) {
 	p := filepath.Join(f.dir, "stdout.txt")
 	require.NoError(f.t, os.WriteFile(p, []byte(text), 0o644))
 	f.t.Setenv("FAKE_STDOUT", p)
+}
+
+// measure runs f's GPU for want and returns the launches.
+func (f *fake) measure(specs []spec.Spec, want measure.Want) ([]measure.Launch, error) {
+	set, err := f.gpu.Measure(context.Background(), specs, want)
+	if err != nil {
+		return nil, err
+	}
+	require.Len(f.t, set.Launches, len(specs))
+	return set.Launches, nil
 }
 
 // sent returns the lines the fake received.
@@ -91,13 +103,12 @@ func mustParse(t *testing.T, lines ...string) []spec.Spec {
 // writes for a verified launch, with made-up but consistent times.
 func good(n int, s spec.Spec, timed bool) string {
 	m := map[string]any{
-		"line": n, "useful_bytes": s.UsefulBytes(), "threads": s.Threads(), "grid_blocks": s.GridBlocks(),
+		"line": n, "threads": s.Threads(), "grid_blocks": s.GridBlocks(),
 		"block": s.Block, "l2_fetch_granularity": s.L2Fetch, "launched": true, "verified": true,
 	}
 	if timed {
 		m["time_ms"], m["time_ms_min"], m["time_ms_max"], m["timed_launches"] = 0.5, 0.4, 0.7, 20
-		m["useful_gbps"] = float64(s.UsefulBytes()) / 0.5e-3 / 1e9
-		m["memcpy_ms"], m["memcpy_gbps"], m["memcpy_bytes"] = 0.25, 4000.0, 1024
+		m["memcpy_ms"], m["memcpy_bytes"] = 0.25, 1024
 	}
 	b, _ := json.Marshal(m)
 	return string(b)
@@ -113,21 +124,28 @@ func TestRunParsesResults(t *testing.T) {
 	f := newFake(t)
 	specs := mustParse(t, threeSpecs...)
 	f.answer(good(1, specs[0], true), good(2, specs[1], true), good(3, specs[2], true))
-	results, err := f.gpu.Run(context.Background(), specs)
+	results, err := f.measure(specs, measure.Times)
 	require.NoError(t, err)
-	require.Len(t, results, 3)
 	for i, r := range results {
 		assert.False(t, r.Failed(), r.Error)
 		assert.Equal(t, specs[i].String(), r.Spec.String(), "results carry the spec as given, pattern and all")
 		assert.Equal(t, 0.5, r.TimeMs)
 		assert.Equal(t, 0.4, r.TimeMsMin)
 		assert.Equal(t, 20, r.TimedLaunches)
-		assert.InDelta(t, r.UsefulGBps/4000, r.OfMemcpy, 1e-12)
+		assert.Equal(t, 0.25, r.MemcpyMs)
+		assert.Equal(t, int64(1024), r.MemcpyBytes)
+		// 2 × 1024 bytes in 0.25 ms.
+		assert.Equal(t, 2*1024/0.25e-3, r.MemcpyBandwidth())
 		assert.True(t, r.Verified)
+		assert.Nil(t, r.Metrics, "timed, not profiled")
 	}
 	sent := f.sent()
 	require.Len(t, sent, 3)
-	assert.Equal(t, specs[0].String(), sent[0])
+	// The harness gets the plan: the spec's fields and every size the
+	// kernel table derives (1024 threads in 4 blocks of 256, 4096-byte
+	// buffers), so that it computes none of them.
+	assert.JSONEq(t, `{"kernel":"coalesced_copy","n":1024,"block":256,"elem_bytes":4,"l2_fetch_granularity":64,
+		"blocks":4,"threads":1024,"bytes_in":4096,"bytes_out":4096,"memcpy_from":"in","memcpy_to":"out"}`, sent[0])
 	// The gather goes out with an index file the Go side wrote, never a pattern.
 	var g map[string]any
 	require.NoError(t, json.Unmarshal([]byte(sent[1]), &g))
@@ -152,9 +170,8 @@ func TestRunPerSpecErrors(t *testing.T) {
 		`{"line":3,"error":"spec needs 2.000 GiB of device memory for its buffers, but only 1.000 GiB of 80.000 GiB is free: make n smaller"}`,
 	)
 	t.Setenv("FAKE_EXIT", "1")
-	results, err := f.gpu.Run(context.Background(), specs)
+	results, err := f.measure(specs, measure.Times)
 	require.NoError(t, err, "status 1 only means some line failed")
-	require.Len(t, results, 4)
 	assert.Contains(t, results[0].Error, "elem_bytes")
 	assert.False(t, results[1].Failed())
 	assert.Contains(t, results[2].Error, "verification failed")
@@ -217,34 +234,25 @@ func TestRunWholeRunErrors(t *testing.T) {
 			}
 			t.Setenv("FAKE_EXIT", tt.exit)
 			t.Setenv("FAKE_STDERR", tt.stderr)
-			_, err := f.gpu.Run(context.Background(), specs)
+			_, err := f.gpu.Measure(context.Background(), specs, measure.Times)
 			require.Error(t, err)
 			tt.check(t, err)
 		})
 	}
 }
 
-func TestRunCrossChecks(t *testing.T) {
+// The L2 fetch granularity is a hint the driver may decline: a launch
+// that ran with another than its spec's is not reported as the spec's.
+func TestRunChecksTheFetchGranularity(t *testing.T) {
 	s := mustParse(t, `{"kernel":"coalesced_copy","n":1024,"l2_fetch_granularity":32}`)[0]
-	tests := []struct {
-		name, from, to, want string
-	}{
-		{"useful bytes", `"useful_bytes":8192`, `"useful_bytes":4096`, "harness and spec disagree"},
-		{"threads", `"threads":1024`, `"threads":1023`, "lessons/spec says 1024 in 4"},
-		{"fetch granularity", `"l2_fetch_granularity":32`, `"l2_fetch_granularity":64`, "read back as 64 after setting 32"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(t)
-			line := good(1, s, true)
-			require.Contains(t, line, tt.from)
-			f.answer(strings.Replace(line, tt.from, tt.to, 1))
-			results, err := f.gpu.Run(context.Background(), []spec.Spec{s})
-			require.NoError(t, err)
-			assert.Contains(t, results[0].Error, tt.want)
-			assert.Zero(t, results[0].TimeMs)
-		})
-	}
+	f := newFake(t)
+	line := good(1, s, true)
+	require.Contains(t, line, `"l2_fetch_granularity":32`)
+	f.answer(strings.Replace(line, `"l2_fetch_granularity":32`, `"l2_fetch_granularity":64`, 1))
+	results, err := f.measure([]spec.Spec{s}, measure.Times)
+	require.NoError(t, err)
+	assert.Contains(t, results[0].Error, "read back as 64 after setting 32")
+	assert.Zero(t, results[0].TimeMs)
 }
 
 // probeCSV returns the header, the units row and the first n kernel rows
@@ -291,9 +299,9 @@ func TestProfilePairsKernelsWithSpecs(t *testing.T) {
 	)
 	f.stdout(probeCSV(t, 3))
 	t.Setenv("FAKE_EXIT", "1")
-	results, err := f.gpu.Profile(context.Background(), specs, ProfileOptions{Ncu: f.ncu})
+	f.gpu.Ncu = &f.ncu
+	results, err := f.measure(specs, measure.Counters)
 	require.NoError(t, err)
-	require.Len(t, results, 5)
 	assert.Equal(t, 32768.0, results[0].Metrics[metrics.LdSectors], "ncu row 0: 1-byte copy")
 	assert.Equal(t, 1051392.0, results[0].Metrics[metrics.DRAMRead])
 	assert.Contains(t, results[1].Error, "elem_bytes", "invalid: never sent")
@@ -308,7 +316,7 @@ func TestProfileErrors(t *testing.T) {
 	tests := []struct {
 		name, csv, want string
 	}{
-		{"more kernels than specs", "", "3 profiled kernels for 2 launched specs"},
+		{"more kernels than launches", "", "3 profiled kernels for 2 launched plans"},
 		{"no table", "==PROF== Connected\n==WARNING== No kernels were profiled.\n", "no CSV table"},
 	}
 	for _, tt := range tests {
@@ -321,7 +329,8 @@ func TestProfileErrors(t *testing.T) {
 			}
 			f.stdout(csv)
 			var raw strings.Builder
-			_, err := f.gpu.Profile(context.Background(), specs, ProfileOptions{Ncu: f.ncu, Raw: &raw})
+			f.gpu.Ncu, f.gpu.NcuOutput = &f.ncu, &raw
+			_, err := f.gpu.Measure(context.Background(), specs, measure.Counters)
 			assert.ErrorContains(t, err, tt.want)
 			assert.Equal(t, csv, raw.String(), "the raw output is saved even when it cannot be used")
 		})
@@ -335,13 +344,30 @@ func TestMeasureMergesMetrics(t *testing.T) {
 	// answer carries times, which the profile parser ignores.
 	f.answer(good(1, specs[0], true))
 	f.stdout(probeCSV(t, 1))
-	results, err := f.gpu.Measure(context.Background(), specs, &ProfileOptions{Ncu: f.ncu})
+	f.gpu.Ncu = &f.ncu
+	set, err := f.gpu.Measure(context.Background(), specs, measure.Times|measure.Counters)
 	require.NoError(t, err)
-	r := results[0]
+	r := set.Launches[0]
 	require.False(t, r.Failed(), r.Error)
 	assert.Equal(t, 0.5, r.TimeMs)
 	assert.Equal(t, 32768.0, r.Metrics[metrics.LdRequests])
-	assert.InDelta(t, (1051392.0+0)/0.5e-3/1e9, r.MovedGBps, 1e-9)
+	assert.Empty(t, set.Note)
+	assert.Equal(t, "live: Fake GPU, "+f.gpu.Opened.UTC().Format("2006-01-02 15:04 UTC"), set.Label())
+}
+
+// Without ncu a GPU still times launches, and says what it could not do.
+func TestMeasureWithoutNcu(t *testing.T) {
+	f := newFake(t)
+	specs := mustParse(t, threeSpecs[0])
+	f.answer(good(1, specs[0], true))
+	set, err := f.gpu.Measure(context.Background(), specs, measure.Times|measure.Counters)
+	require.NoError(t, err)
+	assert.Equal(t, 0.5, set.Launches[0].TimeMs)
+	assert.Nil(t, set.Launches[0].Metrics)
+	assert.Contains(t, set.Note, "no ncu on this machine, so times only: ncu not found (fake)")
+
+	_, err = f.gpu.Measure(context.Background(), specs, measure.Counters)
+	assert.ErrorIs(t, err, measure.ErrNoCounters)
 }
 
 func TestDeviceInfo(t *testing.T) {
@@ -350,10 +376,10 @@ func TestDeviceInfo(t *testing.T) {
 	t.Setenv("FAKE_INFO", info)
 	got, err := f.gpu.Harness.DeviceInfo(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, DeviceInfo{GPU: "NVIDIA H200", ComputeCapability: "9.0", SMs: 132, L2Bytes: 62914560, MaxThreadsPerSM: 2048,
+	assert.Equal(t, measure.DeviceInfo{GPU: "NVIDIA H200", ComputeCapability: "9.0", SMs: 132, L2Bytes: 62914560, MaxThreadsPerSM: 2048,
 		MemoryClockKHz: 3201000, SMClockKHz: 1980000, MemoryBusBits: 6016, DriverVersion: 13000, RuntimeVersion: 13000,
 		FreeBytes: 149557477376, TotalBytes: 150109880320, DefaultL2Fetch: 64}, got)
-	assert.Equal(t, "13.0", CUDAVersion(got.RuntimeVersion))
+	assert.Equal(t, "13.0", measure.CUDAVersion(got.RuntimeVersion))
 
 	t.Setenv("FAKE_INFO", "garbage")
 	_, err = f.gpu.Harness.DeviceInfo(context.Background())
@@ -378,19 +404,28 @@ func TestPrepare(t *testing.T) {
 		fmt.Sprintf(`{"kernel":"gather_copy","n":4,"index_file":%q}`, badIdx),
 		`{"kernel":"update_x_soa","n":4}`,
 	)
-	p, err := Prepare(specs, "")
+	p, err := Prepare(specs, &measure.DeviceInfo{SMs: 132, MaxThreadsPerSM: 2048}, "")
 	require.NoError(t, err)
 	require.Len(t, p.Lines, 3)
 	assert.Equal(t, []int{0, 1, 3}, p.Index)
 	assert.Contains(t, p.Errs[2].Error(), "out of range")
-	var first spec.Spec
+	var first struct {
+		IndexFile string `json:"index_file"`
+		Pattern   string `json:"index_pattern"`
+	}
 	require.NoError(t, json.Unmarshal(p.Lines[0], &first))
-	got, err := first.Indices()
+	assert.Empty(t, first.Pattern, "the harness reads indices from files only")
+	written := specs[0]
+	written.IndexPattern, written.Seed, written.IndexFile = "", 0, first.IndexFile
+	got, err := written.Indices()
 	require.NoError(t, err)
 	want, err := specs[0].Indices()
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "the index file holds the pattern's indices")
 	assert.Contains(t, string(p.Lines[1]), own, "an index file given is passed on")
+	// update_x_soa: n floats, updated in place; the ceiling copies them to scratch.
+	assert.JSONEq(t, `{"kernel":"update_x_soa","n":4,"block":256,"l2_fetch_granularity":64,
+		"blocks":1,"threads":4,"bytes_x":16,"memcpy_from":"x","memcpy_to":""}`, string(p.Lines[2]))
 	require.NoError(t, p.Close())
 	_, err = os.Stat(first.IndexFile)
 	assert.True(t, os.IsNotExist(err))

@@ -18,6 +18,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 // The tests in this file need nvcc and a GPU; each skips, saying which is
@@ -26,35 +27,41 @@ import (
 //	go test -c -o .devbin/cuda.test ./cuda          # here
 //	cd cuda && ../.devbin/cuda.test -test.run GPU -test.v   # there
 
-var (
-	gpuOnce sync.Once
-	gpu     *cuda.GPU
-	gpuErr  error
-)
+// openGPU builds the harness and opens the GPU, once for all the tests.
+var openGPU = sync.OnceValues(func() (*cuda.GPU, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	return cuda.OpenGPU(ctx, cuda.Builder{CacheDir: os.Getenv(cuda.CacheEnv)})
+})
 
 // needGPU returns the GPU, or skips the test with the reason there is none.
 func needGPU(t *testing.T) *cuda.GPU {
 	t.Helper()
-	gpuOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		gpu, gpuErr = cuda.Open(ctx, cuda.Builder{CacheDir: os.Getenv(cuda.CacheEnv)})
-	})
+	gpu, err := openGPU()
 	var missing *cuda.MissingError
-	if errors.As(gpuErr, &missing) {
-		t.Skipf("no GPU to measure on: %v", gpuErr)
+	if errors.As(err, &missing) {
+		t.Skipf("no GPU to measure on: %v", err)
 	}
-	require.NoError(t, gpuErr, "building the harness or reading the device")
+	require.NoError(t, err, "building the harness or reading the device")
 	return gpu
 }
 
-func needNcu(t *testing.T) cuda.Ncu {
+// needNcu returns the GPU, which has ncu, or skips the test.
+func needNcu(t *testing.T) *cuda.GPU {
 	t.Helper()
-	n, err := cuda.FindNcu()
-	if err != nil {
-		t.Skipf("no ncu: %v", err)
+	g := needGPU(t)
+	if g.Ncu == nil {
+		t.Skipf("no ncu: %s", g.NoNcu)
 	}
-	return n
+	return g
+}
+
+func run(t *testing.T, g *cuda.GPU, specs []spec.Spec, want measure.Want) []measure.Launch {
+	t.Helper()
+	set, err := g.Measure(context.Background(), specs, want)
+	require.NoError(t, err)
+	require.Len(t, set.Launches, len(specs))
+	return set.Launches
 }
 
 func parse(t *testing.T, lines ...string) []spec.Spec {
@@ -95,9 +102,7 @@ var smallSpecs = []string{
 func TestGPURunVerifiesAndTimes(t *testing.T) {
 	g := needGPU(t)
 	specs := parse(t, smallSpecs...)
-	results, err := g.Run(context.Background(), specs)
-	require.NoError(t, err)
-	require.Len(t, results, len(specs))
+	results := run(t, g, specs, measure.Times)
 	for i, r := range results {
 		t.Run(fmt.Sprintf("%d_%s", i, specs[i].Kernel), func(t *testing.T) {
 			require.False(t, r.Failed(), "harness: %s", r.Error)
@@ -107,15 +112,16 @@ func TestGPURunVerifiesAndTimes(t *testing.T) {
 			assert.LessOrEqual(t, r.TimeMsMin, r.TimeMs)
 			assert.GreaterOrEqual(t, r.TimeMsMax, r.TimeMs)
 			assert.GreaterOrEqual(t, r.TimedLaunches, cuda.MinTimedLaunches)
-			assert.Equal(t, specs[i].UsefulBytes(), r.UsefulBytes)
-			assert.Greater(t, r.MemcpyGBps, 0.0)
+			assert.Greater(t, r.MemcpyBandwidth(), 0.0)
+			assert.Equal(t, specs[i].ShapeOn(g.Info.SMs, g.Info.MaxThreadsPerSM), spec.Shape{Threads: r.Threads, Blocks: r.GridBlocks})
 			assert.Equal(t, specs[i].L2Fetch, r.L2Fetch)
 		})
 	}
 }
 
 // The harness must refuse what cannot run before launching anything, and
-// say why; the Go side refuses what spec.Validate refuses before that.
+// say why: what only the GPU can tell (free memory) and what only the
+// index file can (its size and contents).
 func TestGPURefusesImpossibleSpecs(t *testing.T) {
 	g := needGPU(t)
 	dir := t.TempDir()
@@ -129,8 +135,6 @@ func TestGPURefusesImpossibleSpecs(t *testing.T) {
 		want string
 	}{
 		{"larger than device memory", spec.Spec{Kernel: spec.UpdateXAoS, N: spec.MaxN, Block: 256, StructBytes: 512, L2Fetch: 64, Device: "h200"}, "device memory"},
-		{"stride 0", spec.Spec{Kernel: spec.StridedCopy, N: 1024, Block: 256, ElemBytes: 4, Stride: 0, L2Fetch: 64, Device: "h200"}, "stride"},
-		{"misaligned vector load", spec.Spec{Kernel: spec.SumFieldsAoS, N: 1024, Block: 256, StructBytes: 24, Vector: true, L2Fetch: 64, Device: "h200"}, "multiple of 16"},
 		{"index out of range", spec.Spec{Kernel: spec.GatherCopy, N: 4, Block: 256, IndexFile: bad, L2Fetch: 64, Device: "h200"}, "out of range"},
 		{"short index file", spec.Spec{Kernel: spec.GatherCopy, N: 4, Block: 256, IndexFile: short, L2Fetch: 64, Device: "h200"}, "12 bytes"},
 	}
@@ -140,8 +144,7 @@ func TestGPURefusesImpossibleSpecs(t *testing.T) {
 	}
 	// A good spec after the bad ones still runs: refusals are per line.
 	specs = append(specs, parse(t, `{"kernel":"coalesced_copy","n":1000}`)...)
-	results, err := g.Run(context.Background(), specs)
-	require.NoError(t, err)
+	results := run(t, g, specs, measure.Times)
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.True(t, results[i].Failed())
@@ -151,16 +154,59 @@ func TestGPURefusesImpossibleSpecs(t *testing.T) {
 	assert.False(t, results[len(tests)].Failed(), results[len(tests)].Error)
 }
 
+// Fed plans by hand, the harness refuses before launching whatever its
+// kernel bodies could not run without faulting or writing past a buffer.
+func TestGPUHarnessRefusesBadPlans(t *testing.T) {
+	g := needGPU(t)
+	base := `"block":256,"blocks":4,"threads":1000,"l2_fetch_granularity":64`
+	tests := []struct {
+		name, plan, want string
+	}{
+		{"stride 0", `{"kernel":"strided_copy","n":1000,"elem_bytes":4,"stride":0,` + base + `,"bytes_in":4000,"bytes_out":4000,"memcpy_from":"in","memcpy_to":"out"}`, "stride 0"},
+		{"buffer too small", `{"kernel":"coalesced_copy","n":1000,"elem_bytes":4,` + base + `,"bytes_in":400,"bytes_out":4000,"memcpy_from":"in","memcpy_to":"out"}`, "touches 4000 bytes of in"},
+		{"misaligned float4", `{"kernel":"sum_fields_aos","n":1000,"struct_bytes":24,"vector":true,` + base + `,"bytes_p":24000,"bytes_out":4000,"memcpy_from":"p","memcpy_to":""}`, "multiple of 16"},
+		{"no buffer", `{"kernel":"update_x_soa","n":1000,` + base + `,"memcpy_from":"x","memcpy_to":""}`, "no bytes_NAME"},
+		{"threads beyond the grid", `{"kernel":"update_x_soa","n":1000,"block":256,"blocks":1,"threads":1000,"l2_fetch_granularity":64,"bytes_x":4000,"memcpy_from":"x","memcpy_to":""}`, "1000 threads in 1 blocks"},
+		{"unknown kernel", `{"kernel":"transpose","n":1000,` + base + `,"bytes_in":4000,"memcpy_from":"in","memcpy_to":""}`, "unknown kernel"},
+		{"missing key", `{"kernel":"update_x_soa","n":1000,"block":256}`, `no \"blocks\"`},
+		{"not a plan", `{"kernel":"update_x_soa","n":[1]}`, "nested objects and arrays"},
+	}
+	var input strings.Builder
+	for _, tt := range tests {
+		input.WriteString(tt.plan + "\n")
+	}
+	input.WriteString(`{"kernel":"update_x_soa","n":1000,` + base + `,"bytes_x":4000,"memcpy_from":"x","memcpy_to":""}` + "\n")
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "plans.jsonl"), filepath.Join(dir, "out.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(input.String()), 0o644))
+	inv := cuda.Invocation{Tool: "harness", Path: g.Harness.Path, Args: []string{"--input", in, "--output", out, "--profile"}, Timeout: 5 * time.Minute}
+	_, err := inv.Run(context.Background())
+	var te *cuda.ToolError
+	require.ErrorAs(t, err, &te, "some lines failed: status 1")
+	assert.Equal(t, 1, te.ExitCode)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.Len(t, lines, len(tests)+1)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Contains(t, lines[i], `"error"`)
+			assert.NotContains(t, lines[i], `"launched"`, "refused before the launch")
+			assert.Contains(t, lines[i], tt.want)
+		})
+	}
+	assert.Contains(t, lines[len(tests)], `"verified":true`, "a good plan after the bad ones still runs")
+}
+
 // The L1 counts ncu reads from the harness's kernels must be the model's,
 // exactly: that is the course's first claim.
 func TestGPUProfileMatchesModel(t *testing.T) {
-	g := needGPU(t)
-	ncu := needNcu(t)
+	g := needNcu(t)
 	specs := parse(t, smallSpecs...)
 	var raw strings.Builder
-	results, err := g.Profile(context.Background(), specs, cuda.ProfileOptions{Ncu: ncu, Raw: &raw})
-	require.NoError(t, err)
-	require.Len(t, results, len(specs))
+	g.NcuOutput = &raw
+	defer func() { g.NcuOutput = nil }()
+	results := run(t, g, specs, measure.Counters)
 	for i, r := range results {
 		t.Run(fmt.Sprintf("%d_%s", i, specs[i].Kernel), func(t *testing.T) {
 			require.False(t, r.Failed(), r.Error)
@@ -179,15 +225,13 @@ func TestGPUProfileMatchesModel(t *testing.T) {
 }
 
 func TestGPUMeasureWithNcu(t *testing.T) {
-	g := needGPU(t)
-	ncu := needNcu(t)
+	g := needNcu(t)
 	specs := parse(t, `{"kernel":"vectorized_copy","n":16777216}`)
-	results, err := g.Measure(context.Background(), specs, &cuda.ProfileOptions{Ncu: ncu})
-	require.NoError(t, err)
-	r := results[0]
+	r := run(t, g, specs, measure.Times|measure.Counters)[0]
 	require.False(t, r.Failed(), r.Error)
 	assert.Greater(t, r.TimeMs, 0.0)
-	assert.Greater(t, r.MovedGBps, 0.0)
+	assert.Greater(t, r.MemcpyBandwidth(), 0.0)
+	assert.Greater(t, r.Metrics[metrics.DRAMRead], 0.0)
 	assert.Equal(t, float64(16777216*4/32), r.Metrics[metrics.LdSectors])
 }
 
@@ -197,7 +241,7 @@ func TestGPUDeviceInfo(t *testing.T) {
 	assert.Greater(t, g.Info.SMs, 0)
 	assert.Greater(t, g.Info.L2Bytes, int64(0))
 	assert.Contains(t, []int{0, 32, 64, 128}, g.Info.DefaultL2Fetch)
-	p := g.CollectProvenance(context.Background(), nil, "go test")
+	p := g.Provenance(context.Background(), "go test")
 	assert.Equal(t, g.Info.GPU, p.Device.GPU)
 	assert.NotEmpty(t, p.CUDA)
 	assert.NotEmpty(t, p.Nvcc)

@@ -20,10 +20,7 @@ type harnessLine struct {
 	TimeMsMin     *float64 `json:"time_ms_min"`
 	TimeMsMax     *float64 `json:"time_ms_max"`
 	TimedLaunches int      `json:"timed_launches"`
-	UsefulBytes   int64    `json:"useful_bytes"`
-	UsefulGBps    *float64 `json:"useful_gbps"`
 	MemcpyMs      *float64 `json:"memcpy_ms"`
-	MemcpyGBps    *float64 `json:"memcpy_gbps"`
 	MemcpyBytes   int64    `json:"memcpy_bytes"`
 	Threads       int64    `json:"threads"`
 	GridBlocks    int64    `json:"grid_blocks"`
@@ -86,8 +83,8 @@ func (hl *harnessLine) check(timed bool) error {
 		return fmt.Errorf("a result without \"verified\": true")
 	case !hl.Launched:
 		return fmt.Errorf("a result without \"launched\": true")
-	case hl.UsefulBytes <= 0 || hl.Threads <= 0 || hl.GridBlocks <= 0 || hl.Block <= 0:
-		return fmt.Errorf("a result without positive useful_bytes, threads, grid_blocks and block")
+	case hl.Threads <= 0 || hl.GridBlocks <= 0 || hl.Block <= 0:
+		return fmt.Errorf("a result without positive threads, grid_blocks and block")
 	}
 	if !timed {
 		return nil
@@ -97,7 +94,7 @@ func (hl *harnessLine) check(timed bool) error {
 		v    *float64
 	}{
 		{"time_ms", hl.TimeMs}, {"time_ms_min", hl.TimeMsMin}, {"time_ms_max", hl.TimeMsMax},
-		{"useful_gbps", hl.UsefulGBps}, {"memcpy_ms", hl.MemcpyMs}, {"memcpy_gbps", hl.MemcpyGBps},
+		{"memcpy_ms", hl.MemcpyMs},
 	} {
 		name, v := f.name, f.v
 		if v == nil {
@@ -109,6 +106,9 @@ func (hl *harnessLine) check(timed bool) error {
 	}
 	if *hl.TimeMsMin > *hl.TimeMs || *hl.TimeMs > *hl.TimeMsMax {
 		return fmt.Errorf("time_ms_min %v <= time_ms %v <= time_ms_max %v does not hold", *hl.TimeMsMin, *hl.TimeMs, *hl.TimeMsMax)
+	}
+	if hl.MemcpyBytes <= 0 {
+		return fmt.Errorf("memcpy_bytes = %d, want a positive size", hl.MemcpyBytes)
 	}
 	if hl.TimedLaunches < MinTimedLaunches {
 		return fmt.Errorf("timed_launches = %d, want at least %d", hl.TimedLaunches, MinTimedLaunches)

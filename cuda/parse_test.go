@@ -11,8 +11,8 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 )
 
-const okTimed = `{"line":1,"time_ms":0.2,"time_ms_min":0.19,"time_ms_max":0.25,"timed_launches":20,"useful_bytes":8,"useful_gbps":1,"memcpy_ms":0.1,"memcpy_gbps":2,"memcpy_bytes":4,"threads":2,"grid_blocks":1,"block":256,"l2_fetch_granularity":64,"launched":true,"verified":true}`
-const okProfile = `{"line":1,"useful_bytes":8,"threads":2,"grid_blocks":1,"block":256,"l2_fetch_granularity":64,"launched":true,"verified":true}`
+const okTimed = `{"line":1,"time_ms":0.2,"time_ms_min":0.19,"time_ms_max":0.25,"timed_launches":20,"memcpy_ms":0.1,"memcpy_bytes":4,"threads":2,"grid_blocks":1,"block":256,"l2_fetch_granularity":64,"launched":true,"verified":true}`
+const okProfile = `{"line":1,"threads":2,"grid_blocks":1,"block":256,"l2_fetch_granularity":64,"launched":true,"verified":true}`
 
 func TestParseHarnessOutput(t *testing.T) {
 	tests := []struct {
@@ -32,6 +32,8 @@ func TestParseHarnessOutput(t *testing.T) {
 		{"too few launches", strings.Replace(okTimed, `"timed_launches":20`, `"timed_launches":5`, 1), 1, true, "at least 9"},
 		{"median outside range", strings.Replace(okTimed, `"time_ms":0.2,`, `"time_ms":0.3,`, 1), 1, true, "does not hold"},
 		{"zero time", strings.Replace(okTimed, `"memcpy_ms":0.1`, `"memcpy_ms":0`, 1), 1, true, "memcpy_ms = 0"},
+		{"no memcpy size", strings.Replace(okTimed, `"memcpy_bytes":4`, `"memcpy_bytes":0`, 1), 1, true, "memcpy_bytes = 0"},
+		{"a field of the first build", strings.Replace(okProfile, `"threads":2`, `"useful_bytes":8,"threads":2`, 1), 1, false, `unknown field "useful_bytes"`},
 		{"no threads", strings.Replace(okProfile, `"threads":2`, `"threads":0`, 1), 1, false, "positive"},
 		{"wrong line number", strings.Replace(okProfile, `"line":1`, `"line":2`, 1), 1, false, "out of order"},
 		{"two objects on a line", okProfile + okProfile, 1, false, "trailing data"},
@@ -57,9 +59,11 @@ func TestParseHarnessOutput(t *testing.T) {
 	}
 }
 
-// The harness's answers to the probe on the H200 parse as they are.
+// The harness's answers to the small launches of every kernel, as it gave
+// them on the H200 under compute-sanitizer (cuda/device/check.sh), parse
+// as they are.
 func TestParseHarnessOutputRecorded(t *testing.T) {
-	data, err := os.ReadFile("testdata/sanitize_run1.txt")
+	data, err := os.ReadFile("testdata/sanitize.txt")
 	require.NoError(t, err)
 	var lines []string
 	for _, l := range strings.Split(string(data), "\n") {

@@ -1,10 +1,10 @@
 package cuda
 
 import (
-	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,85 +12,26 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
-func testReference(t *testing.T) *Reference {
-	t.Helper()
-	specs := mustParse(t, threeSpecs...)
-	ref := &Reference{Provenance: Provenance{
-		Device:  DeviceInfo{GPU: "NVIDIA H200", SMs: 132},
-		Driver:  "580.159.04",
-		CUDA:    "13.0",
-		Nvcc:    "Cuda compilation tools, release 13.0, V13.0.88",
-		Date:    "2026-11-29T21:30:00Z",
-		Command: "coalesce run -ncu -record h200.json sweep.jsonl",
-	}}
-	for i, s := range specs {
-		ref.Records = append(ref.Records, Result{Spec: s, TimeMs: float64(i + 1), Verified: true,
-			Metrics: metrics.Set{metrics.LdSectors: float64(100 * (i + 1))}})
-	}
-	return ref
-}
-
-func TestReferenceRoundTrip(t *testing.T) {
-	ref := testReference(t)
-	var b bytes.Buffer
-	_, err := ref.WriteTo(&b)
-	require.NoError(t, err)
-	assert.Equal(t, 3, strings.Count(b.String(), "\n    {\"spec\":"), "one record per line")
-	got, err := ReadReference(&b)
-	require.NoError(t, err)
-	assert.Equal(t, ref.Provenance, got.Provenance)
-	require.Len(t, got.Records, 3)
-	for i := range ref.Records {
-		assert.Equal(t, ref.Records[i].Spec.String(), got.Records[i].Spec.String())
-		assert.Equal(t, ref.Records[i].Metrics, got.Records[i].Metrics)
-	}
-}
-
-func TestReferenceLookup(t *testing.T) {
-	ref := testReference(t)
-	// Written differently (defaults spelled out, other order), the same spec.
-	same := mustParse(t, `{"n":64,"kernel":"gather_copy","block":256,"seed":1,"index_pattern":"reverse","l2_fetch_granularity":64}`)[0]
-	r, ok := ref.Lookup(same)
-	require.True(t, ok)
-	assert.Equal(t, 2.0, r.TimeMs)
-	other := mustParse(t, `{"kernel":"gather_copy","n":64,"index_pattern":"reverse","seed":2}`)[0]
-	_, ok = ref.Lookup(other)
-	assert.False(t, ok, "another seed is another spec")
-	assert.Equal(t, "recorded on NVIDIA H200, 2026-11-29", ref.Label())
-}
-
-func TestReadReferenceErrors(t *testing.T) {
-	tests := []struct{ name, data, want string }{
-		{"not JSON", "[", "reading the reference"},
-		{"no provenance", `{"records":[]}`, "without provenance"},
-		{"bad spec", `{"provenance":{"device":{"gpu":"g"},"date":"d","command":"c"},"records":[{"spec":{"kernel":"nope","n":1}}]}`, "unknown kernel"},
-		{"unknown field", `{"provenance":{"device":{"gpu":"g"},"date":"d","command":"c"},"extra":1}`, "unknown field"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := ReadReference(strings.NewReader(tt.data))
-			assert.ErrorContains(t, err, tt.want)
-		})
-	}
-}
-
-// The recorded reference holds a verified record with every metric for
-// every spec of the sweep, and its provenance.
+// The recording holds a verified launch with every metric for every spec
+// of the sweep, and its provenance.
 func TestRecordedCoversTheSweep(t *testing.T) {
-	ref, err := Recorded()
+	set, err := Recorded()
 	if errors.Is(err, ErrNoReference) {
-		t.Skip("this build has no recorded reference yet")
+		t.Skip("this build has no recording yet")
 	}
 	require.NoError(t, err)
-	p := ref.Provenance
+	p := set.Provenance
+	require.NotNil(t, p)
 	assert.NotEmpty(t, p.Device.GPU)
 	assert.NotEmpty(t, p.Driver)
 	assert.NotEmpty(t, p.CUDA)
 	assert.NotEmpty(t, p.Nvcc)
 	assert.NotEmpty(t, p.Ncu)
 	assert.Contains(t, p.Command, "coalesce run -ncu -record")
+	assert.Equal(t, "recorded on NVIDIA H200, 2026-11-29", set.Label())
 	f, err := os.Open("reference/sweep.jsonl")
 	require.NoError(t, err)
 	defer f.Close()
@@ -99,16 +40,70 @@ func TestRecordedCoversTheSweep(t *testing.T) {
 	require.NotEmpty(t, lines)
 	for _, l := range lines {
 		require.NoError(t, l.Err)
-		r, ok := ref.Lookup(l.Spec)
+		r, ok := set.Lookup(l.Spec)
 		if !assert.True(t, ok, "line %d not recorded: %s", l.Num, l.Spec) {
 			continue
 		}
 		assert.True(t, r.Verified)
 		assert.Greater(t, r.TimeMs, 0.0)
-		assert.Greater(t, r.MemcpyGBps, 0.0)
+		assert.Greater(t, r.MemcpyBandwidth(), 0.0)
 		for _, m := range metrics.All {
 			_, ok := r.Metrics[m]
 			assert.True(t, ok, "line %d: no %s", l.Num, m)
 		}
 	}
+}
+
+func TestOpenSource(t *testing.T) {
+	// No nvcc here, whatever the machine has.
+	t.Setenv(NvccEnv, "/nonexistent/nvcc")
+	ctx := context.Background()
+
+	src, err := OpenSource(ctx, "", Builder{})
+	require.NoError(t, err, "auto falls back on the recording")
+	o := src.Origin()
+	assert.Equal(t, measure.Recorded, o.Kind)
+	assert.Equal(t, "recorded on NVIDIA H200, 2026-11-29", o.String())
+	assert.Contains(t, o.Why, "no GPU here: ")
+	assert.Contains(t, o.Why, "/nonexistent/nvcc")
+
+	s := mustParse(t, `{"kernel":"strided_copy","n":67108864,"stride":32}`, `{"kernel":"strided_copy","n":67108864,"stride":31}`)
+	set, err := src.Measure(ctx, s, measure.Times|measure.Counters)
+	require.NoError(t, err)
+	assert.Greater(t, set.Launches[0].TimeMs, 0.0, "the sweep holds stride 32")
+	assert.True(t, set.Launches[1].Failed(), "but not stride 31")
+	var nm *measure.NotMeasuredError
+	require.ErrorAs(t, set.Err(), &nm)
+	assert.NotEmpty(t, nm.Near[spec.StridedCopy], "it suggests the strided copies it holds")
+
+	rec, err := OpenSource(ctx, "recorded", Builder{})
+	require.NoError(t, err)
+	assert.Equal(t, "COALESCE_MEASURE=recorded", rec.Origin().Why)
+
+	for mode, want := range map[string]string{
+		"none":  "COALESCE_MEASURE=none",
+		"live":  "COALESCE_MEASURE=live, but cuda: nvcc not found",
+		"bogus": `COALESCE_MEASURE="bogus": want live, recorded, auto or none`,
+	} {
+		_, err := OpenSource(ctx, mode, Builder{})
+		assert.ErrorIs(t, err, ErrNoSource, mode)
+		assert.ErrorContains(t, err, want, mode)
+	}
+}
+
+// A grid of "one full wave" is the wave of the GPU the harness runs on,
+// not of the spec's device: the plan carries the live GPU's.
+func TestPlanUsesTheLiveGPUsWave(t *testing.T) {
+	s := mustParse(t, `{"kernel":"grid_stride_copy","n":4096,"block":512}`)[0]
+	line, err := plan(s, &measure.DeviceInfo{SMs: 108, MaxThreadsPerSM: 2048}, "")
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(line, &got))
+	// 108 SMs × 2048/512 blocks each, of 512 threads.
+	assert.Equal(t, 432.0, got["blocks"])
+	assert.Equal(t, 432.0*512, got["threads"])
+	assert.Equal(t, 4.0, got["width"])
+	assert.Equal(t, 4.0, got["unroll"])
+	assert.Equal(t, 0.0, got["grid"])
+	assert.NotContains(t, got, "device", "the harness runs on the GPU at hand")
 }

@@ -279,9 +279,9 @@ func TestDockerignore(t *testing.T) {
 		{"go.mod", false},
 		{"scripts/install.sh", false},
 		{"notebooks/index.ipynb", false},
-		{"lessons/plots/show.go", false},
+		{"lab/show.go", false},
 		{"grader/exercises.json", false},
-		{"cuda/reference/h200.json", false},
+		{"cuda/reference/h200.jsonl", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

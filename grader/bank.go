@@ -7,11 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 
-	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
@@ -51,8 +50,9 @@ type Exercise struct {
 	// Specs are the launches the answer is computed from: one, or two
 	// when Combine is "ratio".
 	Specs []spec.Spec `json:"specs"`
-	// Quantity is what is computed of each spec: an ncu metric name
-	// (lessons/metrics) or a derived figure (see Quantities).
+	// Quantity is what is computed of each spec: the name of a figure of
+	// lessons/figures (an ncu metric name, or one such as
+	// "ld_sectors_per_request").
 	Quantity string `json:"quantity"`
 	// Combine is "" for one spec, or "ratio": Quantity of Specs[0]
 	// divided by Quantity of Specs[1].
@@ -113,18 +113,9 @@ func (e *BankError) Unwrap() error { return ErrBank }
 //go:embed exercises.json
 var bankJSON []byte
 
-var (
-	bankOnce sync.Once
-	theBank  *Bank
-	bankErr  error
-)
-
 // Exercises returns the course's bank, embedded from exercises.json and
 // validated once.
-func Exercises() (*Bank, error) {
-	bankOnce.Do(func() { theBank, bankErr = ParseBank(bankJSON) })
-	return theBank, bankErr
-}
+var Exercises = sync.OnceValues(func() (*Bank, error) { return ParseBank(bankJSON) })
 
 var idPattern = regexp.MustCompile(`^[0-9]{2}-[a-z0-9-]+/[a-z0-9][a-z0-9-]*$`)
 var lessonPattern = regexp.MustCompile(`^[0-9]{2}-[a-z0-9-]+$`)
@@ -232,9 +223,9 @@ func (b *Bank) validate(e *Exercise, i int) error {
 	if strings.TrimSpace(e.Unit) == "" {
 		return bad("unit", "empty: say what the answer counts, e.g. \"sectors per request\"")
 	}
-	q, ok := quantities[e.Quantity]
+	fig, ok := figures.Lookup(e.Quantity)
 	if !ok {
-		return bad("quantity", "%q: want an ncu metric (%s) or one of %s", e.Quantity, strings.Join(metrics.All, ", "), strings.Join(derivedNames(), ", "))
+		return bad("quantity", "%q: want a figure of lessons/figures: %s", e.Quantity, strings.Join(figures.Names(), ", "))
 	}
 	switch e.Combine {
 	case "":
@@ -252,10 +243,8 @@ func (b *Bank) validate(e *Exercise, i int) error {
 		if s.Kernel == spec.GatherCopy && s.IndexFile != "" {
 			return bad(fmt.Sprintf("specs[%d]", j), "index_file: an exercise must not depend on a file outside the bank; use an index_pattern")
 		}
-		if q.needs != nil {
-			if err := q.needs(s); err != nil {
-				return bad(fmt.Sprintf("specs[%d]", j), "%v", err)
-			}
+		if err := fig.Applies(s); err != nil {
+			return bad(fmt.Sprintf("specs[%d]", j), "%v", err)
 		}
 	}
 	switch e.GradedBy {
@@ -267,7 +256,7 @@ func (b *Bank) validate(e *Exercise, i int) error {
 	if t.Model < 0 || t.Measured < 0 || t.Model >= 1 || t.Measured >= 1 {
 		return bad("tolerance", "want relative tolerances from 0 (exact) to below 1, got model %g, measured %g", t.Model, t.Measured)
 	}
-	if t.Model == 0 && !q.exact {
+	if t.Model == 0 && !fig.Exact {
 		return bad("tolerance.model", "0 (exact), but the model only estimates %s: state a relative tolerance", e.Quantity)
 	}
 	if t.Measured == 0 {
@@ -328,13 +317,8 @@ func (b *Bank) OfLesson(lesson string) []*Exercise {
 	return out
 }
 
-func derivedNames() []string {
-	var names []string
-	for n, q := range quantities {
-		if !q.metric {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	return names
+// figure returns the figure the exercise asks for, which ParseBank checked.
+func (e *Exercise) figure() figures.Figure {
+	f, _ := figures.Lookup(e.Quantity)
+	return f
 }

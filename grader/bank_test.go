@@ -115,7 +115,7 @@ func TestParseBankErrors(t *testing.T) {
 		field string
 		text  string
 	}{
-		{"unknown metric", bank(with(map[string]any{"quantity": "l1tex__t_sectors.sum"})), "quantity", `"l1tex__t_sectors.sum": want an ncu metric`},
+		{"unknown metric", bank(with(map[string]any{"quantity": "l1tex__t_sectors.sum"})), "quantity", `"l1tex__t_sectors.sum": want a figure of lessons/figures: l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum`},
 		{"bad spec", bank(with(map[string]any{"specs": []any{map[string]any{"kernel": "strided_copy", "n": 1024, "stride": 0}}})), "specs[0]", `field "stride"`},
 		{"unknown kernel", bank(with(map[string]any{"specs": []any{map[string]any{"kernel": "memcpy", "n": 1}}})), "specs[0]", "unknown kernel"},
 		{"no spec", bank(with(map[string]any{"specs": []any{}})), "specs", "0 specs"},

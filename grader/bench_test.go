@@ -42,7 +42,7 @@ func writeBatch(t testing.TB, dir string, n int) {
 			cells = append(cells, map[string]any{"cell_type": "markdown", "metadata": map[string]any{}, "source": strings.SplitAfter(src, "\n")})
 		}
 		code("%noautoget\n!*root=\"$(cd \"$GONB_DIR\" && go list -m -f '{{.Dir}}')\" && go work init . \"$root\"")
-		code("import (\n\t\"fmt\"\n\n\t\"" + ImportPath + "\"\n\t\"" + ModulePath + "/lessons/sectors\"\n)")
+		code("import (\n\t\"fmt\"\n\n\t\"" + graderPath + "\"\n\t\"" + ModulePath + "/lessons/sectors\"\n)")
 		for j := range 10 {
 			md(fmt.Sprintf("## Step %d\n\nA warp issues one instruction for its 32 lanes; the addresses decide how many sectors it touches.\nChange the stride and run the cell again: what happens to the sector count?\n", j))
 			code(fmt.Sprintf("%%%%\ns, _ := spec.Parse([]byte(`{\"kernel\":\"strided_copy\",\"n\":1048576,\"stride\":%d}`))\np, _ := sectors.Predict(s)\nfmt.Println(p.LdSectorsPerRequest)", j+1),

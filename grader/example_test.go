@@ -2,19 +2,19 @@ package grader_test
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/grader/notebook"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
-// A learner's cell is one call: the exercise and the prediction, a number
-// written in the call. Outside a notebook the verdict prints as text.
-func ExampleCheck() {
-	os.Setenv(grader.MeasureEnv, "none") // this example shows the model's verdict only
-	grader.Check("01-sectors/sectors-float", 4)
+// A verdict against the model alone, as text: the judgement, then the
+// explanation built for the case.
+func ExampleGrader_modelOnly() {
+	g, _ := grader.New(grader.Options{NoSource: "COALESCE_MEASURE=none"})
+	fmt.Print(g.Grade("01-sectors/sectors-float", 4))
 	// Output:
 	// 01-sectors/sectors-float: RIGHT (1 of 1 point, graded against the model)
 	// A warp of coalesced_copy loads 32 consecutive 4-byte floats, one per lane. How many 32-byte sectors does that one load request touch?
@@ -43,20 +43,22 @@ func ExampleCheck() {
 	// No measured answer: COALESCE_MEASURE=none.
 }
 
-// A Grader takes its measurements from any source; here one holding what
-// ncu counted for one launch.
+// A Grader takes its measurements from any source; here a recording of
+// what ncu counted for one launch.
 func ExampleGrader_Grade() {
 	s, _ := spec.Parse([]byte(`{"kernel":"strided_copy","n":67108864,"stride":32}`))
-	gpu := &grader.Fixed{Name: "an example GPU"}
-	gpu.Add(s, grader.Measured{Metrics: metrics.Set{metrics.LdRequests: 65536, metrics.LdSectors: 2097152}})
-	g, _ := grader.New(grader.Options{Measurements: gpu})
+	gpu := measure.FromSet(&measure.Set{
+		Origin:   measure.Origin{Kind: measure.FromFile, File: "example.jsonl"},
+		Launches: []measure.Launch{{Spec: s, Verified: true, Metrics: metrics.Set{metrics.LdRequests: 65536, metrics.LdSectors: 2097152}}},
+	})
+	g, _ := grader.New(grader.Options{Source: gpu})
 
 	v := g.Grade("03-strided/sectors-stride-32", 8)
 	fmt.Println("right:", v.Right, "points:", v.Points, "of", v.MaxPoints)
 	fmt.Println("model:", v.Model.Value, "measured:", v.Measurement.Value, "from", v.Source)
 	// Output:
 	// right: false points: 0 of 1
-	// model: 32 measured: 32 from an example GPU
+	// model: 32 measured: 32 from measured in example.jsonl (no provenance)
 }
 
 // Predictions are read from the source: numbers, and arithmetic on numbers

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -24,34 +25,43 @@ type Section struct {
 // explain builds the exercise-level explanation of a key.
 func explain(k *Key) []Section {
 	e := k.Exercise
-	q := quantities[e.Quantity]
+	fig := e.figure()
 	var secs []Section
 	for i := range k.Parts {
-		secs = append(secs, warpSection(e, q, &k.Parts[i], i, len(k.Parts)))
+		secs = append(secs, warpSection(e, &k.Parts[i], len(k.Parts)))
 	}
-	secs = append(secs, arithmetic(k, q))
-	switch q.kind {
-	case dramKind:
+	secs = append(secs, arithmetic(k, fig))
+	switch fig.Level {
+	case figures.DRAM:
 		secs = append(secs, dramSection(k))
-	case timeKind:
+	case figures.Time:
 		secs = append(secs, dramSection(k), timeSection(k))
 	}
-	secs = append(secs, comparison(k, q))
+	secs = append(secs, comparison(k, fig))
 	return secs
+}
+
+// model returns the model's value of f for a part, NaN when it has none.
+func model(f figures.Figure, p Part) float64 {
+	v, err := f.Of(figures.Model(p.Prediction))
+	if err != nil {
+		return math.NaN()
+	}
+	return v
 }
 
 // relevant reports whether an instruction bears on the quantity.
 func relevant(quantity string, in instr) bool {
 	switch quantity {
-	case LdSectorsPerRequest, metrics.LdSectors, metrics.LdRequests:
+	case figures.LdSectorsPerRequest.Name, metrics.LdSectors, metrics.LdRequests:
 		return !in.Store
-	case StSectorsPerRequest, metrics.StSectors, metrics.StRequests:
+	case figures.StSectorsPerRequest.Name, metrics.StSectors, metrics.StRequests:
 		return in.Store
 	}
 	return true
 }
 
-func warpSection(e *Exercise, q quantity, p *Part, i, n int) Section {
+func warpSection(e *Exercise, p *Part, n int) Section {
 	s := p.Spec
 	title := "One warp of " + string(s.Kernel)
 	if n > 1 {
@@ -151,7 +161,7 @@ func usedLine(used []int) string {
 	return fmt.Sprintf("%d to %d of each sector's 32 bytes used", lo, hi)
 }
 
-func arithmetic(k *Key, q quantity) Section {
+func arithmetic(k *Key, fig figures.Figure) Section {
 	e := k.Exercise
 	sec := Section{Title: "The arithmetic"}
 	for _, p := range k.Parts {
@@ -162,7 +172,7 @@ func arithmetic(k *Key, q quantity) Section {
 		sec.Lines = append(sec.Lines, fmt.Sprintf("The ratio, the first over the second: %s / %s = %s.",
 			fmtQ(e.Quantity, a.Model), fmtQ(e.Quantity, b.Model), fmtNum(k.Model)))
 	}
-	if !q.exact {
+	if !fig.Exact {
 		sec.Lines = append(sec.Lines, "The model estimates this figure; the measurement is what the GPU did.")
 	}
 	return sec
@@ -171,57 +181,47 @@ func arithmetic(k *Key, q quantity) Section {
 func partArithmetic(e *Exercise, p Part) []string {
 	s, pr := p.Spec, p.Prediction
 	m := pr.Metrics
+	useful := float64(s.UsefulBytes())
 	launch := fmt.Sprintf("%s launches %s threads in %s blocks of %d: %s warps.",
 		specLabel(s, e.Specs), fmtNum(float64(s.Threads())), fmtNum(float64(s.GridBlocks())), s.Block, fmtNum(float64(pr.Warps)))
 	switch e.Quantity {
-	case LdSectorsPerRequest:
+	case figures.LdSectorsPerRequest.Name:
 		return []string{launch, fmt.Sprintf("The model counts %s load sectors in %s load requests: %s / %s = %s sectors per request.",
-			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), fmtNum(pr.LdSectorsPerRequest))}
-	case StSectorsPerRequest:
+			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), fmtNum(p.Model))}
+	case figures.StSectorsPerRequest.Name:
 		return []string{launch, fmt.Sprintf("The model counts %s store sectors in %s store requests: %s / %s = %s sectors per request.",
-			fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), fmtNum(pr.StSectorsPerRequest))}
-	case Efficiency:
+			fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), fmtNum(p.Model))}
+	case figures.Efficiency.Name:
+		fetched := sectors.SectorBytes * (m[metrics.LdSectors] + m[metrics.StSectors])
 		return []string{launch, fmt.Sprintf("Bytes the lanes use (each instruction's distinct bytes, loads and stores): %s. Bytes of the sectors they touch: 32 × (%s + %s) = %s. %s / %s = %s (%s).",
-			fmtNum(float64(pr.L1UsefulBytes)), fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.StSectors]), fmtNum(float64(pr.FetchedBytes)),
-			fmtNum(float64(pr.L1UsefulBytes)), fmtNum(float64(pr.FetchedBytes)), fmtNum(pr.Efficiency), pct(pr.Efficiency))}
+			fmtNum(float64(pr.L1UsefulBytes)), fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.StSectors]), fmtNum(fetched),
+			fmtNum(float64(pr.L1UsefulBytes)), fmtNum(fetched), fmtNum(p.Model), pct(p.Model))}
 	case metrics.LdRequests, metrics.StRequests, metrics.LdSectors, metrics.StSectors:
 		return []string{launch, fmt.Sprintf("%s = %s, counted over every warp (warp 0 is drawn above).", e.Quantity, fmtNum(m[e.Quantity]))}
 	case metrics.DRAMRead, metrics.DRAMWrite:
 		return []string{launch, fmt.Sprintf("The model's L2 turns its %s load and %s store sectors into %s = %s.",
 			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.StSectors]), e.Quantity, fmtQ(e.Quantity, m[e.Quantity]))}
-	case DRAMBytesPerUsefulByte:
+	case figures.DRAMBytesPerUsefulByte.Name:
 		return []string{launch, fmt.Sprintf("DRAM read %s + written %s, over the %s useful bytes the kernel must move (%s): %s.",
-			bytesStr(m[metrics.DRAMRead]), bytesStr(m[metrics.DRAMWrite]), fmtNum(float64(pr.UsefulBytes)), usefulWhat(s), fmtNum(pr.DRAMBytesPerUsefulByte))}
-	case TimeSeconds, UsefulBandwidth, FractionOfMemcpy:
+			bytesStr(m[metrics.DRAMRead]), bytesStr(m[metrics.DRAMWrite]), fmtNum(useful), spec.UsefulDoc(s.Kernel), fmtNum(p.Model))}
+	case figures.TimeSeconds.Name, figures.UsefulBandwidth.Name, figures.FractionOfMemcpy.Name:
 		d, _ := devices.Lookup(s.Device)
 		dram := m[metrics.DRAMRead] + m[metrics.DRAMWrite]
 		tp := pr.Time
 		lines := []string{launch, fmt.Sprintf("Time model: %s launch overhead + the longest of DRAM %s at %s (%s), waiting out the loads with %s in flight per SM at %s each (%s), and starting %s blocks (%s): %s bound, %s.",
 			duration(tp.Launch), bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(tp.Bandwidth), bytesStr(tp.InFlightPerSM), duration(tp.Latency1), duration(tp.Latency),
 			fmtNum(float64(s.GridBlocks())), duration(tp.Blocks), tp.Bound, duration(pr.TimeSeconds))}
-		if e.Quantity != TimeSeconds {
-			bw := float64(pr.UsefulBytes) / pr.TimeSeconds
-			line := fmt.Sprintf("Useful bandwidth: %s useful bytes (%s) / %s = %s.", fmtNum(float64(pr.UsefulBytes)), usefulWhat(s), duration(pr.TimeSeconds), bandwidth(bw))
-			if e.Quantity == FractionOfMemcpy {
-				line += fmt.Sprintf(" Over cudaMemcpy's %s: %s.", bandwidth(d.Time.CopyBandwidth), fmtNum(bw/d.Time.CopyBandwidth))
+		if e.Quantity != figures.TimeSeconds.Name {
+			bw := model(figures.UsefulBandwidth, p)
+			line := fmt.Sprintf("Useful bandwidth: %s useful bytes (%s) / %s = %s.", fmtNum(useful), spec.UsefulDoc(s.Kernel), duration(pr.TimeSeconds), bandwidth(bw))
+			if e.Quantity == figures.FractionOfMemcpy.Name {
+				line += fmt.Sprintf(" Over cudaMemcpy's %s: %s.", bandwidth(d.Time.CopyBandwidth), fmtNum(model(figures.FractionOfMemcpy, p)))
 			}
 			lines = append(lines, line)
 		}
 		return lines
 	}
 	return []string{launch}
-}
-
-func usefulWhat(s spec.Spec) string {
-	switch s.Kernel {
-	case spec.StridedRead, spec.StridedWrite:
-		return "each touched element once"
-	case spec.GatherCopy:
-		return "idx, in and out, 4 bytes each per thread"
-	case spec.SumFieldsAoS:
-		return "the structs read and one float written per thread"
-	}
-	return "every element read and written once"
 }
 
 func dramSection(k *Key) Section {
@@ -236,20 +236,21 @@ func dramSection(k *Key) Section {
 			sec.Lines = append(sec.Lines, line)
 		}
 	}
-	if len(k.Parts) > 1 || quantities[k.Exercise.Quantity].kind == timeKind {
+	if len(k.Parts) > 1 || k.Exercise.figure().Level == figures.Time {
 		var per []float64
 		for _, p := range k.Parts {
-			per = append(per, p.Prediction.DRAMBytesPerUsefulByte)
-			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s DRAM bytes per useful byte (model)", specLabel(p.Spec, k.Exercise.Specs), fmtNum(p.Prediction.DRAMBytesPerUsefulByte)))
+			v := model(figures.DRAMBytesPerUsefulByte, p)
+			per = append(per, v)
+			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s DRAM bytes per useful byte (model)", specLabel(p.Spec, k.Exercise.Specs), fmtNum(v)))
 		}
 		if len(per) == 2 && per[0] > 0 && per[1] > 0 {
 			dram := func(p Part) float64 {
 				return p.Prediction.Metrics[metrics.DRAMRead] + p.Prediction.Metrics[metrics.DRAMWrite]
 			}
 			switch k.Exercise.Quantity {
-			case UsefulBandwidth:
+			case figures.UsefulBandwidth.Name:
 				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: per useful byte the second moves %s× the DRAM bytes of the first.", fmtNum(per[1]/per[0])))
-			case TimeSeconds:
+			case figures.TimeSeconds.Name:
 				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: the first moves %s× the DRAM bytes of the second.", fmtNum(dram(k.Parts[0])/dram(k.Parts[1]))))
 			}
 		}
@@ -266,34 +267,19 @@ func dramSection(k *Key) Section {
 	return sec
 }
 
-// coldWarpLine works out what warp 0's loads cost from a cold L2: the
-// distinct fetch blocks they touch.
+// coldWarpLine says what warp 0's loads cost from a cold L2, as the
+// model's L2 works it out (sectors.ColdWarp): the fetch blocks they touch.
 func coldWarpLine(s spec.Spec, all []spec.Spec) string {
 	if s.Kernel == spec.GatherCopy {
 		return ""
 	}
-	ins := warpInstrs(s, nil, 0, 0)
-	blocks := map[string]bool{}
-	used := 0
-	for _, in := range ins {
-		if in.Store {
-			continue
-		}
-		a, err := sectors.Coalesce(in.Warp)
-		if err != nil {
-			return ""
-		}
-		used += a.UsefulBytes
-		for _, sc := range a.Sectors {
-			blocks[in.Buffer+"/"+strconv.FormatUint(sc.Addr/uint64(s.L2Fetch), 10)] = true
-		}
-	}
-	if used == 0 {
+	fetched, used, err := sectors.ColdWarp(s, nil, 0)
+	if err != nil || used == 0 {
 		return ""
 	}
-	fetched := len(blocks) * s.L2Fetch
+	blocks := int(fetched) / s.L2Fetch
 	return fmt.Sprintf("Warp 0 of %s, from a cold L2: its loads touch %s of %d bytes = %d bytes from DRAM for %d bytes used: %s per useful byte.",
-		specLabel(s, all), words.Plural(len(blocks), "fetch block"), s.L2Fetch, fetched, used, fmtNum(float64(fetched)/float64(used)))
+		specLabel(s, all), words.Plural(blocks, "fetch block"), s.L2Fetch, fetched, used, fmtNum(float64(fetched)/float64(used)))
 }
 
 func timeSection(k *Key) Section {
@@ -307,7 +293,7 @@ func timeSection(k *Key) Section {
 	}}
 }
 
-func comparison(k *Key, q quantity) Section {
+func comparison(k *Key, fig figures.Figure) Section {
 	e := k.Exercise
 	sec := Section{Title: "Model and measurement"}
 	if !k.HasMeasured {
@@ -329,15 +315,15 @@ func comparison(k *Key, q quantity) Section {
 		return sec
 	}
 	sec.Lines = append(sec.Lines, fmt.Sprintf("They differ by more than %s: the measurement is %s× the model's answer.", pct(tol), fmtNum(k.Measured/k.Model)))
-	switch q.kind {
-	case l1Kind:
+	switch fig.Level {
+	case figures.L1:
 		sec.Lines = append(sec.Lines, "The L1 counts follow from the addresses alone, so a difference means the compiled kernel issued other memory instructions than its source suggests (a load split or merged by the compiler), or ncu counted launches the model does not. Look at the SASS: ncu --page source.")
-	case dramKind:
+	case figures.DRAM:
 		for _, p := range k.Parts {
-			if !p.HasMeasured || p.Measurement.Metrics == nil {
+			if !p.HasMeasured || p.Launch.Metrics == nil {
 				continue
 			}
-			pm, mm := p.Prediction.Metrics, p.Measurement.Metrics
+			pm, mm := p.Prediction.Metrics, p.Launch.Metrics
 			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: DRAM read %s (model %s), written %s (model %s)",
 				specLabel(p.Spec, e.Specs), bytesStr(mm[metrics.DRAMRead]), bytesStr(pm[metrics.DRAMRead]), bytesStr(mm[metrics.DRAMWrite]), bytesStr(pm[metrics.DRAMWrite])))
 		}
@@ -346,7 +332,7 @@ func comparison(k *Key, q quantity) Section {
 		} else {
 			sec.Lines = append(sec.Lines, "Less DRAM traffic than the model: data found again in the L2 (the model keeps only what it saw recently), and written bytes still in the L2 when the launch ended, which never reached DRAM inside it.")
 		}
-	case timeKind:
+	case figures.Time:
 		sec.Lines = append(sec.Lines, "The time model has no latency in it: what it misses is bytes in flight (too few loads outstanding per SM to cover DRAM latency), occupancy (small blocks cap the threads per SM), DRAM page and refresh effects, and the clocks of the run. See the section above.")
 	}
 	if gpu := profileGPU(k.Parts[0].Spec); gpu != "" && !strings.Contains(k.Source, gpu) {
@@ -400,13 +386,13 @@ func fmtAnswer(e *Exercise, v float64) string {
 // fmtQ prints a value of a quantity with its unit where it has one.
 func fmtQ(quantity string, v float64) string {
 	switch quantity {
-	case TimeSeconds:
+	case figures.TimeSeconds.Name:
 		return duration(v)
-	case UsefulBandwidth:
+	case figures.UsefulBandwidth.Name:
 		return bandwidth(v)
 	case metrics.DRAMRead, metrics.DRAMWrite:
 		return bytesStr(v)
-	case Efficiency, FractionOfMemcpy:
+	case figures.Efficiency.Name, figures.FractionOfMemcpy.Name:
 		return fmt.Sprintf("%s (%s)", fmtNum(v), pct(v))
 	}
 	return fmtNum(v)

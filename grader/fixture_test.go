@@ -3,24 +3,30 @@ package grader
 import (
 	"bytes"
 	"flag"
-	"math"
 	"os"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 	"github.com/stretchr/testify/require"
 )
 
-var updateFixture = flag.Bool("update-fixture", false, "rewrite testdata/reference.json, the invented measurements the tests grade against")
+var updateFixture = flag.Bool("update-fixture", false, "rewrite testdata/reference.jsonl, the invented measurements the tests grade against")
 
-// fixtureFile is a reference in the cuda package's format whose numbers are
-// invented (the model's counts; DRAM bytes and times set by hand below), so
-// that the tests see every case: measurements that agree with the model,
-// ones that do not, a spec timed but not profiled, a spec not measured.
-const fixtureFile = "testdata/reference.json"
+// fixtureFile is a run file (package measure) whose numbers are invented
+// (the model's counts; DRAM bytes and times set by hand below), so that
+// the tests see every case: measurements that agree with the model, ones
+// that do not, a spec timed but not profiled, a spec not measured.
+const fixtureFile = "testdata/reference.jsonl"
+
+// fixtureMemcpy is the invented cudaMemcpy beside every launch: 2 × 256
+// MiB in 0.1377 ms, 3900 GB/s.
+const (
+	fixtureMemcpyBytes = 268435456
+	fixtureMemcpyMs    = 2 * fixtureMemcpyBytes / 3900e9 * 1e3
+)
 
 // fixtureTimes are the invented times, in milliseconds, of the specs the
 // measured exercises compare; the comments give the ratio the tests expect.
@@ -59,8 +65,8 @@ func TestWriteReferenceFixture(t *testing.T) {
 	}
 	b, err := Exercises()
 	require.NoError(t, err)
-	ref := &cuda.Reference{Provenance: cuda.Provenance{
-		Device:  cuda.DeviceInfo{GPU: "NVIDIA H200 (test fixture)", SMs: 132},
+	ref := &measure.Set{Provenance: &measure.Provenance{
+		Device:  measure.DeviceInfo{GPU: "NVIDIA H200 (test fixture)", SMs: 132},
 		CUDA:    "13.0",
 		Timing:  "invented: not a measurement",
 		Date:    "2026-01-01T00:00:00Z",
@@ -85,13 +91,11 @@ func TestWriteReferenceFixture(t *testing.T) {
 			if v, ok := times[key]; ok {
 				ms = v
 			}
-			r := cuda.Result{
+			r := measure.Launch{
 				Spec: s, TimeMs: ms, TimeMsMin: ms * 0.98, TimeMsMax: ms * 1.03, TimedLaunches: 20,
-				UsefulBytes: p.UsefulBytes, UsefulGBps: round(float64(p.UsefulBytes) / (ms * 1e-3) / 1e9),
-				MemcpyMs: 0.1, MemcpyGBps: 3900, MemcpyBytes: 268435456,
+				MemcpyMs: fixtureMemcpyMs, MemcpyBytes: fixtureMemcpyBytes,
 				Threads: s.Threads(), GridBlocks: s.GridBlocks(), L2Fetch: s.L2Fetch, Verified: true,
 			}
-			r.OfMemcpy = round(r.UsefulGBps / r.MemcpyGBps)
 			if !notProfiled[key] {
 				r.Metrics = metrics.Set{}
 				for k, v := range p.Metrics {
@@ -100,14 +104,12 @@ func TestWriteReferenceFixture(t *testing.T) {
 				if v, ok := dramRead[key]; ok {
 					r.Metrics[metrics.DRAMRead] = v
 				}
-				r.MovedGBps = round((r.Metrics[metrics.DRAMRead] + r.Metrics[metrics.DRAMWrite]) / (ms * 1e-3) / 1e9)
 			}
-			ref.Records = append(ref.Records, r)
+			ref.Launches = append(ref.Launches, r)
 		}
 	}
 	var buf bytes.Buffer
-	_, err = ref.WriteTo(&buf)
-	require.NoError(t, err)
+	require.NoError(t, measure.WriteSet(&buf, ref))
 	require.NoError(t, os.WriteFile(fixtureFile, buf.Bytes(), 0o644))
 }
 
@@ -123,12 +125,13 @@ func norm[T any](t *testing.T, tbl map[string]T) map[string]T {
 	return out
 }
 
-func round(v float64) float64 { return math.Round(v*1000) / 1000 }
-
-// fixture returns the invented reference.
-func fixture(t testing.TB) Measurements {
+// fixture returns the invented measurements, as a recording.
+func fixture(t testing.TB) measure.Source {
 	t.Helper()
-	m, err := ReadReference(fixtureFile)
+	f, err := os.Open(fixtureFile)
 	require.NoError(t, err)
-	return m
+	defer f.Close()
+	set, err := measure.ReadSet(f, fixtureFile, measure.Origin{Kind: measure.Recorded})
+	require.NoError(t, err)
+	return measure.FromSet(set)
 }

@@ -314,13 +314,13 @@ func (g *Grader) learnerRows(learner string, subs []*Submission, exercises []*Ex
 		case len(mine) > 0:
 			c := mine[0]
 			r.Status, r.Notebook, r.PredictionText = Unreadable, c.path, c.Arg
-			notes = append(notes, fmt.Sprintf("%s: %s; write the number in the call, e.g. grader.Check(%q, 32)", c.where(), c.Problem, e.ID))
+			notes = append(notes, fmt.Sprintf("%s: %s; write the number in the call, e.g. lab.Check(%q, 32)", c.where(), c.Problem, e.ID))
 			if len(mine) > 1 {
 				notes = append(notes, fmt.Sprintf("%d more unreadable call(s) for this exercise", len(mine)-1))
 			}
 		default:
 			r.Status = Missing
-			notes = append(notes, "no grader.Check call for this exercise")
+			notes = append(notes, "no lab.Check call for this exercise")
 			for _, m := range mentions {
 				if m.ID == e.ID {
 					if r.Notebook == "" {

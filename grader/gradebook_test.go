@@ -67,7 +67,7 @@ func TestGradebookRows(t *testing.T) {
 	}{
 		{"right, by the model", "Ada Lovelace", "03-strided/sectors-stride-32", Right, 1, 1, "cell 3, line 2"},
 		{"right, by the measurement", "Ada Lovelace", "03-strided/slowdown-stride-32", Right, 2, 2, ""},
-		{"another lesson's exercise is missing", "Ada Lovelace", "05-aos-soa/sectors-aos-16", Missing, 0, 1, "no grader.Check call"},
+		{"another lesson's exercise is missing", "Ada Lovelace", "05-aos-soa/sectors-aos-16", Missing, 0, 1, "no lab.Check call"},
 		{"wrong", "grace", "03-strided/sectors-stride-32", Wrong, 0, 1, ""},
 		{"a percentage for a fraction", "Alan Turing", "02-coalescing/efficiency-coalesced", Wrong, 0, 1, "looks like a percentage"},
 		{"a constant expression", "Alan Turing", "02-coalescing/sectors-offset-1", Right, 1, 1, "the constant expression 10/2 read as 5"},

@@ -1,14 +1,17 @@
 package grader
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
-	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 // Key is the answer key of one exercise, computed at grading time: the
@@ -40,7 +43,8 @@ type Part struct {
 	Model       float64
 	Measured    float64
 	HasMeasured bool
-	Measurement Measured
+	// Launch is the spec's measurement, when HasMeasured.
+	Launch measure.Launch
 
 	idx    []int32 // a gather's first indices, for the explanation
 	idxErr error
@@ -63,13 +67,17 @@ func (k *Key) Answer() (value, tol float64, ok bool) {
 	return k.Model, k.Exercise.Tolerance.Model, true
 }
 
-// computeKey works out e's answers with the model and, when meas is not
+// MeasureTimeout bounds the measurement of one exercise's launches on a
+// live GPU, profiling included.
+const MeasureTimeout = 5 * time.Minute
+
+// computeKey works out e's answers with the model and, when src is not
 // nil, the measurement.
-func computeKey(e *Exercise, meas Measurements, noMeas string) (*Key, error) {
-	q := quantities[e.Quantity]
+func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
+	fig := e.figure()
 	k := &Key{Exercise: e, NoMeasurement: noMeas}
-	if meas != nil {
-		k.Source = meas.Label()
+	if src != nil {
+		k.Source = src.Origin().String()
 	}
 	// The specs' predictions, and the indices the explanation draws for
 	// a gather, run at once: a large gather takes seconds.
@@ -93,34 +101,42 @@ func computeKey(e *Exercise, meas Measurements, noMeas string) (*Key, error) {
 		}
 	}
 	wg.Wait()
-	allMeasured := meas != nil
+	var launches []measure.Launch
+	if src != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), MeasureTimeout)
+		set, err := src.Measure(ctx, e.Specs, measure.Times|measure.Counters)
+		cancel()
+		if err != nil {
+			k.NoMeasurement = fmt.Sprintf("measuring on %s: %v", k.Source, err)
+		} else {
+			launches = set.Launches
+		}
+	}
+	allMeasured := launches != nil
 	for i, s := range e.Specs {
 		p, err := preds[i], errs[i]
 		if err != nil {
 			return nil, fmt.Errorf("grader: %s: the model: %w", e.ID, err)
 		}
-		d, err := devices.Lookup(s.Device)
-		if err != nil {
-			return nil, fmt.Errorf("grader: %s: %w", e.ID, err)
-		}
 		part := Part{Spec: s, Prediction: p, idx: idx[i], idxErr: idxErrs[i]}
-		if part.Model, err = q.model(&part.Prediction, d); err != nil {
+		if part.Model, err = fig.Of(figures.Model(p)); err != nil {
 			return nil, fmt.Errorf("grader: %s: the model: %w", e.ID, err)
 		}
-		if meas != nil && allMeasured {
-			m, err := meas.Lookup(s)
-			if err == nil {
-				part.Measurement = m
-				part.Measured, err = q.measured(m, &part.Prediction)
-				if err != nil {
-					err = fmt.Errorf("the measurement of %s (%s) has no %s: %v", s, meas.Label(), e.Quantity, err)
+		if allMeasured {
+			l := launches[i]
+			if l.Failed() {
+				err = fmt.Errorf("%s was not measured (%s): %s", s.Brief(), k.Source, l.Error)
+			} else if part.Measured, err = fig.Of(figures.Measured(l, &part.Prediction)); err != nil {
+				var de *figures.DataError
+				if errors.As(err, &de) {
+					err = fmt.Errorf("the measurement of %s (%s) gives no %s: %s", s.Brief(), k.Source, e.Quantity, de.Lacks)
 				}
 			}
 			if err != nil {
 				allMeasured = false
 				k.NoMeasurement = err.Error()
 			} else {
-				part.HasMeasured = true
+				part.Launch, part.HasMeasured = l, true
 			}
 		}
 		k.Parts = append(k.Parts, part)

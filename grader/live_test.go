@@ -20,21 +20,21 @@ func TestLiveGPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no GPU measurements")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), LiveTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), MeasureTimeout)
 	defer cancel()
-	m, err := Live(ctx)
+	gpu, err := cuda.OpenGPU(ctx, cuda.Builder{})
 	var missing *cuda.MissingError
 	if errors.As(err, &missing) {
 		t.Skipf("no GPU to measure on: %v", err)
 	}
 	require.NoError(t, err)
-	t.Logf("source: %s", m.Label())
-	g := newGrader(t, m)
+	t.Logf("source: %s", gpu.Origin())
+	g := newGrader(t, gpu)
 
 	v := g.Grade("03-strided/sectors-stride-32", 32)
 	require.NoError(t, v.Err)
 	t.Log("\n" + v.String())
-	if _, err := cuda.FindNcu(); err == nil {
+	if gpu.Ncu != nil {
 		require.NotNil(t, v.Measurement, "ncu is here: the count is measured")
 		assert.InDelta(t, 32, v.Measurement.Value, 0.5, "ncu's sectors per request of a stride-32 warp")
 	}

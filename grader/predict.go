@@ -17,11 +17,17 @@ import (
 	"github.com/coalescing-course/coalesce/internal/words"
 )
 
-// ImportPath is the grader package's import path; ModulePath the course's.
-const (
-	ImportPath = "github.com/coalescing-course/coalesce/grader"
-	ModulePath = "github.com/coalescing-course/coalesce"
-)
+// ModulePath is the course's module path.
+const ModulePath = "github.com/coalescing-course/coalesce"
+
+// CheckPackages are the packages whose Check records a prediction, by
+// import path, with the name a cell calls each by default: the notebook
+// face, lab, and the grader package, where Check lived in the course's
+// first build, so that notebooks saved then still grade.
+var CheckPackages = map[string]string{
+	ModulePath + "/lab":    "lab",
+	ModulePath + "/grader": "grader",
+}
 
 // Form says how a prediction was written.
 type Form int
@@ -187,7 +193,7 @@ func evalConst(x ast.Expr, depth int, realDiv bool) (v constant.Value, isInt boo
 	return nil, false, fmt.Errorf("%s is not a number", clip(exprString(x), 40))
 }
 
-// Call is one grader.Check call found in a notebook's code.
+// Call is one Check call (lab.Check) found in a notebook's code.
 type Call struct {
 	// Cell is the cell's index in the notebook, Line the 1-based line in it.
 	Cell, Line int
@@ -221,14 +227,18 @@ type Found struct {
 	Course bool
 }
 
-// FindCalls reads every Check call of the grader package from the code
-// cells of nb, in notebook order, by parsing the cells as Go (GoNB's
-// special lines set aside). It never runs anything. The package is known
-// by its default name, grader, and by any name a cell imports it under (a
-// dot import makes a bare Check count).
+// FindCalls reads every Check call that records a prediction
+// (CheckPackages) from the code cells of nb, in notebook order, by parsing
+// the cells as Go (GoNB's special lines set aside). It never runs
+// anything. A package is known by its default name (lab, or grader in
+// notebooks of the first build) and by any name a cell imports it under
+// (a dot import makes a bare Check count).
 func FindCalls(nb *notebook.Notebook) Found {
 	var f Found
-	names := map[string]bool{"grader": true}
+	names := map[string]bool{}
+	for _, name := range CheckPackages {
+		names[name] = true
+	}
 	dot := false
 	parsed := make([]*cellAST, len(nb.Cells))
 	for i, c := range nb.Cells {
@@ -238,11 +248,11 @@ func FindCalls(nb *notebook.Notebook) Found {
 		if strings.Contains(c.Source, ModulePath) {
 			f.Course = true
 		}
-		if strings.Contains(c.Source, ImportPath) {
+		if importsCheck(c.Source) {
 			parsed[i] = parseCell(c.Source)
 			for _, file := range parsed[i].files {
 				for _, imp := range file.Imports {
-					if p, err := strconv.Unquote(imp.Path.Value); err != nil || p != ImportPath {
+					if p, err := strconv.Unquote(imp.Path.Value); err != nil || CheckPackages[p] == "" {
 						continue
 					}
 					switch {
@@ -278,6 +288,17 @@ func FindCalls(nb *notebook.Notebook) Found {
 		f.Mentions = append(f.Mentions, ca.comments(i)...)
 	}
 	return f
+}
+
+// importsCheck reports whether a cell's source names a package of
+// CheckPackages.
+func importsCheck(src string) bool {
+	for path := range CheckPackages {
+		if strings.Contains(src, `"`+path+`"`) {
+			return true
+		}
+	}
+	return false
 }
 
 func cellTypeName(t string) string {

@@ -103,8 +103,14 @@ func TestFindCalls(t *testing.T) {
 		course   bool
 	}{
 		{
-			name:   "the body of main after %%",
-			cells:  []string{"import \"" + ImportPath + "\"\n%%\ngrader.Check(\"03-strided/sectors-stride-32\", 32)\n"},
+			name:   "lab.Check, as the lessons call it",
+			cells:  []string{"import \"" + labPath + "\"\n%%\nlab.Check(\"03-strided/sectors-stride-32\", 32)\n"},
+			calls:  []call{{0, 3, "03-strided/sectors-stride-32", "32", 32, FormLiteral, ""}},
+			course: true,
+		},
+		{
+			name:   "the body of main after %% (grader.Check, as the first build called it)",
+			cells:  []string{"import \"" + graderPath + "\"\n%%\ngrader.Check(\"03-strided/sectors-stride-32\", 32)\n"},
 			calls:  []call{{0, 3, "03-strided/sectors-stride-32", "32", 32, FormLiteral, ""}},
 			course: true,
 		},
@@ -179,14 +185,14 @@ func TestFindCalls(t *testing.T) {
 			name: "an import alias, in another cell",
 			cells: []string{
 				"%%\ng.Check(\"a/b\", 1)\nh.Check(\"a/c\", 2)",
-				"import g \"" + ImportPath + "\"",
+				"import g \"" + graderPath + "\"",
 			},
 			calls:  []call{{0, 2, "a/b", "1", 1, FormLiteral, ""}},
 			course: true,
 		},
 		{
 			name:   "a dot import makes a bare Check count",
-			cells:  []string{"import . \"" + ImportPath + "\"\n%%\nCheck(\"a/b\", 8)\nother.Check(\"a/c\", 1)"},
+			cells:  []string{"import . \"" + graderPath + "\"\n%%\nCheck(\"a/b\", 8)\nother.Check(\"a/c\", 1)"},
 			calls:  []call{{0, 3, "a/b", "8", 8, FormLiteral, ""}},
 			course: true,
 		},
@@ -240,7 +246,7 @@ func FuzzFindCalls(f *testing.F) {
 		"%%\ngrader.Check(\"03-strided/sectors-stride-32\", 32)",
 		"grader.Check(\"a/b\", 64/2)",
 		"// grader.Check(\"a/b\", 1)\n%%\nx := 1",
-		"import g \"" + ImportPath + "\"\n%%\ng.Check(\"a/b\", -0.5)",
+		"import g \"" + graderPath + "\"\n%%\ng.Check(\"a/b\", -0.5)",
 		"%%\ngrader.Check(\"a/b\",",
 		"!echo \\\n%%\ngrader.Check(`a/b`, 1e3)",
 	} {
@@ -291,3 +297,9 @@ func FuzzParsePrediction(f *testing.F) {
 		}
 	})
 }
+
+// The paths of the packages whose Check records a prediction.
+const (
+	labPath    = ModulePath + "/lab"
+	graderPath = ModulePath + "/grader"
+)

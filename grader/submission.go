@@ -187,7 +187,7 @@ func (b *Bank) ParseSubmission(in Input, data []byte, limit int64) Submission {
 	}
 	s.Found = FindCalls(nb)
 	if !nb.Metadata.Coalesce && !s.Found.Course && len(s.Found.Calls) == 0 {
-		s.Problem = fmt.Sprintf("not a notebook of this course: no metadata.coalesce, no import of %s and no grader.Check call", ModulePath)
+		s.Problem = fmt.Sprintf("not a notebook of this course: no metadata.coalesce, no import of %s and no lab.Check call", ModulePath)
 	}
 	return s
 }

@@ -5,6 +5,8 @@ import (
 	"html"
 	"math"
 	"strings"
+
+	"github.com/coalescing-course/coalesce/lessons/figures"
 )
 
 // Judgement is a prediction held against one answer.
@@ -93,7 +95,7 @@ func hints(k *Key, p, want, tol float64, right bool) []string {
 	}
 	tol = math.Max(tol, 0.01)
 	var hs []string
-	if (e.Quantity == Efficiency || e.Quantity == FractionOfMemcpy) && p > 1 && Within(p/100, want, tol) {
+	if (e.Quantity == figures.Efficiency.Name || e.Quantity == figures.FractionOfMemcpy.Name) && p > 1 && Within(p/100, want, tol) {
 		hs = append(hs, fmt.Sprintf("%s looks like a percentage: this question wants a fraction, %s for %s.", fmtNum(p), fmtNum(p/100), fmtNum(p)+"%"))
 	}
 	if e.Combine == Ratio && p != 0 && Within(1/p, want, tol) {
@@ -102,11 +104,10 @@ func hints(k *Key, p, want, tol float64, right bool) []string {
 	if strings.Contains(e.Unit, "sector") && Within(p/32, want, tol) {
 		hs = append(hs, "That counts bytes: divide by 32 bytes per sector.")
 	}
-	if e.Combine == Ratio && quantities[e.Quantity].kind == timeKind && len(k.Parts) == 2 {
-		// The L1's waste ratio: fetched over used bytes, second case over first.
-		waste := func(p Part) float64 {
-			return float64(p.Prediction.FetchedBytes) / float64(max(1, p.Prediction.L1UsefulBytes))
-		}
+	if e.Combine == Ratio && e.figure().Level == figures.Time && len(k.Parts) == 2 {
+		// The L1's waste ratio: fetched over used bytes, second case over
+		// first, the inverse of each one's efficiency.
+		waste := func(p Part) float64 { return 1 / model(figures.Efficiency, p) }
 		a, b := waste(k.Parts[0]), waste(k.Parts[1])
 		for _, r := range []float64{a / b, b / a} {
 			if r > 1.5 && Within(p, r, 0.05) {

@@ -9,15 +9,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/coalescing-course/coalesce/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata (verdicts, gradebook) from the code's output; review the diff")
 
-func newGrader(t testing.TB, m Measurements) *Grader {
+func newGrader(t testing.TB, src measure.Source) *Grader {
 	t.Helper()
-	g, err := New(Options{Measurements: m, NoMeasurement: "none in this test"})
+	g, err := New(Options{Source: src, NoSource: "none in this test"})
 	require.NoError(t, err)
 	return g
 }
@@ -99,14 +100,14 @@ func TestKeyWithMeasurement(t *testing.T) {
 		k, err := g.Key("01-sectors/sectors-double")
 		require.NoError(t, err)
 		assert.False(t, k.HasMeasured)
-		assert.Contains(t, k.NoMeasurement, "has no record of")
+		assert.Contains(t, k.NoMeasurement, "coalesced_copy, elem 8 B, n 2^25 was not measured (recorded on NVIDIA H200 (test fixture), 2026-01-01): not among the recorded launches (a GPU measures it: coalesce run)")
 		assert.True(t, k.Graded(), "graded by the model anyway")
 	})
 	t.Run("a spec timed, not profiled", func(t *testing.T) {
 		k, err := g.Key("07-ncu-metric/st-sectors-per-request-write-4")
 		require.NoError(t, err)
 		assert.False(t, k.HasMeasured)
-		assert.Contains(t, k.NoMeasurement, "timed, not profiled")
+		assert.Contains(t, k.NoMeasurement, "gives no st_sectors_per_request: no ncu counters: the launch was not profiled")
 	})
 	t.Run("a measured exercise with no measurement is ungraded", func(t *testing.T) {
 		g := modelGrader(t)

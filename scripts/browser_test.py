@@ -30,7 +30,7 @@ What happens:
      raises-exception, as in run_notebooks.py); cells with
      coalesce.expect_png show an image; a lesson (any notebook but index)
      shows at least one rendered PNG <img>; a notebook that calls
-     grader.Check shows the grader's verdict (div.coalesce-verdict with its
+     lab.Check shows the grader's verdict (div.coalesce-verdict with its
      "model" row) once per such cell.
   5. Screenshots go to build/browser/NAME-*.png (opened, top after the run,
      first plot, first verdict, and NAME-failed.png on failure), the page's
@@ -141,7 +141,7 @@ def read_spec(path: Path) -> NotebookSpec:
             index=len(spec.cells), first_line=first[:70],
             allow_error=allow_error, allow_stderr=allow_error or bool(c.get("allow_stderr")),
             expect_png=bool(c.get("expect_png")),
-            grader=bool(re.search(r"\bgrader\.Check\s*\(", src)),
+            grader=bool(re.search(r"\b(?:lab|grader)\.Check\s*\(", src)),
         ))
     return spec
 
@@ -399,7 +399,7 @@ def check_notebook(page, lab: Lab, spec: NotebookSpec, copy_rel: str, timeout: f
             problems.append(f"{where} has coalesce.expect_png but shows no rendered image")
         if cs.grader:
             if not out["verdicts"]:
-                problems.append(f"{where} calls grader.Check but shows no div.coalesce-verdict")
+                problems.append(f"{where} calls lab.Check but shows no div.coalesce-verdict")
             elif not all("model" in v for v in out["verdicts"]):
                 problems.append(f"{where}: the verdict has no \"model\" row: {out['verdicts'][0][:200]!r}")
     pngs = [i for c in cells for i in c["imgs"] if i["png"] and i["ok"]]

@@ -4,43 +4,43 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/internal/words"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 func init() {
 	commands["compare"] = command{
-		summary: "model beside measurement, one row per spec: [-json] [-recorded] [-measured RUN] [FILE]",
+		summary: "model beside measurement, one row per spec: [-json] [-recorded] [-measured RUN] [-figures F,...] [FILE]",
 		run:     compareCmd,
 	}
 }
 
-// TimeKey is the key of the time in a compare row's model, measured and
-// ratio maps, beside the metric names.
-const TimeKey = "time_seconds"
+// defaultFigures are compare's columns: ncu's counts and the time.
+var defaultFigures = append(append([]string{}, metrics.All...), figures.TimeSeconds.Name)
 
 // compareHeader is the first line of compare's output: where the
 // measurements come from.
 type compareHeader struct {
-	Source string `json:"source"` // "live", "recorded" or "measured"
+	Source string `json:"source"` // "live", "recorded" or "measured" (a run file)
 	Label  string `json:"label"`
 	Why    string `json:"why,omitempty"` // why not live
 }
 
-// compareRow is one spec: the model's numbers, the measured ones, and
-// measured/model for each. A ratio is null where the model says 0 and the
+// compareRow is one spec: each figure's model value, measured value, and
+// measured/model. A ratio is null where the model says 0 and the
 // measurement does not.
 type compareRow struct {
 	Line     int                 `json:"line"`
@@ -51,25 +51,26 @@ type compareRow struct {
 	Ratio    map[string]*float64 `json:"ratio,omitempty"`
 }
 
-// source answers "what was measured for this spec".
-type source struct {
-	header compareHeader
-	lookup func(spec.Spec) (cuda.Result, bool)
-	// missing is the error row text of a spec the source does not have.
-	missing string
-}
-
 func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
-	recorded := fs.Bool("recorded", false, "use the recorded reference even when this machine has a GPU")
-	measured := fs.String("measured", "", "use the results of an earlier `coalesce run` saved in this file")
+	recorded := fs.Bool("recorded", false, "use the recording built into the course even when this machine has a GPU")
+	measured := fs.String("measured", "", "use the launches of an earlier `coalesce run` saved in this file")
+	figList := fs.String("figures", strings.Join(defaultFigures, ","), "the figures to compare (lessons/figures names)")
 	if err := fs.Parse(args); err != nil {
 		return usagef("compare: %v", err)
 	}
 	if *recorded && *measured != "" {
 		return usagef("compare: -recorded and -measured name two sources: want one")
+	}
+	var figs []figures.Figure
+	for _, name := range strings.Split(*figList, ",") {
+		f, ok := figures.Lookup(strings.TrimSpace(name))
+		if !ok {
+			return usagef("compare: -figures: %q: want names of lessons/figures: %s", name, strings.Join(figures.Names(), ", "))
+		}
+		figs = append(figs, f)
 	}
 	lines, err := readSpecs(fs.Args(), stdin)
 	if err != nil {
@@ -82,27 +83,43 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 	}
 
-	var src *source
+	var src measure.Source
 	switch {
 	case *measured != "":
-		src, err = measuredSource(*measured)
+		set, err := measure.ReadFile(*measured)
+		if err != nil {
+			return err
+		}
+		src = measure.FromSet(set)
 	case *recorded:
-		src, err = recordedSource("")
+		src, err = cuda.RecordedSource("")
 	default:
-		src, err = liveSource(ctx, specs, stderr)
+		src, err = cuda.OpenSource(ctx, cuda.Auto, cuda.Builder{Log: stderr})
 	}
 	if err != nil {
 		return err
 	}
+	if o := src.Origin(); o.Kind == measure.Live {
+		fmt.Fprintf(stderr, "coalesce: measuring %s on %s\n", words.Plural(len(specs), "launch"), o.GPU)
+	}
+	set, err := src.Measure(ctx, specs, measure.Times|measure.Counters)
+	if err != nil {
+		return err
+	}
+	header := compareHeader{Source: sourceKind(set.Origin.Kind), Label: set.Label(), Why: set.Origin.Why}
+	if set.Note != "" {
+		header.Why = set.Note
+	}
 
 	rows := make([]compareRow, 0, len(lines))
-	bad := 0
+	bad, k := 0, 0
 	for _, l := range lines {
 		row := compareRow{Line: l.Num}
 		if l.Err != nil {
 			row.Error = lineErrorOf(l.Num, l.Err).Error
 		} else {
-			row = compareOne(l.Num, l.Spec, src)
+			row = compareOne(l.Num, set.Launches[k], figs)
+			k++
 		}
 		if row.Error != "" {
 			bad++
@@ -111,9 +128,9 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	w := bufio.NewWriter(stdout)
 	if *asJSON {
-		err = writeCompareJSON(w, src.header, rows)
+		err = writeCompareJSON(w, header, rows)
 	} else {
-		err = writeCompareTable(w, src.header, rows)
+		err = writeCompareTable(w, header, rows, figs)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -128,33 +145,43 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	return nil
 }
 
-func compareOne(num int, s spec.Spec, src *source) compareRow {
+// sourceKind names an origin in compare's header.
+func sourceKind(k measure.Kind) string {
+	switch k {
+	case measure.Live:
+		return "live"
+	case measure.Recorded:
+		return "recorded"
+	}
+	return "measured"
+}
+
+func compareOne(num int, l measure.Launch, figs []figures.Figure) compareRow {
+	s := l.Spec
 	row := compareRow{Line: num, Spec: &s}
 	p, err := sectors.Predict(s)
 	if err != nil {
 		row.Error = "model: " + err.Error()
 		return row
 	}
-	m, ok := src.lookup(s)
-	if !ok {
-		row.Error = src.missing
+	if l.Failed() {
+		row.Error = l.Error
 		return row
 	}
-	if m.Failed() {
-		row.Error = m.Error
-		return row
-	}
-	row.Model = map[string]float64{TimeKey: p.TimeSeconds}
-	row.Measured = map[string]float64{TimeKey: m.TimeMs / 1e3}
-	for _, name := range metrics.All {
-		row.Model[name] = p.Metrics[name]
-		if v, ok := m.Metrics[name]; ok {
-			row.Measured[name] = v
+	model, meas := figures.Model(p), figures.Measured(l, &p)
+	row.Model, row.Measured, row.Ratio = map[string]float64{}, map[string]float64{}, map[string]*float64{}
+	for _, f := range figs {
+		mv, errM := f.Of(model)
+		if errM == nil {
+			row.Model[f.Name] = mv
 		}
-	}
-	row.Ratio = map[string]*float64{}
-	for name, meas := range row.Measured {
-		row.Ratio[name] = ratio(meas, row.Model[name])
+		xv, errX := f.Of(meas)
+		if errX == nil {
+			row.Measured[f.Name] = xv
+		}
+		if errM == nil && errX == nil {
+			row.Ratio[f.Name] = ratio(xv, mv)
+		}
 	}
 	return row
 }
@@ -173,94 +200,6 @@ func ratio(measured, model float64) *float64 {
 	return &r
 }
 
-// liveSource measures the specs on this machine's GPU, or, when it lacks
-// nvcc, ncu, a driver or a GPU, falls back on the recorded reference and
-// says why.
-func liveSource(ctx context.Context, specs []spec.Spec, stderr io.Writer) (*source, error) {
-	gpu, err := cuda.Open(ctx, cuda.Builder{Log: stderr})
-	var ncu cuda.Ncu
-	if err == nil {
-		ncu, err = cuda.FindNcu()
-	}
-	var missing *cuda.MissingError
-	if errors.As(err, &missing) {
-		return recordedSource(missing.Error())
-	}
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(stderr, "coalesce: measuring %d specs on %s\n", len(specs), gpu.Info.GPU)
-	results, err := gpu.Measure(ctx, specs, &cuda.ProfileOptions{Ncu: ncu})
-	if err != nil {
-		return nil, err
-	}
-	byKey := make(map[string]cuda.Result, len(results))
-	for _, r := range results {
-		byKey[cuda.SpecKey(r.Spec)] = r
-	}
-	return &source{
-		header:  compareHeader{Source: "live", Label: fmt.Sprintf("measured now on %s (CUDA %s, %s)", gpu.Info.GPU, cuda.CUDAVersion(gpu.Info.RuntimeVersion), gpu.Harness.Nvcc)},
-		lookup:  func(s spec.Spec) (cuda.Result, bool) { r, ok := byKey[cuda.SpecKey(s)]; return r, ok },
-		missing: "not measured",
-	}, nil
-}
-
-func recordedSource(why string) (*source, error) {
-	ref, err := cuda.Recorded()
-	if err != nil {
-		if why != "" {
-			return nil, fmt.Errorf("%s; and %w", why, err)
-		}
-		return nil, err
-	}
-	return &source{
-		header:  compareHeader{Source: "recorded", Label: ref.Label(), Why: why},
-		lookup:  ref.Lookup,
-		missing: "not in the recorded reference (" + ref.Label() + "): measure it on a GPU with coalesce compare or coalesce run",
-	}, nil
-}
-
-// measuredSource reads the output of coalesce run: result lines, and error
-// lines, which are skipped.
-func measuredSource(path string) (*source, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	byKey := map[string]cuda.Result{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		var probe struct {
-			Error string `json:"error"`
-		}
-		if err := json.Unmarshal([]byte(text), &probe); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a coalesce run result: %v", path, n, err)
-		}
-		if probe.Error != "" {
-			continue
-		}
-		var r cuda.Result
-		if err := json.Unmarshal([]byte(text), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a coalesce run result: %v", path, n, err)
-		}
-		byKey[cuda.SpecKey(r.Spec)] = r
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	return &source{
-		header:  compareHeader{Source: "measured", Label: "measured in " + path},
-		lookup:  func(s spec.Spec) (cuda.Result, bool) { r, ok := byKey[cuda.SpecKey(s)]; return r, ok },
-		missing: "not in " + path,
-	}, nil
-}
-
 func writeCompareJSON(w io.Writer, h compareHeader, rows []compareRow) error {
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(h); err != nil {
@@ -274,28 +213,32 @@ func writeCompareJSON(w io.Writer, h compareHeader, rows []compareRow) error {
 	return nil
 }
 
-// shortNames are the table's column heads for the metrics.
+// shortNames are the table's column heads for the metrics and the time;
+// other figures go by their names.
 var shortNames = map[string]string{
-	metrics.LdRequests: "ld_req",
-	metrics.LdSectors:  "ld_sec",
-	metrics.StRequests: "st_req",
-	metrics.StSectors:  "st_sec",
-	metrics.DRAMRead:   "dram_rd",
-	metrics.DRAMWrite:  "dram_wr",
-	TimeKey:            "time",
+	metrics.LdRequests:       "ld_req",
+	metrics.LdSectors:        "ld_sec",
+	metrics.StRequests:       "st_req",
+	metrics.StSectors:        "st_sec",
+	metrics.DRAMRead:         "dram_rd",
+	metrics.DRAMWrite:        "dram_wr",
+	figures.TimeSeconds.Name: "time",
 }
 
-func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow) error {
+func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []figures.Figure) error {
 	fmt.Fprintf(w, "# %s: %s\n", h.Source, h.Label)
 	if h.Why != "" {
 		fmt.Fprintf(w, "# (no live measurement: %s)\n", h.Why)
 	}
 	fmt.Fprintf(w, "# each cell: model measured measured/model; times in microseconds\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	cols := append(append([]string{}, metrics.All...), TimeKey)
 	head := []string{"line", "spec"}
-	for _, c := range cols {
-		head = append(head, shortNames[c])
+	for _, f := range figs {
+		name, ok := shortNames[f.Name]
+		if !ok {
+			name = f.Name
+		}
+		head = append(head, name)
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range rows {
@@ -310,14 +253,15 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow) error {
 			fmt.Fprintln(tw, strings.Join(cells, "\t"))
 			continue
 		}
-		for _, c := range cols {
+		for _, f := range figs {
+			c := f.Name
 			meas, ok := r.Measured[c]
 			if !ok {
 				cells = append(cells, "-")
 				continue
 			}
 			model := r.Model[c]
-			if c == TimeKey {
+			if c == figures.TimeSeconds.Name {
 				model, meas = model*1e6, meas*1e6
 			}
 			rs := "-"

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 func init() {
@@ -41,8 +43,8 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "grades", "directory to write the gradebook and feedback into")
-	measure := fs.String("measure", "recorded", "measurement source: recorded (the H200 reference built in), live (this machine's GPU) or none")
-	refFile := fs.String("reference", "", "grade against this reference file (cuda reference format) instead of the built-in one")
+	mode := fs.String("measure", "recorded", "measurement source: recorded (the H200 recording built in), live (this machine's GPU) or none")
+	refFile := fs.String("reference", "", "grade against the launches of this run file (coalesce run's output) instead of the built-in recording")
 	lessons := fs.String("lessons", "", "lessons to grade: all, or a comma-separated list; default: those the submissions touch")
 	maxSize := fs.Int64("max-size", grader.DefaultMaxBytes, "largest notebook file read, in bytes")
 	quiet := fs.Bool("q", false, "no progress lines")
@@ -59,11 +61,11 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *maxSize <= 0 {
 		return usagef("grade: -max-size %d: want a positive number of bytes", *maxSize)
 	}
-	meas, why, err := gradeSource(ctx, *measure, *refFile)
+	src, why, err := gradeSource(ctx, *mode, *refFile, stderr)
 	if err != nil {
 		return err
 	}
-	g, err := grader.New(grader.Options{Measurements: meas, NoMeasurement: why})
+	g, err := grader.New(grader.Options{Source: src, NoSource: why})
 	if err != nil {
 		return err
 	}
@@ -126,29 +128,29 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 // gradeSource opens the measurement source the flags name.
-func gradeSource(ctx context.Context, mode, refFile string) (grader.Measurements, string, error) {
+func gradeSource(ctx context.Context, mode, refFile string, stderr io.Writer) (measure.Source, string, error) {
 	if refFile != "" {
-		m, err := grader.ReadReference(refFile)
+		set, err := measure.ReadFile(refFile)
 		if err != nil {
 			return nil, "", err
 		}
-		return m, "", nil
+		return measure.FromSet(set), "", nil
 	}
 	switch mode {
-	case "recorded":
-		m, err := grader.Recorded()
+	case cuda.RecordedMode:
+		src, err := cuda.RecordedSource("")
 		if err != nil {
 			// Not fatal: exercises graded by the model still grade.
-			return nil, fmt.Sprintf("no recorded reference in this build (%v)", err), nil
+			return nil, fmt.Sprintf("no recording in this build (%v)", err), nil
 		}
-		return m, "", nil
-	case "live":
-		m, err := grader.Live(ctx)
+		return src, "", nil
+	case cuda.LiveMode:
+		src, err := cuda.OpenSource(ctx, cuda.LiveMode, cuda.Builder{Log: stderr})
 		if err != nil {
 			return nil, "", fmt.Errorf("grade -measure live: %w", err)
 		}
-		return m, "", nil
-	case "none":
+		return src, "", nil
+	case cuda.NoneMode:
 		return nil, "-measure none", nil
 	}
 	return nil, "", usagef("grade: -measure %q: want recorded, live or none", mode)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
@@ -66,7 +68,7 @@ func runModel(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		} else if p, err := sectors.Predict(line.Spec); err != nil {
 			out, bad = lineErrorOf(line.Num, err), bad+1
 		} else {
-			out = p
+			out = withFigures(p)
 		}
 		if err := enc.Encode(out); err != nil {
 			return fmt.Errorf("writing: %w", err)
@@ -77,4 +79,22 @@ func runModel(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return errReported
 	}
 	return nil
+}
+
+// modelLine is one answer of coalesce model: the prediction, and every
+// figure of lessons/figures the model gives for it, by name.
+type modelLine struct {
+	sectors.Prediction
+	Figures map[string]float64 `json:"figures"`
+}
+
+func withFigures(p sectors.Prediction) modelLine {
+	out := modelLine{Prediction: p, Figures: map[string]float64{}}
+	v := figures.Model(p)
+	for _, f := range figures.All() {
+		if x, err := f.Of(v); err == nil && !metrics.Known(f.Name) {
+			out.Figures[f.Name] = x
+		}
+	}
+	return out
 }

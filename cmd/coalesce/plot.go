@@ -14,7 +14,9 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/coalescing-course/coalesce/lessons/plots"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 func init() {
@@ -51,16 +53,15 @@ an update_x_aos spec whose struct_bytes is swept; for warp, any spec.
 Without it, each kind takes the launch of the recorded sweep
 (cuda/reference/sweep.jsonl) or, for the model-only kinds, a small one.
 
--measured reads measurements in either form the harness writes: the JSON
-lines coalesce run prints, one launch a line,
+-measured reads a run file, as coalesce run writes it: its provenance
+first, which names the GPU and the date in the title, then one launch a
+line,
 
   {"spec":{...},"time_ms":0.12,"metrics":{"dram__bytes_read.sum":...}}
 
 (time_ms is the median time of one launch; metrics are ncu's counts, with
-coalesce run -ncu; other fields are ignored and lines with an "error" are
-skipped), or a reference recorded with coalesce run -record, whose
-provenance names the GPU and date. The launches of -spec at any stride (or
-struct size) are drawn over the model's line.
+coalesce run -ncu; lines with an "error" are skipped). The launches of
+-spec at any stride (or struct size) are drawn over the model's line.
 `
 
 // plotFlags are coalesce plot's flags.
@@ -69,7 +70,6 @@ type plotFlags struct {
 	warp     int64
 	instr    int
 	measured string
-	source   string
 	width    float64
 	height   float64
 	dpi      int
@@ -83,7 +83,6 @@ func runPlot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.Int64Var(&f.warp, "warp", 0, "warp: the warp to draw, 0 to the launch's warps - 1")
 	fs.IntVar(&f.instr, "instr", 0, "warp: the memory instruction of the warp to draw, in program order from 0")
 	fs.StringVar(&f.measured, "measured", "", "bandwidth-*, dram: measurements to draw over the model (JSON lines or a reference)")
-	fs.StringVar(&f.source, "source", "", "where -measured comes from, for the caption (default: a reference's provenance, or the file's name)")
 	fs.Float64Var(&f.width, "width", 0, "picture width in cm (default: 16, 24 for stride, 26 for warp)")
 	fs.Float64Var(&f.height, "height", 0, "picture height in cm (default: 10, 12 for warp)")
 	fs.IntVar(&f.dpi, "dpi", 0, "PNG resolution in dots per inch (default 120)")
@@ -134,9 +133,6 @@ func runPlot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if f.measured != "" && kind != "bandwidth-stride" && kind != "bandwidth-struct" && kind != "dram" {
 		return usagef("plot %s: -measured is for bandwidth-stride, bandwidth-struct and dram", kind)
 	}
-	if f.source != "" && f.measured == "" {
-		return usagef("plot %s: -source names where -measured comes from; give -measured too", kind)
-	}
 	if kind != "warp" && (f.warp != 0 || f.instr != 0) {
 		return usagef("plot %s: -warp and -instr are for warp", kind)
 	}
@@ -155,9 +151,9 @@ func runPlot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		base = &s
 	}
-	var m plots.Measurements
+	var m *measure.Set
 	if f.measured != "" {
-		if m, err = readMeasured(f.measured, f.source, stderr); err != nil {
+		if m, err = readMeasured(f.measured, stderr); err != nil {
 			return err
 		}
 	}
@@ -203,30 +199,24 @@ func kindNames() string {
 	return strings.Join(names, ", ")
 }
 
-func readMeasured(name, source string, stderr io.Writer) (plots.Measurements, error) {
-	file, err := os.Open(name)
+// readMeasured reads a run file; its label comes from its provenance, or
+// names the file when it has none.
+func readMeasured(name string, stderr io.Writer) (*measure.Set, error) {
+	m, err := measure.ReadFile(name)
 	if err != nil {
-		return plots.Measurements{}, err
+		return nil, err
 	}
-	defer file.Close()
-	m, skipped, err := plots.ReadMeasurements(file, source)
-	if errors.Is(err, plots.ErrNoSource) {
-		// JSON lines carry no provenance: name the file.
-		if _, serr := file.Seek(0, io.SeekStart); serr == nil {
-			m, skipped, err = plots.ReadMeasurements(file, "from "+name)
-		}
+	if failed := len(m.Launches) - len(m.Measured()); failed > 0 {
+		fmt.Fprintf(stderr, "coalesce plot: %s: skipped %d failed launch(es)\n", name, failed)
 	}
-	if err != nil {
-		return plots.Measurements{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if skipped > 0 {
-		fmt.Fprintf(stderr, "coalesce plot: %s: skipped %d failed launch(es)\n", name, skipped)
+	if len(m.Measured()) == 0 {
+		return nil, fmt.Errorf("%s: no measured launch in the file", name)
 	}
 	return m, nil
 }
 
 // drawKind builds the plots of kind, and the size to draw them at.
-func drawKind(kind string, base *spec.Spec, m plots.Measurements, f plotFlags) ([]*plot.Plot, plots.Size, error) {
+func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plot.Plot, plots.Size, error) {
 	pick := func(def spec.Spec) spec.Spec {
 		if base != nil {
 			return *base
@@ -239,7 +229,7 @@ func drawKind(kind string, base *spec.Spec, m plots.Measurements, f plotFlags) (
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := plots.Predict(specs...)
+		preds, err := sectors.PredictAll(specs...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
@@ -258,7 +248,7 @@ func drawKind(kind string, base *spec.Spec, m plots.Measurements, f plotFlags) (
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := plots.Predict(append(specs, plots.SoAOf(b))...)
+		preds, err := sectors.PredictAll(append(specs, plots.SoAOf(b))...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
@@ -270,7 +260,7 @@ func drawKind(kind string, base *spec.Spec, m plots.Measurements, f plotFlags) (
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := plots.Predict(specs...)
+		preds, err := sectors.PredictAll(specs...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
@@ -287,7 +277,7 @@ func drawKind(kind string, base *spec.Spec, m plots.Measurements, f plotFlags) (
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := plots.Predict(append(specs, plots.SoAOf(b))...)
+		preds, err := sectors.PredictAll(append(specs, plots.SoAOf(b))...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}

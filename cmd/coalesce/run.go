@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +10,9 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 func init() {
@@ -38,9 +38,9 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&f.ncu, "ncu", false, "also read the course's metrics with Nsight Compute")
-	fs.StringVar(&f.record, "record", "", "also write the results, with their provenance, as a reference file")
+	fs.StringVar(&f.record, "record", "", "also write the measured launches, with their provenance, to this run file (cuda/reference/h200.jsonl is one)")
 	fs.StringVar(&f.ncuCSV, "ncu-csv", "", "save ncu's raw output (the CSV) in this file")
-	fs.StringVar(&f.emit, "emit", "", "write the specs as the harness reads them, index files in this directory, and stop")
+	fs.StringVar(&f.emit, "emit", "", "write the launch plans as the harness reads them, index files in this directory, and stop")
 	fs.BoolVar(&f.harness, "harness", false, "build the harness (or find it in the cache), print its path and stop")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Minute, "limit for each harness or ncu run")
 	fs.IntVar(&f.reps, "reps", 0, "timed launches per spec (at least 9; 0: the harness's 20)")
@@ -66,13 +66,6 @@ func readSpecs(args []string, stdin io.Reader) ([]spec.Line, error) {
 	return spec.ReadAll(in)
 }
 
-// errorLine is the answer to a line that could not be measured.
-type errorLine struct {
-	Line  int        `json:"line"`
-	Spec  *spec.Spec `json:"spec,omitempty"`
-	Error string     `json:"error"`
-}
-
 func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	f, rest, err := parseRunFlags("run", args, stderr)
 	if err != nil {
@@ -92,91 +85,74 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	var specs []spec.Spec
-	var nums []int
 	for _, l := range lines {
 		if l.Err == nil {
 			specs = append(specs, l.Spec)
-			nums = append(nums, l.Num)
 		}
 	}
 	if f.emit != "" {
-		return emitSpecs(f.emit, lines, specs, stdout, stderr)
+		return emitPlans(f.emit, lines, specs, stdout, stderr)
 	}
 
-	var results []cuda.Result
-	var gpu *cuda.GPU
-	var ncu *cuda.Ncu
+	// The run file: the provenance first when a GPU measured anything, then
+	// one launch per input line, bad lines answered in place.
+	set := &measure.Set{}
+	var launches []measure.Launch
 	if len(specs) > 0 {
-		if gpu, err = cuda.Open(ctx, b); err != nil {
+		gpu, err := cuda.OpenGPU(ctx, b)
+		if err != nil {
 			return err
 		}
 		gpu.Timeout, gpu.Reps = f.timeout, f.reps
-		var prof *cuda.ProfileOptions
+		want := measure.Times
 		if f.ncu {
-			n, err := cuda.FindNcu()
-			if err != nil {
-				return err
+			if gpu.Ncu == nil {
+				return fmt.Errorf("run -ncu: %s", gpu.NoNcu)
 			}
-			ncu = &n
-			prof = &cuda.ProfileOptions{Ncu: n}
+			want |= measure.Counters
 			if f.ncuCSV != "" {
 				csvFile, err := os.Create(f.ncuCSV)
 				if err != nil {
 					return err
 				}
 				defer csvFile.Close()
-				prof.Raw = csvFile
+				gpu.NcuOutput = csvFile
 			}
+		} else {
+			gpu.Ncu = nil // -ncu not asked: no profile, and no ncu in the provenance
 		}
-		fmt.Fprintf(stderr, "coalesce: measuring %d specs on %s\n", len(specs), gpu.Info.GPU)
-		if results, err = gpu.Measure(ctx, specs, prof); err != nil {
+		fmt.Fprintf(stderr, "coalesce: measuring %s on %s\n", words.Plural(len(specs), "launch"), gpu.Info.GPU)
+		measured, err := gpu.Measure(ctx, specs, want)
+		if err != nil {
 			return err
 		}
+		launches = measured.Launches
+		prov := gpu.Provenance(ctx, "coalesce run "+strings.Join(args, " "))
+		set.Provenance = &prov
 	}
-
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
-	enc := json.NewEncoder(w)
-	bad := 0
-	var records []cuda.Result
-	k := 0
+	bad, k := 0, 0
 	for _, l := range lines {
+		var out measure.Launch
 		if l.Err != nil {
+			out = measure.Launch{Error: lineErrorOf(l.Num, l.Err).Error}
+		} else {
+			out = launches[k]
+			k++
+		}
+		out.Line = l.Num
+		if out.Failed() {
 			bad++
-			if err := enc.Encode(errorLine{Line: l.Num, Error: lineErrorOf(l.Num, l.Err).Error}); err != nil {
-				return err
-			}
-			continue
 		}
-		r := results[k]
-		r.Line = nums[k]
-		k++
-		if r.Failed() {
-			bad++
-			s := r.Spec
-			if err := enc.Encode(errorLine{Line: r.Line, Spec: &s, Error: r.Error}); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-		r.Line = 0
-		records = append(records, r)
+		set.Launches = append(set.Launches, out)
 	}
-	if f.record != "" && gpu != nil {
-		ref := cuda.Reference{
-			Provenance: gpu.CollectProvenance(ctx, ncu, "coalesce run "+strings.Join(args, " ")),
-			Records:    records,
-		}
-		if err := writeReference(f.record, &ref); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "coalesce: %d records written to %s\n", len(records), f.record)
-	}
-	if err := w.Flush(); err != nil {
+	if err := measure.WriteSet(stdout, set); err != nil {
 		return err
+	}
+	if f.record != "" && set.Provenance != nil {
+		if err := writeRunFile(f.record, set); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "coalesce: %s written to %s\n", words.Plural(len(set.Launches)-bad, "launch"), f.record)
 	}
 	if bad > 0 {
 		fmt.Fprintf(stderr, "coalesce run: %d line(s) not measured, answered in place\n", bad)
@@ -185,13 +161,22 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return nil
 }
 
-func writeReference(path string, ref *cuda.Reference) error {
+// writeRunFile writes the measured launches of set, with its provenance,
+// to path, replacing it only once the whole file is written.
+func writeRunFile(path string, set *measure.Set) error {
+	rec := &measure.Set{Provenance: set.Provenance}
+	for _, l := range set.Launches {
+		if !l.Failed() {
+			l.Line = 0
+			rec.Launches = append(rec.Launches, l)
+		}
+	}
 	tmp := path + ".tmp"
 	out, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
-	if _, err := ref.WriteTo(out); err != nil {
+	if err := measure.WriteSet(out, rec); err != nil {
 		out.Close()
 		os.Remove(tmp)
 		return err
@@ -203,10 +188,11 @@ func writeReference(path string, ref *cuda.Reference) error {
 	return os.Rename(tmp, path)
 }
 
-// emitSpecs writes the specs as the harness reads them, for running the
-// harness by hand (under compute-sanitizer, say): gathers get index files
-// in dir, which stay there.
-func emitSpecs(dir string, lines []spec.Line, specs []spec.Spec, stdout, stderr io.Writer) error {
+// emitPlans writes the launch plans as the harness reads them, for
+// running the harness by hand (under compute-sanitizer, say): gathers get
+// index files in dir, which stay there. Without a GPU to ask, a grid of
+// one full wave is the spec's device's.
+func emitPlans(dir string, lines []spec.Line, specs []spec.Spec, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -217,7 +203,7 @@ func emitSpecs(dir string, lines []spec.Line, specs []spec.Spec, stdout, stderr 
 			bad = true
 		}
 	}
-	p, err := cuda.Prepare(specs, dir)
+	p, err := cuda.Prepare(specs, nil, dir)
 	if err != nil {
 		return err
 	}

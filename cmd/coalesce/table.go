@@ -8,6 +8,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
@@ -59,15 +60,24 @@ func runTable(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err != nil {
 			return fmt.Errorf("table row %q: %w", r.Pattern, err)
 		}
-		rows = append(rows, tableRow{
-			Pattern:           r.Pattern,
-			Spec:              s,
-			SectorsPerWarp:    p.LdSectorsPerRequest,
-			UsefulBytes:       int(p.Efficiency * p.LdSectorsPerRequest * sectors.SectorBytes),
-			Efficiency:        p.Efficiency,
-			DRAMPerUsefulByte: p.DRAMBytesPerUsefulByte,
-			Device:            s.Device,
-		})
+		row := tableRow{Pattern: r.Pattern, Spec: s, Device: s.Device}
+		v := figures.Model(p)
+		var useful float64
+		for _, c := range []struct {
+			f   figures.Figure
+			dst *float64
+		}{
+			{figures.LdSectorsPerRequest, &row.SectorsPerWarp},
+			{figures.UsefulBytesPerRequest, &useful},
+			{figures.Efficiency, &row.Efficiency},
+			{figures.DRAMBytesPerUsefulByte, &row.DRAMPerUsefulByte},
+		} {
+			if *c.dst, err = c.f.Of(v); err != nil {
+				return fmt.Errorf("table row %q: %w", r.Pattern, err)
+			}
+		}
+		row.UsefulBytes = int(useful)
+		rows = append(rows, row)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # sweep.sh: the second run on the device machine. It records the reference
-# (cuda/reference/h200.json) from the sweep, then runs the GPU tests and a
+# (cuda/reference/h200.jsonl) from the sweep, then runs the GPU tests and a
 # live `coalesce compare`. Build here first, and carry .devbin:
 #
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
@@ -15,9 +15,9 @@ say() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
 
 say nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,pstate,temperature.gpu --format=csv
 say record the reference
-time .devbin/coalesce run -ncu -record cuda/reference/h200.json cuda/reference/sweep.jsonl > "$OUT/sweep_results.jsonl"
+time .devbin/coalesce run -ncu -record cuda/reference/h200.jsonl cuda/reference/sweep.jsonl > "$OUT/sweep_results.jsonl"
 echo "rc=$?"
-cp cuda/reference/h200.json "$OUT/h200.json"
+cp cuda/reference/h200.jsonl "$OUT/h200.jsonl"
 grep -c '"error"' "$OUT/sweep_results.jsonl"; grep '"error"' "$OUT/sweep_results.jsonl" | head
 
 say GPU tests

@@ -1,17 +1,33 @@
-// harness.cu: runs experiment specs on the GPU at hand.
+// harness.cu: runs the course's launches on the GPU at hand.
 //
-// It reads one spec per line (the flat JSON objects lessons/spec writes) and
-// answers each with one JSON line, in order:
+// It reads one launch plan per line and answers each with one JSON line, in
+// order:
 //
 //   {"line":N, "time_ms":..., ..., "verified":true}   the kernel ran, was right
 //   {"line":N, "error":"..."}                          it did not, and why
 //
+// A plan is a flat JSON object that the Go side (cuda/plan.go) writes from
+// the experiment spec and the kernel table of lessons/spec: the kernel, the
+// arguments its body takes, and every size derived from them, so that the
+// harness computes none of the spec's rules:
+//
+//   {"kernel":"strided_copy","n":1048576,"elem_bytes":4,"stride":32,
+//    "block":256,"blocks":128,"threads":32768,
+//    "bytes_in":4194304,"bytes_out":4194304,
+//    "memcpy_from":"in","memcpy_to":"out","l2_fetch_granularity":64}
+//
+// bytes_NAME sizes the buffer the kernel calls NAME; memcpy_from names the
+// buffer whose cudaMemcpy is the launch's ceiling and memcpy_to where it
+// goes ("" for a scratch buffer). What the harness does check is what each
+// kernel body needs not to fault: that its buffers hold what it touches
+// and its vector accesses are aligned (the kKernels table, below).
+//
 // Modes:
-//   (default)   time each spec: warm-up launches, then timed launches with a
-//               CUDA event pair around each one, and the same for a
+//   (default)   time each launch: warm-up launches, then timed launches with
+//               a CUDA event pair around each one, and the same for a
 //               cudaMemcpy of the kernel's data, the ceiling a copy can reach.
-//   --profile   launch each spec's kernel exactly once, untimed, so that the
-//               i-th k_ kernel a profiler sees is the i-th spec that launched.
+//   --profile   launch each plan's kernel exactly once, untimed, so that the
+//               i-th k_ kernel a profiler sees is the i-th plan that launched.
 //   --info      print what the device is, one JSON line, and exit.
 //
 // Every result is checked before it is reported: the harness fills the
@@ -71,8 +87,8 @@ static void ck(cudaError_t e, const char* what) {
 
 // ===========================================================================
 // A flat JSON object: string keys, values that are strings, integers or
-// booleans. That is all a spec is, so that is all this parser reads; anything
-// else is refused with a message rather than guessed at.
+// booleans. That is all a plan is, so that is all this parser reads;
+// anything else is refused with a message rather than guessed at.
 
 struct JValue {
     enum Kind { Int, Str, Bool } kind;
@@ -198,7 +214,7 @@ struct JParser {
             while (p < t.size() && t[p] >= '0' && t[p] <= '9') p++;
             if (p == digits) fail("want digits");
             if (p < t.size() && (t[p] == '.' || t[p] == 'e' || t[p] == 'E'))
-                fail("want an integer (the harness reads normalized specs)");
+                fail("want an integer (the harness reads plans, which hold whole numbers)");
             std::string num = t.substr(start, p - start);
             errno = 0;
             char* end = nullptr;
@@ -208,8 +224,8 @@ struct JParser {
             v.i = x;
             return v;
         }
-        if (c == '{' || c == '[') fail("nested objects and arrays are not part of a spec");
-        if (t.compare(p, 4, "null") == 0) fail("null is not a spec value");
+        if (c == '{' || c == '[') fail("nested objects and arrays are not part of a plan");
+        if (t.compare(p, 4, "null") == 0) fail("null is not a plan value");
         fail("want a string, an integer, true or false");
     }
     std::map<std::string, JValue> object() {
@@ -241,134 +257,43 @@ struct JParser {
 };
 
 // ===========================================================================
-// The spec, as the harness needs it. Defaults are lessons/spec's; the Go
-// side always sends every field, so they matter only to a person typing.
+// The plan, as the Go side writes it (cuda/plan.go).
 
-struct Spec {
-    std::string kernel;
-    long long n = 0;
-    long long block = 256;
-    long long elem_bytes = 4;
-    long long stride = 1;
-    long long offset = 0;
-    long long width = 4;
-    long long unroll = 4;
-    long long grid = 0;
-    long long struct_bytes = 16;
-    long long field_offset = 0;
-    bool vector = false;
-    std::string index_file;
-    long long l2_fetch = 64;
-};
+struct Plan {
+    std::map<std::string, JValue> m;
 
-static const std::map<std::string, std::vector<std::string>> kFields = {
-    {"coalesced_copy", {"elem_bytes"}},
-    {"strided_copy", {"elem_bytes", "stride"}},
-    {"strided_read", {"elem_bytes", "stride"}},
-    {"strided_write", {"elem_bytes", "stride"}},
-    {"offset_copy", {"elem_bytes", "offset"}},
-    {"vectorized_copy", {"width"}},
-    {"grid_stride_copy", {"width", "unroll", "grid"}},
-    {"gather_copy", {"index_file"}},
-    {"update_x_aos", {"struct_bytes", "field_offset"}},
-    {"update_x_soa", {}},
-    {"sum_fields_aos", {"struct_bytes", "vector"}},
-};
-
-static const long long kMaxN = 2147483647LL;
-
-static Spec parse_spec(const std::string& line) {
-    JParser jp(line);
-    std::map<std::string, JValue> m = jp.object();
-    auto kit = m.find("kernel");
-    if (kit == m.end() || kit->second.kind != JValue::Str) throw Failure("spec: want \"kernel\", a string");
-    Spec s;
-    s.kernel = kit->second.s;
-    auto fit = kFields.find(s.kernel);
-    if (fit == kFields.end()) throw Failure("spec: unknown kernel \"" + s.kernel + "\"");
-    const std::vector<std::string>& own = fit->second;
-    for (auto& kv : m) {
-        const std::string& k = kv.first;
-        if (k == "kernel" || k == "n" || k == "block" || k == "l2_fetch_granularity" || k == "device") continue;
-        if (std::find(own.begin(), own.end(), k) != own.end()) continue;
-        if (s.kernel == "gather_copy" && (k == "index_pattern" || k == "seed"))
-            throw Failure("spec: the harness reads gather indices only from an index_file; "
-                          "`coalesce run` writes one for an index_pattern");
-        throw Failure("spec: field \"" + k + "\" does not apply to " + s.kernel);
-    }
-    auto geti = [&](const char* key, long long& dst) {
+    const JValue* find(const std::string& key) const {
         auto it = m.find(key);
-        if (it == m.end()) return;
-        if (it->second.kind != JValue::Int) throw Failure(strf("spec: field \"%s\": want an integer", key));
-        dst = it->second.i;
-    };
-    if (!m.count("n")) throw Failure("spec: required field missing \"n\"");
-    geti("n", s.n);
-    geti("block", s.block);
-    geti("elem_bytes", s.elem_bytes);
-    geti("stride", s.stride);
-    geti("offset", s.offset);
-    geti("width", s.width);
-    geti("unroll", s.unroll);
-    geti("grid", s.grid);
-    geti("struct_bytes", s.struct_bytes);
-    geti("field_offset", s.field_offset);
-    geti("l2_fetch_granularity", s.l2_fetch);
-    if (m.count("vector")) {
-        if (m["vector"].kind != JValue::Bool) throw Failure("spec: field \"vector\": want true or false");
-        s.vector = m["vector"].b;
+        return it == m.end() ? nullptr : &it->second;
     }
-    if (m.count("index_file")) {
-        if (m["index_file"].kind != JValue::Str) throw Failure("spec: field \"index_file\": want a string");
-        s.index_file = m["index_file"].s;
+    // integer returns the plan's integer key, which must be there.
+    long long integer(const std::string& key) const {
+        const JValue* v = find(key);
+        if (!v) throw Failure("plan: no \"" + key + "\"");
+        if (v->kind != JValue::Int) throw Failure("plan: \"" + key + "\": want an integer");
+        return v->i;
     }
-    if (m.count("device") && m["device"].kind != JValue::Str) throw Failure("spec: field \"device\": want a string");
-    return s;
-}
+    std::string text(const std::string& key) const {
+        const JValue* v = find(key);
+        if (!v) throw Failure("plan: no \"" + key + "\"");
+        if (v->kind != JValue::Str) throw Failure("plan: \"" + key + "\": want a string");
+        return v->s;
+    }
+    bool flag(const std::string& key) const {
+        const JValue* v = find(key);
+        if (!v) throw Failure("plan: no \"" + key + "\"");
+        if (v->kind != JValue::Bool) throw Failure("plan: \"" + key + "\": want true or false");
+        return v->b;
+    }
+    std::string kernel() const { return text("kernel"); }
+};
 
-static bool has(const Spec& s, const char* field) {
-    const std::vector<std::string>& own = kFields.at(s.kernel);
-    return std::find(own.begin(), own.end(), field) != own.end();
-}
-
-// validate re-checks what lessons/spec checks, so that nothing impossible is
-// launched even when the harness is fed by hand: a stride of 0 would run
-// every thread on element 0, a misaligned vector access faults.
-static void validate(const Spec& s) {
-    if (s.n < 1 || s.n > kMaxN) throw Failure(strf("spec: n = %lld: want 1 to %lld", s.n, kMaxN));
-    if (s.block < 1 || s.block > 1024) throw Failure(strf("spec: block = %lld: want 1 to 1024 threads", s.block));
-    if (s.l2_fetch != 32 && s.l2_fetch != 64 && s.l2_fetch != 128)
-        throw Failure(strf("spec: l2_fetch_granularity = %lld: want 32, 64 or 128", s.l2_fetch));
-    if (has(s, "elem_bytes")) {
-        long long e = s.elem_bytes;
-        if (e != 1 && e != 2 && e != 4 && e != 8 && e != 16)
-            throw Failure(strf("spec: elem_bytes = %lld: want 1, 2, 4, 8 or 16", e));
-    }
-    if (has(s, "stride") && (s.stride < 1 || s.stride > kMaxN))
-        throw Failure(strf("spec: stride = %lld: want 1 to %lld elements (stride 0 would put every thread on element 0)", s.stride, kMaxN));
-    if (has(s, "offset") && (s.offset < 0 || s.offset >= s.n))
-        throw Failure(strf("spec: offset = %lld: want 0 <= offset < n = %lld", s.offset, s.n));
-    if (s.kernel == "vectorized_copy" && s.width != 2 && s.width != 4)
-        throw Failure(strf("spec: width = %lld: want 2 or 4 floats", s.width));
-    if (s.kernel == "grid_stride_copy") {
-        if (s.width != 1 && s.width != 2 && s.width != 4) throw Failure(strf("spec: width = %lld: want 1, 2 or 4 floats", s.width));
-        if (s.unroll < 1 || s.unroll > 16) throw Failure(strf("spec: unroll = %lld: want 1 to 16", s.unroll));
-        if (s.grid < 0 || s.grid > kMaxN) throw Failure(strf("spec: grid = %lld: want 0 or 1 to %lld blocks", s.grid, kMaxN));
-    }
-    if (has(s, "width") && s.n % s.width != 0)
-        throw Failure(strf("spec: n = %lld is not a multiple of width = %lld: the last vector would run past the buffer", s.n, s.width));
-    if (has(s, "struct_bytes")) {
-        if (s.struct_bytes < 4 || s.struct_bytes > 1024 || s.struct_bytes % 4 != 0)
-            throw Failure(strf("spec: struct_bytes = %lld: want a multiple of 4 from 4 to 1024", s.struct_bytes));
-    }
-    if (has(s, "field_offset") &&
-        (s.field_offset < 0 || s.field_offset % 4 != 0 || s.field_offset + 4 > s.struct_bytes))
-        throw Failure(strf("spec: field_offset = %lld: want a multiple of 4 from 0 to struct_bytes-4 = %lld (x must be a 4-byte-aligned float inside the struct)",
-                           s.field_offset, s.struct_bytes - 4));
-    if (s.kernel == "sum_fields_aos" && s.vector && s.struct_bytes % 16 != 0)
-        throw Failure(strf("spec: struct_bytes = %lld with vector true: want a multiple of 16, or each 16-byte load would be misaligned", s.struct_bytes));
-    if (s.kernel == "gather_copy" && s.index_file.empty())
-        throw Failure("spec: gather_copy needs an index_file (little-endian int32, one per thread)");
+static Plan parse_plan(const std::string& line) {
+    JParser jp(line);
+    Plan p;
+    p.m = jp.object();
+    if (p.kernel().empty()) throw Failure("plan: empty \"kernel\"");
+    return p;
 }
 
 // ===========================================================================
@@ -495,6 +420,9 @@ static Device dev;
 struct Buffer {
     void* p = nullptr;
     size_t bytes = 0;  // what the kernel uses
+    Buffer() = default;
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
     ~Buffer() {
         if (p) cudaFree(p);
     }
@@ -524,73 +452,72 @@ static void reset_result() {
 }
 
 // ===========================================================================
-// One spec, prepared: its buffers, its launch and its check.
-
-static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+// One plan, prepared: its buffers, its launch and its check.
 
 struct Run {
-    Spec s;
-    long long threads = 0, blocks = 0;
-    long long useful_bytes = 0;
-    Buffer in, out, idx, scratch;
-    Buffer* copy_src = nullptr;  // the kernel's data buffer, what cudaMemcpy copies
+    Plan p;
+    std::string kernel;
+    long long n = 0, threads = 0, blocks = 0, block = 0;
+    std::map<std::string, Buffer> bufs;
+    Buffer scratch;
+    Buffer* copy_src = nullptr;  // what the cudaMemcpy ceiling copies
     Buffer* copy_dst = nullptr;
     std::function<void()> launch;
     std::function<void()> check;
+    const char* checked = "output elements";  // what the check counts, for its message
+
+    // buf returns the buffer the kernel calls name, allocated at the size
+    // the plan gives it (bytes_NAME).
+    Buffer& buf(const std::string& name) {
+        auto it = bufs.find(name);
+        if (it == bufs.end()) throw Failure("plan: no bytes_" + name + " for the buffer " + name + " of " + kernel);
+        return it->second;
+    }
+    // need checks that buffer name holds at least bytes: the body would
+    // otherwise read or write past it.
+    void need(const std::string& name, long long bytes) {
+        if ((long long)buf(name).bytes < bytes)
+            throw Failure(strf("plan: %s touches %lld bytes of %s, but bytes_%s is %zu", kernel.c_str(), bytes,
+                               name.c_str(), name.c_str(), buf(name).bytes));
+    }
+    dim3 grid() const { return dim3((unsigned)blocks); }
+    dim3 blk() const { return dim3((unsigned)block); }
 };
 
-static void sizes(Run& r) {
-    const Spec& s = r.s;
-    const std::string& k = s.kernel;
-    if (k == "strided_copy" || k == "strided_read" || k == "strided_write") r.threads = ceil_div(s.n, s.stride);
-    else if (k == "vectorized_copy") r.threads = s.n / s.width;
-    else if (k == "grid_stride_copy") r.threads = -1;  // below, from the grid
-    else r.threads = s.n;
-    if (k == "grid_stride_copy") {
-        // grid 0 means one full wave: as many blocks as the SMs hold at once.
-        long long per_sm = std::max(1LL, (long long)dev.prop.maxThreadsPerMultiProcessor / s.block);
-        r.blocks = s.grid > 0 ? s.grid : (long long)dev.prop.multiProcessorCount * per_sm;
-        r.threads = r.blocks * s.block;
-    } else {
-        r.blocks = ceil_div(r.threads, s.block);
-    }
-    if (r.blocks > INT_MAX) throw Failure(strf("spec: %lld blocks: more than a grid can hold", r.blocks));
-    // The bytes the kernel must move, as lessons/spec's UsefulBytes counts them.
-    long long E = s.elem_bytes;
-    if (k == "coalesced_copy") r.useful_bytes = 2 * s.n * E;
-    else if (k == "strided_copy") r.useful_bytes = 2 * ceil_div(s.n, s.stride) * E;
-    else if (k == "strided_read" || k == "strided_write") r.useful_bytes = ceil_div(s.n, s.stride) * E;
-    else if (k == "offset_copy") r.useful_bytes = 2 * (s.n - s.offset) * E;
-    else if (k == "vectorized_copy" || k == "grid_stride_copy" || k == "update_x_soa" || k == "update_x_aos") r.useful_bytes = 2 * s.n * 4;
-    else if (k == "gather_copy") r.useful_bytes = 3 * s.n * 4;
-    else if (k == "sum_fields_aos") r.useful_bytes = s.n * s.struct_bytes + s.n * 4;
-}
-
-// Need lists the allocations a spec makes, so they can be checked against
-// free memory before the first one.
-static std::vector<std::pair<const char*, size_t>> needs(const Spec& s) {
-    const std::string& k = s.kernel;
-    size_t n = (size_t)s.n;
-    if (k == "coalesced_copy" || k == "strided_copy" || k == "strided_read" || k == "offset_copy")
-        return {{"in", n * s.elem_bytes}, {"out", n * s.elem_bytes}};
-    if (k == "strided_write") return {{"out", n * s.elem_bytes}, {"memcpy destination", n * s.elem_bytes}};
-    if (k == "vectorized_copy" || k == "grid_stride_copy") return {{"in", n * 4}, {"out", n * 4}};
-    if (k == "gather_copy") return {{"in", n * 4}, {"out", n * 4}, {"idx", n * 4}};
-    if (k == "update_x_aos") return {{"structs", n * s.struct_bytes}, {"memcpy destination", n * s.struct_bytes}};
-    if (k == "update_x_soa") return {{"x", n * 4}, {"memcpy destination", n * 4}};
-    if (k == "sum_fields_aos") return {{"structs", n * s.struct_bytes}, {"out", n * 4}, {"memcpy destination", n * s.struct_bytes}};
-    return {};
-}
-
-static void check_memory(const Spec& s) {
+// allocate makes every buffer the plan sizes, and the memcpy scratch,
+// after checking that they fit in free memory.
+static void allocate(Run& r) {
+    std::vector<std::pair<std::string, long long>> sizes;
     size_t total = 0;
-    for (auto& nb : needs(s)) total += (nb.second + 15) / 16 * 16;
+    for (auto& kv : r.p.m) {
+        if (kv.first.rfind("bytes_", 0) != 0) continue;
+        long long b = r.p.integer(kv.first);
+        if (b < 1) throw Failure(strf("plan: %s = %lld: want a positive size", kv.first.c_str(), b));
+        sizes.push_back({kv.first.substr(6), b});
+        total += ((size_t)b + 15) / 16 * 16;
+    }
+    if (sizes.empty()) throw Failure("plan: no bytes_NAME: a launch needs its buffers");
+    std::string from = r.p.text("memcpy_from"), to = r.p.text("memcpy_to");
+    long long copy_bytes = -1;
+    for (auto& nb : sizes)
+        if (nb.first == from) copy_bytes = nb.second;
+    if (copy_bytes < 0) throw Failure("plan: memcpy_from \"" + from + "\" is not a buffer of the plan");
+    if (to.empty()) total += ((size_t)copy_bytes + 15) / 16 * 16;
     size_t free_b = 0, total_b = 0;
     CK(cudaMemGetInfo(&free_b, &total_b));
     const size_t margin = 64ull << 20;  // room for the runtime's own allocations
     if (total + margin > free_b)
-        throw Failure(strf("spec needs %.3f GiB of device memory for its buffers, but only %.3f GiB of %.3f GiB is free: make n smaller",
+        throw Failure(strf("the launch needs %.3f GiB of device memory for its buffers, but only %.3f GiB of %.3f GiB is free: make n smaller",
                            total / 1073741824.0, free_b / 1073741824.0, total_b / 1073741824.0));
+    for (auto& nb : sizes) r.bufs[nb.first].alloc((size_t)nb.second, nb.first.c_str());
+    r.copy_src = &r.buf(from);
+    if (to.empty()) {
+        r.scratch.alloc(r.copy_src->bytes, "memcpy destination");
+        r.copy_dst = &r.scratch;
+    } else {
+        r.copy_dst = &r.buf(to);
+        if (r.copy_dst->bytes < r.copy_src->bytes) throw Failure("plan: memcpy_to \"" + to + "\" is smaller than memcpy_from");
+    }
 }
 
 static std::vector<int> read_indices(const std::string& path, long long n) {
@@ -618,35 +545,71 @@ static std::vector<int> read_indices(const std::string& path, long long n) {
     return idx;
 }
 
-template <typename T> static void prepare_elem(Run& r) {
-    const Spec& s = r.s;
-    const std::string& k = s.kernel;
-    dim3 g((unsigned)r.blocks), b((unsigned)s.block);
-    long long n = s.n;
-    T* in = r.in.as<T>();
-    T* out = r.out.as<T>();
-    long long stride = s.stride, offset = s.offset;
+static void fill_bytes(Buffer& b) {
+    init_bytes<<<dev.helper_blocks, 256>>>(b.as<uint32_t>(), (long long)((b.bytes + 15) / 16 * 4));
+    CK(cudaGetLastError());
+}
+
+static void fill_floats(Buffer& b, long long nwords) {
+    init_floats<<<dev.helper_blocks, 256>>>(b.as<float>(), nwords);
+    CK(cudaGetLastError());
+}
+
+// The copy family: coalesced_copy, strided_copy, strided_read,
+// strided_write, offset_copy, on elements of elem_bytes bytes.
+template <typename T> static void prep_elem(Run& r) {
+    const std::string& k = r.kernel;
+    long long n = r.n, E = sizeof(T);
+    long long stride = 1, offset = 0;
+    if (k == "strided_copy" || k == "strided_read" || k == "strided_write") stride = r.p.integer("stride");
+    if (k == "offset_copy") offset = r.p.integer("offset");
+    // stride 0 would put every thread on element 0, a negative one before
+    // the buffer; an offset outside 0..n-1 reads before it.
+    if (stride < 1) throw Failure(strf("plan: stride %lld: the body needs at least 1", stride));
+    if (offset < 0 || offset >= n) throw Failure(strf("plan: offset %lld: the body needs 0 <= offset < n = %lld", offset, n));
+    r.need("out", n * E);
+    T* out = r.buf("out").as<T>();
+    T* in = nullptr;
+    if (k != "strided_write") {
+        r.need("in", n * E);
+        fill_bytes(r.buf("in"));
+        in = r.buf("in").as<T>();
+    }
+    dim3 g = r.grid(), b = r.blk();
+    int hb = dev.helper_blocks;
+    Result* res = dev.result;
     if (k == "coalesced_copy") {
         r.launch = [=] { k_coalesced_copy<T><<<g, b>>>(in, out, n); };
-        r.check = [=] { check_elements<T><<<dev.helper_blocks, 256>>>(in, out, n, 1, 0, FromInput, dev.result); };
+        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, 1, 0, FromInput, res); };
     } else if (k == "strided_copy") {
         r.launch = [=] { k_strided_copy<T><<<g, b>>>(in, out, n, stride); };
-        r.check = [=] { check_elements<T><<<dev.helper_blocks, 256>>>(in, out, n, stride, 0, FromInput, dev.result); };
+        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, stride, 0, FromInput, res); };
     } else if (k == "strided_read") {
         T sentinel = all_ones<T>();
         r.launch = [=] { k_strided_read<T><<<g, b>>>(in, out, n, stride, sentinel); };
-        r.check = [=] { check_elements<T><<<dev.helper_blocks, 256>>>(in, out, n, stride, 0, NothingWritten, dev.result); };
+        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, stride, 0, NothingWritten, res); };
     } else if (k == "strided_write") {
         r.launch = [=] { k_strided_write<T><<<g, b>>>(out, n, stride); };
-        r.check = [=] { check_elements<T><<<dev.helper_blocks, 256>>>(out, out, n, stride, 0, FromIndex, dev.result); };
-    } else if (k == "offset_copy") {
+        r.check = [=] { check_elements<T><<<hb, 256>>>(out, out, n, stride, 0, FromIndex, res); };
+    } else {
         r.launch = [=] { k_offset_copy<T><<<g, b>>>(in, out, n, offset); };
-        r.check = [=] { check_elements<T><<<dev.helper_blocks, 256>>>(in, out, n, 1, offset, FromInput, dev.result); };
+        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, 1, offset, FromInput, res); };
+    }
+}
+
+static void prep_copy_family(Run& r) {
+    switch (r.p.integer("elem_bytes")) {
+    case 1: prep_elem<uint8_t>(r); break;
+    case 2: prep_elem<uint16_t>(r); break;
+    case 4: prep_elem<uint32_t>(r); break;
+    case 8: prep_elem<unsigned long long>(r); break;
+    case 16: prep_elem<uint4>(r); break;
+    default: throw Failure(strf("plan: elem_bytes %lld: the bodies are built for 1, 2, 4, 8 and 16", r.p.integer("elem_bytes")));
     }
 }
 
 // launch_grid_stride picks the instance of k_grid_stride_copy whose unroll
-// U equals the spec's, counting U up from 1 at compile time.
+// U equals the plan's, counting U up from 1 at compile time.
 template <typename V, int U>
 static void launch_grid_stride(int unroll, dim3 g, dim3 b, const V* in, V* out, long long nvec) {
     if (unroll == U) {
@@ -656,151 +619,153 @@ static void launch_grid_stride(int unroll, dim3 g, dim3 b, const V* in, V* out, 
     }
 }
 
-static void prepare(Run& r) {
-    Spec& s = r.s;
-    const std::string& k = s.kernel;
-    sizes(r);
-    check_memory(s);
-    size_t n = (size_t)s.n;
-    dim3 g((unsigned)r.blocks), b((unsigned)s.block);
-    int hb = dev.helper_blocks;
-    Result* res = dev.result;
-    bool bytes_data = k == "coalesced_copy" || k == "strided_copy" || k == "strided_read" ||
-                      k == "strided_write" || k == "offset_copy";
-    std::vector<int> host_idx;
-    if (k == "gather_copy") host_idx = read_indices(s.index_file, s.n);  // before any allocation
-
-    if (bytes_data) {
-        size_t bytes = n * s.elem_bytes;
-        if (k != "strided_write") r.in.alloc(bytes, "in");
-        r.out.alloc(bytes, "out");
-        if (k == "strided_write") {
-            r.scratch.alloc(bytes, "memcpy destination");
-            r.copy_src = &r.out;
-            r.copy_dst = &r.scratch;
-        } else {
-            init_bytes<<<hb, 256>>>(r.in.as<uint32_t>(), (long long)((bytes + 15) / 16 * 4));
-            CK(cudaGetLastError());
-            r.copy_src = &r.in;
-            r.copy_dst = &r.out;
-        }
-        switch (s.elem_bytes) {
-        case 1: prepare_elem<uint8_t>(r); break;
-        case 2: prepare_elem<uint16_t>(r); break;
-        case 4: prepare_elem<uint32_t>(r); break;
-        case 8: prepare_elem<unsigned long long>(r); break;
-        case 16: prepare_elem<uint4>(r); break;
-        }
-        // The check needs the poison freshly in place, so writing it is part
-        // of every check's launch sequence (see run_check).
-        return;
+// The vector copies: vectorized_copy and grid_stride_copy move n floats as
+// n/width vectors of width floats.
+template <typename V> static void prep_vectors(Run& r) {
+    long long nvec = r.n / (long long)(sizeof(V) / 4);
+    const V* in = r.buf("in").as<V>();
+    V* out = r.buf("out").as<V>();
+    dim3 g = r.grid(), b = r.blk();
+    if (r.kernel == "vectorized_copy") {
+        r.launch = [=] { k_vectorized_copy<V><<<g, b>>>(in, out, nvec); };
+    } else {
+        long long u = r.p.integer("unroll");
+        if (u < 1 || u > 16) throw Failure(strf("plan: unroll %lld: the body is built for 1 to 16", u));
+        int ui = (int)u;
+        r.launch = [=] { launch_grid_stride<V, 1>(ui, g, b, in, out, nvec); };
     }
-    if (k == "vectorized_copy" || k == "grid_stride_copy") {
-        r.in.alloc(n * 4, "in");
-        r.out.alloc(n * 4, "out");
-        init_floats<<<hb, 256>>>(r.in.as<float>(), s.n);
-        CK(cudaGetLastError());
-        r.copy_src = &r.in;
-        r.copy_dst = &r.out;
-        const uint32_t* inw = r.in.as<uint32_t>();
-        const uint32_t* outw = r.out.as<uint32_t>();
-        long long nn = s.n;
-        r.check = [=] { check_elements<uint32_t><<<hb, 256>>>(inw, outw, nn, 1, 0, FromInput, res); };
-        long long nvec = s.n / s.width;
-        if (k == "vectorized_copy") {
-            if (s.width == 2) {
-                const float2* in = r.in.as<float2>();
-                float2* out = r.out.as<float2>();
-                r.launch = [=] { k_vectorized_copy<float2><<<g, b>>>(in, out, nvec); };
-            } else {
-                const float4* in = r.in.as<float4>();
-                float4* out = r.out.as<float4>();
-                r.launch = [=] { k_vectorized_copy<float4><<<g, b>>>(in, out, nvec); };
-            }
-        } else {
-            int u = (int)s.unroll;
-            if (s.width == 1) {
-                const float* in = r.in.as<float>();
-                float* out = r.out.as<float>();
-                r.launch = [=] { launch_grid_stride<float, 1>(u, g, b, in, out, nvec); };
-            } else if (s.width == 2) {
-                const float2* in = r.in.as<float2>();
-                float2* out = r.out.as<float2>();
-                r.launch = [=] { launch_grid_stride<float2, 1>(u, g, b, in, out, nvec); };
-            } else {
-                const float4* in = r.in.as<float4>();
-                float4* out = r.out.as<float4>();
-                r.launch = [=] { launch_grid_stride<float4, 1>(u, g, b, in, out, nvec); };
-            }
-        }
-        return;
-    }
-    if (k == "gather_copy") {
-        r.in.alloc(n * 4, "in");
-        r.out.alloc(n * 4, "out");
-        r.idx.alloc(n * 4, "idx");
-        init_floats<<<hb, 256>>>(r.in.as<float>(), s.n);
-        CK(cudaGetLastError());
-        CK(cudaMemcpy(r.idx.p, host_idx.data(), n * 4, cudaMemcpyHostToDevice));
-        r.copy_src = &r.in;
-        r.copy_dst = &r.out;
-        const float* in = r.in.as<float>();
-        float* out = r.out.as<float>();
-        const int* idx = r.idx.as<int>();
-        long long nn = s.n;
-        r.launch = [=] { k_gather_copy<<<g, b>>>(in, out, idx, nn); };
-        r.check = [=] { check_gather<<<hb, 256>>>((const uint32_t*)in, (const uint32_t*)out, idx, nn, res); };
-        return;
-    }
-    if (k == "update_x_aos" || k == "update_x_soa") {
-        long long sb = k == "update_x_aos" ? s.struct_bytes : 4;
-        long long fo = k == "update_x_aos" ? s.field_offset : 0;
-        r.in.alloc(n * sb, k == "update_x_aos" ? "structs" : "x");
-        r.scratch.alloc(n * sb, "memcpy destination");
-        r.copy_src = &r.in;
-        r.copy_dst = &r.scratch;
-        long long nwords = s.n * sb / 4;
-        float* p = r.in.as<float>();
-        init_floats<<<hb, 256>>>(p, nwords);
-        CK(cudaGetLastError());
-        long long nn = s.n;
-        if (k == "update_x_aos") {
-            int sbi = (int)sb, foi = (int)fo;
-            char* base = r.in.as<char>();
-            r.launch = [=] { k_update_x_aos<<<g, b>>>(base, nn, sbi, foi); };
-        } else {
-            r.launch = [=] { k_update_x_soa<<<g, b>>>(p, nn); };
-        }
-        int wps = (int)(sb / 4), xw = (int)(fo / 4);
-        r.check = [=] { check_update<<<hb, 256>>>(p, nwords, wps, xw, res); };
-        return;
-    }
-    if (k == "sum_fields_aos") {
-        long long sb = s.struct_bytes;
-        r.in.alloc(n * sb, "structs");
-        r.out.alloc(n * 4, "out");
-        r.scratch.alloc(n * sb, "memcpy destination");
-        r.copy_src = &r.in;
-        r.copy_dst = &r.scratch;
-        float* p = r.in.as<float>();
-        init_floats<<<hb, 256>>>(p, s.n * sb / 4);
-        CK(cudaGetLastError());
-        const char* base = r.in.as<char>();
-        float* out = r.out.as<float>();
-        long long nn = s.n;
-        int sbi = (int)sb, wps = (int)(sb / 4);
-        if (s.vector) r.launch = [=] { k_sum_fields_aos<true><<<g, b>>>(base, out, nn, sbi); };
-        else r.launch = [=] { k_sum_fields_aos<false><<<g, b>>>(base, out, nn, sbi); };
-        r.check = [=] { check_sum<<<hb, 256>>>(out, nn, wps, res); };
-        return;
-    }
-    throw Failure("spec: unknown kernel \"" + k + "\"");
 }
 
-// poison_outputs writes 0xA5 into every output, so that the check can tell
-// an element the kernel wrote from one it left alone.
+static void prep_vector_family(Run& r) {
+    long long n = r.n, w = r.p.integer("width");
+    r.need("in", 4 * n);
+    r.need("out", 4 * n);
+    fill_floats(r.buf("in"), n);
+    const uint32_t* inw = r.buf("in").as<uint32_t>();
+    const uint32_t* outw = r.buf("out").as<uint32_t>();
+    int hb = dev.helper_blocks;
+    Result* res = dev.result;
+    r.check = [=] { check_elements<uint32_t><<<hb, 256>>>(inw, outw, n, 1, 0, FromInput, res); };
+    // cudaMalloc's 256-byte alignment keeps every vector aligned to its size.
+    if (w == 1 && r.kernel == "grid_stride_copy") prep_vectors<float>(r);
+    else if (w == 2) prep_vectors<float2>(r);
+    else if (w == 4) prep_vectors<float4>(r);
+    else throw Failure(strf("plan: width %lld: %s is built for %s floats", w, r.kernel.c_str(), r.kernel == "grid_stride_copy" ? "1, 2 and 4" : "2 and 4"));
+}
+
+static void prep_gather(Run& r) {
+    long long n = r.n;
+    std::vector<int> host_idx = read_indices(r.p.text("index_file"), n);
+    r.need("in", 4 * n);
+    r.need("out", 4 * n);
+    r.need("idx", 4 * n);
+    fill_floats(r.buf("in"), n);
+    CK(cudaMemcpy(r.buf("idx").p, host_idx.data(), 4 * (size_t)n, cudaMemcpyHostToDevice));
+    const float* in = r.buf("in").as<float>();
+    float* out = r.buf("out").as<float>();
+    const int* idx = r.buf("idx").as<int>();
+    dim3 g = r.grid(), b = r.blk();
+    int hb = dev.helper_blocks;
+    Result* res = dev.result;
+    r.launch = [=] { k_gather_copy<<<g, b>>>(in, out, idx, n); };
+    r.check = [=] { check_gather<<<hb, 256>>>((const uint32_t*)in, (const uint32_t*)out, idx, n, res); };
+}
+
+// The updates: update_x_aos adds 1 to the float at field_offset of each of
+// n structs of struct_bytes (the buffer p); update_x_soa to each of n
+// floats (the buffer x).
+static void prep_update(Run& r, const char* name, bool aos) {
+    long long n = r.n, sb = 4, fo = 0;
+    if (aos) {
+        sb = r.p.integer("struct_bytes");
+        fo = r.p.integer("field_offset");
+        // x is a float: it must lie inside the struct, 4-byte aligned.
+        if (sb < 4 || sb % 4 != 0 || fo < 0 || fo % 4 != 0 || fo + 4 > sb)
+            throw Failure(strf("plan: field_offset %lld in a %lld-byte struct: the body reads an aligned float inside the struct", fo, sb));
+    }
+    r.need(name, n * sb);
+    long long nwords = n * sb / 4;
+    fill_floats(r.buf(name), nwords);
+    float* p = r.buf(name).as<float>();
+    dim3 g = r.grid(), b = r.blk();
+    if (aos) {
+        int sbi = (int)sb, foi = (int)fo;
+        char* base = r.buf(name).as<char>();
+        r.launch = [=] { k_update_x_aos<<<g, b>>>(base, n, sbi, foi); };
+    } else {
+        r.launch = [=] { k_update_x_soa<<<g, b>>>(p, n); };
+    }
+    int wps = (int)(sb / 4), xw = (int)(fo / 4), hb = dev.helper_blocks;
+    Result* res = dev.result;
+    r.check = [=] { check_update<<<hb, 256>>>(p, nwords, wps, xw, res); };
+    r.checked = "4-byte words of the buffer";
+}
+
+static void prep_update_aos(Run& r) { prep_update(r, "p", true); }
+static void prep_update_soa(Run& r) { prep_update(r, "x", false); }
+
+static void prep_sum_fields(Run& r) {
+    long long n = r.n, sb = r.p.integer("struct_bytes");
+    bool vec = r.p.flag("vector");
+    if (sb < 4 || sb % 4 != 0) throw Failure(strf("plan: struct_bytes %lld: the body reads whole floats", sb));
+    // Each float4 must be 16-byte aligned, or the load faults.
+    if (vec && sb % 16 != 0) throw Failure(strf("plan: struct_bytes %lld with vector true: the body's 16-byte loads need a multiple of 16", sb));
+    r.need("p", n * sb);
+    r.need("out", 4 * n);
+    fill_floats(r.buf("p"), n * sb / 4);
+    const char* base = r.buf("p").as<char>();
+    float* out = r.buf("out").as<float>();
+    dim3 g = r.grid(), b = r.blk();
+    int sbi = (int)sb, wps = (int)(sb / 4), hb = dev.helper_blocks;
+    Result* res = dev.result;
+    if (vec) r.launch = [=] { k_sum_fields_aos<true><<<g, b>>>(base, out, n, sbi); };
+    else r.launch = [=] { k_sum_fields_aos<false><<<g, b>>>(base, out, n, sbi); };
+    r.check = [=] { check_sum<<<hb, 256>>>(out, n, wps, res); };
+}
+
+// kKernels is the harness's kernel table: for each kernel of lessons/spec,
+// the function that fills its buffers and sets its launch and its check.
+// cuda's TestKernelTablesAgree holds it to the Go table.
+static const std::map<std::string, void (*)(Run&)> kKernels = {
+    {"coalesced_copy", prep_copy_family},
+    {"strided_copy", prep_copy_family},
+    {"strided_read", prep_copy_family},
+    {"strided_write", prep_copy_family},
+    {"offset_copy", prep_copy_family},
+    {"vectorized_copy", prep_vector_family},
+    {"grid_stride_copy", prep_vector_family},
+    {"gather_copy", prep_gather},
+    {"update_x_aos", prep_update_aos},
+    {"update_x_soa", prep_update_soa},
+    {"sum_fields_aos", prep_sum_fields},
+};
+
+static void prepare(Run& r) {
+    r.kernel = r.p.kernel();
+    auto it = kKernels.find(r.kernel);
+    if (it == kKernels.end()) throw Failure("plan: unknown kernel \"" + r.kernel + "\"");
+    r.n = r.p.integer("n");
+    r.block = r.p.integer("block");
+    r.blocks = r.p.integer("blocks");
+    r.threads = r.p.integer("threads");
+    if (r.n < 1) throw Failure(strf("plan: n = %lld: want 1 or more", r.n));
+    if (r.block < 1 || r.block > dev.prop.maxThreadsPerBlock)
+        throw Failure(strf("plan: block = %lld: this GPU takes 1 to %d threads per block", r.block, dev.prop.maxThreadsPerBlock));
+    if (r.blocks < 1 || r.blocks > dev.prop.maxGridSize[0])
+        throw Failure(strf("plan: blocks = %lld: this GPU takes 1 to %d blocks in x", r.blocks, dev.prop.maxGridSize[0]));
+    if (r.threads < 1 || r.threads > r.blocks * r.block || r.threads <= (r.blocks - 1) * r.block)
+        throw Failure(strf("plan: %lld threads in %lld blocks of %lld: want the last block to hold some", r.threads, r.blocks, r.block));
+    allocate(r);
+    it->second(r);
+    if (!r.launch || !r.check) throw Failure("plan: " + r.kernel + " was not prepared");
+}
+
+// poison_outputs writes 0xA5 into every buffer the kernel writes and does
+// not read, so that the check can tell an element the kernel wrote from one
+// it left alone.
 static void poison_outputs(Run& r) {
-    if (r.out.p) CK(cudaMemset(r.out.p, 0xA5, r.out.bytes));
+    auto it = r.bufs.find("out");
+    if (it != r.bufs.end()) CK(cudaMemset(it->second.p, 0xA5, it->second.bytes));
 }
 
 // launch_checked launches the kernel and reports a failed launch (bad
@@ -816,8 +781,7 @@ static void run_check(Run& r) {
     r.check();
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
-    const std::string& k = r.s.kernel;
-    check_result(k == "update_x_aos" || k == "update_x_soa" ? "4-byte words of the buffer" : "output elements");
+    check_result(r.checked);
 }
 
 // ===========================================================================
@@ -951,15 +915,11 @@ static std::string result_line(int line, const Run& r, long long l2_read, const 
         o += ",\"time_ms\":" + jnum(kt->median) + ",\"time_ms_min\":" + jnum(kt->min) + ",\"time_ms_max\":" + jnum(kt->max);
         o += strf(",\"timed_launches\":%d", kt->count);
     }
-    o += strf(",\"useful_bytes\":%lld", r.useful_bytes);
-    if (kt) o += ",\"useful_gbps\":" + jnum(r.useful_bytes / (kt->median * 1e-3) / 1e9);
     if (mt) {
         o += ",\"memcpy_ms\":" + jnum(mt->median);
-        // A copy reads and writes every byte: count both, as useful_bytes does.
-        o += ",\"memcpy_gbps\":" + jnum(2.0 * r.copy_src->bytes / (mt->median * 1e-3) / 1e9);
         o += strf(",\"memcpy_bytes\":%zu", r.copy_src->bytes);
     }
-    o += strf(",\"threads\":%lld,\"grid_blocks\":%lld,\"block\":%lld", r.threads, r.blocks, r.s.block);
+    o += strf(",\"threads\":%lld,\"grid_blocks\":%lld,\"block\":%lld", r.threads, r.blocks, r.block);
     o += strf(",\"l2_fetch_granularity\":%lld", l2_read);
     o += ",\"launched\":true,\"verified\":true}";
     return o;
@@ -969,13 +929,12 @@ static bool run_line(int line, const std::string& text, const Options& opt, bool
     bool launched = false;
     try {
         Run r;
-        r.s = parse_spec(text);
-        validate(r.s);
+        r.p = parse_plan(text);
         prepare(r);
         CK(cudaDeviceSynchronize());  // the fills are done before anything is timed
         // The L2 fetch granularity is a limit of the context: set it before
-        // this spec's launches and read back what the driver accepted.
-        CK(cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, (size_t)r.s.l2_fetch));
+        // this launch and read back what the driver accepted.
+        CK(cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, (size_t)r.p.integer("l2_fetch_granularity")));
         size_t l2_read = 0;
         CK(cudaDeviceGetLimit(&l2_read, cudaLimitMaxL2FetchGranularity));
         poison_outputs(r);
@@ -1096,7 +1055,7 @@ int main(int argc, char** argv) {
         if (first == std::string::npos || text[first] == '#') {
             // Blank and comment lines are answered too, so that answer N is
             // always line N: the Go side sends none.
-            emit(strf("{\"line\":%d,\"error\":\"empty line: want one spec\"}", line));
+            emit(strf("{\"line\":%d,\"error\":\"empty line: want one plan\"}", line));
             all_ok = false;
             continue;
         }

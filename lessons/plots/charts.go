@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
@@ -62,11 +63,13 @@ func strideSeries(preds []sectors.Prediction) ([][]sectors.Prediction, error) {
 // sectorsPerRequest is the load's ratio, or the store's when the kernel
 // only stores.
 func sectorsPerRequest(p sectors.Prediction) float64 {
-	if p.LdSectorsPerRequest > 0 {
-		return p.LdSectorsPerRequest
+	if v := model(figures.LdSectorsPerRequest, p); !math.IsNaN(v) {
+		return v
 	}
-	return p.StSectorsPerRequest
+	return model(figures.StSectorsPerRequest, p)
 }
+
+func efficiency(p sectors.Prediction) float64 { return model(figures.Efficiency, p) }
 
 // strideXYs returns, for each element size, (stride, y) points.
 func strideXYs(preds []sectors.Prediction, what string, y func(sectors.Prediction) float64) ([]int, []plotter.XYs, error) {
@@ -94,7 +97,7 @@ func strideXYs(preds []sectors.Prediction, what string, y func(sectors.Predictio
 // labelled at its end. The predictions are of strided kernels, as
 // StrideSpecs makes them.
 func EfficiencyVsStride(preds []sectors.Prediction) (*plot.Plot, error) {
-	elems, xys, err := strideXYs(preds, "efficiency", func(p sectors.Prediction) float64 { return p.Efficiency })
+	elems, xys, err := strideXYs(preds, "efficiency", efficiency)
 	if err != nil {
 		return nil, err
 	}
@@ -224,20 +227,20 @@ func yRange(xys []plotter.XYs) (lo, hi float64) {
 // axes, with the struct of arrays (soa, update_x_soa) as the reference
 // line. aos are update_x_aos predictions, as StructSpecs makes them.
 func EfficiencyVsStruct(aos []sectors.Prediction, soa sectors.Prediction) (*plot.Plot, error) {
-	xy, err := structXYs(aos, "efficiency", func(p sectors.Prediction) float64 { return p.Efficiency })
+	xy, err := structXYs(aos, "efficiency", efficiency)
 	if err != nil {
 		return nil, err
 	}
 	if soa.Spec.Kernel != spec.UpdateXSoA {
 		return nil, fmt.Errorf("plots: reference line of %s: want an update_x_soa prediction", soa.Spec.Kernel)
 	}
-	if err := checkValue("efficiency", soa.Spec, soa.Efficiency); err != nil {
+	if err := checkValue("efficiency", soa.Spec, efficiency(soa)); err != nil {
 		return nil, err
 	}
 	p := newPlot("Updating one 4-byte field: array of structs vs struct of arrays (model)",
 		"struct size (bytes)", "useful ÷ fetched bytes")
 	xlo, xhi := pow2Range(xy[0].X, xy[len(xy)-1].X)
-	if err := addHLine(p, "", soa.Efficiency, xlo, xhi, ReferenceColor, []vg.Length{vg.Points(7), vg.Points(4)}); err != nil {
+	if err := addHLine(p, "", efficiency(soa), xlo, xhi, ReferenceColor, []vg.Length{vg.Points(7), vg.Points(4)}); err != nil {
 		return nil, err
 	}
 	if err := addLine(p, "", xy, ModelColor, 0, vg.Points(2.5), vg.Points(3)); err != nil {
@@ -245,7 +248,7 @@ func EfficiencyVsStruct(aos []sectors.Prediction, soa sectors.Prediction) (*plot
 	}
 	last := xy[len(xy)-1]
 	notes := []note{
-		{x: xhi, y: soa.Efficiency, text: "SoA (update_x_soa): x[t] contiguous", color: ReferenceColor, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 4},
+		{x: xhi, y: efficiency(soa), text: "SoA (update_x_soa): x[t] contiguous", color: ReferenceColor, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 4},
 		{x: last.X, y: last.Y, text: "AoS (update_x_aos): p[t].x", color: ModelColor, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 6},
 	}
 	// The seed's ParticleAoS: 16 bytes, a quarter of each sector used.
@@ -258,7 +261,7 @@ func EfficiencyVsStruct(aos []sectors.Prediction, soa sectors.Prediction) (*plot
 		return nil, err
 	}
 	log2Axis(&p.X, xlo, xhi, intLabel)
-	lo, hi := yRange([]plotter.XYs{xy, {{Y: soa.Efficiency}}})
+	lo, hi := yRange([]plotter.XYs{xy, {{Y: efficiency(soa)}}})
 	lo, hi = pow2Range(lo, hi)
 	log2Axis(&p.Y, lo, hi, percentLabel)
 	return p, nil

@@ -9,11 +9,11 @@
 // element sizes and struct sizes, and set the hardware's answer beside it:
 //
 //	specs, _ := plots.StrideSpecs(plots.StrideBase, plots.ElemSizes, plots.Strides)
-//	preds, _ := plots.Predict(specs...)
+//	preds, _ := sectors.PredictAll(specs...)
 //	eff, _ := plots.EfficiencyVsStride(preds) // 1/stride, floored at elem/32
 //	sec, _ := plots.SectorsVsStride(preds)
-//	plots.Show(eff, sec)                      // in a GoNB notebook cell
 //	plots.Save("stride.svg", plots.Notebook.Row(2), eff, sec)
+//	lab.Show(eff, sec)                        // in a notebook cell
 //
 // The charts:
 //
@@ -23,7 +23,7 @@
 //     struct grows, the struct of arrays as the reference line.
 //   - BandwidthVsStride, BandwidthVsStruct: useful bandwidth, the model's
 //     line with the measured launches as points over it; the title names
-//     the GPU and where the measurements come from (Measurements.Source).
+//     the GPU and where the measurements come from (measure.Set.Label).
 //   - DRAMVsStride: bytes moved per useful byte at the L1 (sectors, the
 //     seed's arithmetic) and at DRAM (what ncu counts), model and measured.
 //   - WarpDiagram, InstructionDiagram: one warp instruction, lane by lane,
@@ -32,10 +32,11 @@
 //
 // Every chart is a *plot.Plot: change its title, axes or legend as with
 // any gonum plot before drawing it. Render, PNG, SVG and Save draw one or
-// several side by side; Show displays them in GoNB and, outside a notebook,
-// returns ErrNotNotebook having drawn nothing. Measurements come in as
-// plain data (Measured, or ReadMeasurements from the harness's output), so
-// this package needs no GPU code.
+// several side by side. This package draws and never displays: the
+// notebook face (lab.Show) shows a picture in a cell. Measurements come in
+// as a *measure.Set (live, recorded or read from a file), and every figure
+// of a launch, modelled or measured, is computed by lessons/figures, so
+// this package needs no GPU code and defines no figure of its own.
 //
 // The look is the course's: the Okabe-Ito colours (Palette, ElemColor,
 // ModelColor, MeasuredColor), colour-blind safe, with shapes and direct

@@ -12,6 +12,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 // The golden images, as gonum/plot tests its own: each function writes
@@ -77,13 +78,15 @@ func snapshot() map[spec.Kernel][]sectors.Prediction {
 	return out
 }
 
-func recorded() plots.Measurements {
+// recorded reads testdata/h200_recorded.jsonl, a part of the course's
+// recording (cuda/reference/h200.jsonl), provenance and all.
+func recorded() *measure.Set {
 	f, err := os.Open("testdata/h200_recorded.jsonl")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	m, _, err := plots.ReadMeasurements(f, "recorded on NVIDIA H200, 2026-11-29")
+	m, err := measure.ReadSet(f, "h200_recorded.jsonl", measure.Origin{Kind: measure.Recorded})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -102,7 +105,7 @@ func goldenBandwidth() {
 		log.Fatal(err)
 	}
 	save("bandwidth_struct.png", plots.Notebook, q)
-	r, err := plots.BandwidthVsStride(snap[spec.StridedCopy], plots.Measurements{})
+	r, err := plots.BandwidthVsStride(snap[spec.StridedCopy], nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 type vgLength = vg.Length
@@ -34,15 +36,16 @@ func readSnapshot(t *testing.T) map[spec.Kernel][]sectors.Prediction {
 	return out
 }
 
-// readRecorded reads testdata/h200_recorded.jsonl, a part of the recorded
-// reference cuda/reference/h200.json.
-func readRecorded(t *testing.T) Measurements {
+// readRecorded reads testdata/h200_recorded.jsonl, a part of the
+// recording cuda/reference/h200.jsonl.
+func readRecorded(t *testing.T) *measure.Set {
 	t.Helper()
 	f, err := os.Open("testdata/h200_recorded.jsonl")
 	require.NoError(t, err)
 	defer f.Close()
-	m, skipped, err := ReadMeasurements(f, "recorded on NVIDIA H200, 2026-11-29")
+	when := time.Date(2026, 11, 29, 21, 30, 0, 0, time.UTC)
+	m, err := measure.ReadSet(f, "h200_recorded.jsonl", measure.Origin{Kind: measure.Recorded, GPU: "NVIDIA H200", When: when})
 	require.NoError(t, err)
-	require.Zero(t, skipped)
+	require.NoError(t, m.Err())
 	return m
 }

@@ -10,9 +10,11 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 // The charts of model beside measurement take the model's predictions for
@@ -20,25 +22,27 @@ import (
 // measurements; they draw the measured launches that are that launch at
 // some value of the field, and say which GPU and which run they come from.
 
-// clearStride and clearStruct blank the swept field, for Measurements.Like.
+// clearStride and clearStruct blank the swept field, for like.
 func clearStride(s *spec.Spec) { s.Stride = 0 }
 func clearStruct(s *spec.Spec) { s.StructBytes = 0 }
 
 // WithMeasuredStrides returns strides and every stride at which m holds a
 // launch of base, sorted and without repeats: the strides at which to
 // predict, so that the model's line passes by every measured point.
-func WithMeasuredStrides(strides []int64, base spec.Spec, m Measurements) []int64 {
+func WithMeasuredStrides(strides []int64, base spec.Spec, m *measure.Set) []int64 {
 	all := slices.Clone(strides)
-	for _, p := range m.Like(base, clearStride) {
+	ls, _ := measured(m)
+	for _, p := range like(ls, base, clearStride) {
 		all = append(all, p.Spec.Stride)
 	}
 	return sortedUnique(all)
 }
 
 // WithMeasuredStructSizes is WithMeasuredStrides for struct sizes.
-func WithMeasuredStructSizes(sizes []int, base spec.Spec, m Measurements) []int {
+func WithMeasuredStructSizes(sizes []int, base spec.Spec, m *measure.Set) []int {
 	all := slices.Clone(sizes)
-	for _, p := range m.Like(base, clearStruct) {
+	ls, _ := measured(m)
+	for _, p := range like(ls, base, clearStruct) {
 		all = append(all, p.Spec.StructBytes)
 	}
 	return sortedUnique(all)
@@ -66,11 +70,6 @@ func sweep(model []sectors.Prediction, clear func(*spec.Spec), key func(spec.Spe
 func strideKey(s spec.Spec) float64 { return float64(s.Stride) }
 func structKey(s spec.Spec) float64 { return float64(s.StructBytes) }
 
-// usefulGBps is a launch's useful bytes over its time, in GB/s (10^9 bytes).
-func usefulGBps(s spec.Spec, seconds float64) float64 {
-	return float64(s.UsefulBytes()) / seconds / 1e9
-}
-
 // bandwidthData is what a bandwidth chart draws, in GB/s.
 type bandwidthData struct {
 	base            spec.Spec
@@ -81,20 +80,24 @@ type bandwidthData struct {
 	gpu              string
 }
 
-func timed(pts []Measured) []Measured {
-	var out []Measured
-	for _, p := range pts {
-		if p.Seconds > 0 {
-			out = append(out, p)
+// timed returns the launches of ls that were timed.
+func timed(ls []measure.Launch) []measure.Launch {
+	var out []measure.Launch
+	for _, l := range ls {
+		if l.Timed() {
+			out = append(out, l)
 		}
 	}
 	return out
 }
 
-func noMatch(m Measurements, base spec.Spec, vary, what string) error {
+func noMatch(m *measure.Set, n int, base spec.Spec, vary, what string) error {
 	return fmt.Errorf("%w: none of the %d measurements (%s) is a %s launch of %s at some %s",
-		ErrNoMatch, len(m.Points), m.Source, what, base, vary)
+		ErrNoMatch, n, m.Label(), what, base, vary)
 }
+
+// gbps is a useful bandwidth in GB/s (10^9 bytes), the charts' unit.
+func gbps(bytesPerSecond float64) float64 { return bytesPerSecond / 1e9 }
 
 // deviceOf fills in the device's copy bandwidth and name.
 func (d *bandwidthData) deviceOf(s spec.Spec) error {
@@ -120,25 +123,30 @@ func strideSweep(model []sectors.Prediction) (spec.Spec, []sectors.Prediction, e
 	return base, preds, nil
 }
 
-func strideBandwidth(model []sectors.Prediction, m Measurements) (bandwidthData, error) {
+func strideBandwidth(preds []sectors.Prediction, m *measure.Set) (bandwidthData, error) {
 	var d bandwidthData
-	base, preds, err := strideSweep(model)
+	base, preds, err := strideSweep(preds)
 	if err != nil {
 		return d, err
 	}
 	d.base = base
-	pts := timed(m.Like(base, clearStride))
-	if len(m.Points) > 0 && len(pts) == 0 {
-		return d, noMatch(m, base, "stride", "timed")
+	all, err := measured(m)
+	if err != nil {
+		return d, err
+	}
+	pts := timed(like(all, base, clearStride))
+	if len(all) > 0 && len(pts) == 0 {
+		return d, noMatch(m, len(all), base, "stride", "timed")
 	}
 	for _, p := range preds {
 		if err := checkValue("predicted time", p.Spec, p.TimeSeconds); err != nil {
 			return d, err
 		}
-		d.model = append(d.model, plotter.XY{X: strideKey(p.Spec), Y: usefulGBps(p.Spec, p.TimeSeconds)})
+		d.model = append(d.model, plotter.XY{X: strideKey(p.Spec), Y: gbps(model(figures.UsefulBandwidth, p))})
 	}
-	for _, p := range sortedBy(pts, measuredSpec, strideKey) {
-		d.measured = append(d.measured, plotter.XY{X: strideKey(p.Spec), Y: usefulGBps(p.Spec, p.Seconds)})
+	for _, l := range sortedBy(pts, launchSpec, strideKey) {
+		bw, _ := measuredValue(figures.UsefulBandwidth, l)
+		d.measured = append(d.measured, plotter.XY{X: strideKey(l.Spec), Y: gbps(bw)})
 	}
 	return d, d.deviceOf(base)
 }
@@ -148,11 +156,11 @@ func strideBandwidth(model []sectors.Prediction, m Measurements) (bandwidthData,
 // predictions for one strided launch at several strides, the measured
 // launches of that launch at any stride as points over it, and the
 // device's copy bandwidth as the ceiling. The title names the launch, the
-// GPU and m.Source. With no measurement it draws the model alone;
-// measurements none of which is the launch are an error wrapping
-// ErrNoMatch.
-func BandwidthVsStride(model []sectors.Prediction, m Measurements) (*plot.Plot, error) {
-	d, err := strideBandwidth(model, m)
+// GPU and where m comes from. With no measurement (m nil) it draws the
+// model alone; measurements none of which is the launch are an error
+// wrapping ErrNoMatch.
+func BandwidthVsStride(preds []sectors.Prediction, m *measure.Set) (*plot.Plot, error) {
+	d, err := strideBandwidth(preds, m)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +173,7 @@ func BandwidthVsStride(model []sectors.Prediction, m Measurements) (*plot.Plot, 
 }
 
 // structBandwidth is the data of BandwidthVsStruct.
-func structBandwidth(aos []sectors.Prediction, soa sectors.Prediction, m Measurements) (bandwidthData, error) {
+func structBandwidth(aos []sectors.Prediction, soa sectors.Prediction, m *measure.Set) (bandwidthData, error) {
 	var d bandwidthData
 	base, preds, err := sweep(aos, clearStruct, structKey, "struct sizes")
 	if err != nil {
@@ -178,10 +186,14 @@ func structBandwidth(aos []sectors.Prediction, soa sectors.Prediction, m Measure
 		return d, fmt.Errorf("plots: reference line of %s: want an update_x_soa prediction", soa.Spec.Kernel)
 	}
 	d.base = base
-	pts := timed(m.Like(base, clearStruct))
-	soaPts := timed(m.Like(soa.Spec, func(*spec.Spec) {}))
-	if len(m.Points) > 0 && len(pts) == 0 && len(soaPts) == 0 {
-		return d, noMatch(m, base, "struct size", "timed")
+	all, err := measured(m)
+	if err != nil {
+		return d, err
+	}
+	pts := timed(like(all, base, clearStruct))
+	soaPts := timed(like(all, soa.Spec, func(*spec.Spec) {}))
+	if len(all) > 0 && len(pts) == 0 && len(soaPts) == 0 {
+		return d, noMatch(m, len(all), base, "struct size", "timed")
 	}
 	for _, p := range append(preds, soa) {
 		if err := checkValue("predicted time", p.Spec, p.TimeSeconds); err != nil {
@@ -189,17 +201,19 @@ func structBandwidth(aos []sectors.Prediction, soa sectors.Prediction, m Measure
 		}
 	}
 	for _, p := range preds {
-		d.model = append(d.model, plotter.XY{X: structKey(p.Spec), Y: usefulGBps(p.Spec, p.TimeSeconds)})
+		d.model = append(d.model, plotter.XY{X: structKey(p.Spec), Y: gbps(model(figures.UsefulBandwidth, p))})
 	}
-	d.ref = usefulGBps(soa.Spec, soa.TimeSeconds)
-	for _, p := range sortedBy(pts, measuredSpec, structKey) {
-		d.measured = append(d.measured, plotter.XY{X: structKey(p.Spec), Y: usefulGBps(p.Spec, p.Seconds)})
+	d.ref = gbps(model(figures.UsefulBandwidth, soa))
+	for _, l := range sortedBy(pts, launchSpec, structKey) {
+		bw, _ := measuredValue(figures.UsefulBandwidth, l)
+		d.measured = append(d.measured, plotter.XY{X: structKey(l.Spec), Y: gbps(bw)})
 	}
 	if len(soaPts) > 0 {
 		// The median of the SoA launches, should there be several.
 		vs := make([]float64, len(soaPts))
-		for i, p := range soaPts {
-			vs[i] = usefulGBps(p.Spec, p.Seconds)
+		for i, l := range soaPts {
+			bw, _ := measuredValue(figures.UsefulBandwidth, l)
+			vs[i] = gbps(bw)
 		}
 		slices.Sort(vs)
 		d.refMeasured = vs[len(vs)/2]
@@ -212,7 +226,7 @@ func structBandwidth(aos []sectors.Prediction, soa sectors.Prediction, m Measure
 // model's line through its update_x_aos predictions, the measured
 // launches of that launch as points, and the struct of arrays (soa, an
 // update_x_soa prediction, and its measured launches) as reference lines.
-func BandwidthVsStruct(aos []sectors.Prediction, soa sectors.Prediction, m Measurements) (*plot.Plot, error) {
+func BandwidthVsStruct(aos []sectors.Prediction, soa sectors.Prediction, m *measure.Set) (*plot.Plot, error) {
 	d, err := structBandwidth(aos, soa, m)
 	if err != nil {
 		return nil, err
@@ -282,10 +296,10 @@ func drawBandwidth(p *plot.Plot, d bandwidthData, modelName string) error {
 
 // bandwidthTitle is the title of a chart of model and measurement: what,
 // for which launch, on which GPU, measured where and when.
-func bandwidthTitle(what, launch, gpu string, m Measurements) string {
+func bandwidthTitle(what, launch, gpu string, m *measure.Set) string {
 	src := "no measurement given"
-	if len(m.Points) > 0 {
-		src = "measured: " + m.Source
+	if ls, _ := measured(m); len(ls) > 0 {
+		src = "measured: " + m.Label()
 	}
 	return fmt.Sprintf("%s: %s\nmodel of the %s; %s", what, launch, gpu, src)
 }
@@ -299,28 +313,29 @@ type dramData struct {
 	gpu                          string
 }
 
-func strideDRAM(model []sectors.Prediction, m Measurements) (dramData, error) {
+func strideDRAM(preds []sectors.Prediction, m *measure.Set) (dramData, error) {
 	var d dramData
-	base, preds, err := strideSweep(model)
+	base, preds, err := strideSweep(preds)
 	if err != nil {
 		return d, err
 	}
 	d.base = base
-	var pts []Measured
-	for _, p := range m.Like(base, clearStride) {
-		_, errR := p.Metrics.Get(metrics.DRAMRead)
-		_, errW := p.Metrics.Get(metrics.DRAMWrite)
-		if errR == nil && errW == nil {
-			pts = append(pts, p)
+	all, err := measured(m)
+	if err != nil {
+		return d, err
+	}
+	var pts []measure.Launch
+	for _, l := range like(all, base, clearStride) {
+		if _, ok := measuredValue(figures.DRAMBytesPerUsefulByte, l); ok {
+			pts = append(pts, l)
 		}
 	}
-	if len(m.Points) > 0 && len(pts) == 0 {
-		return d, noMatch(m, base, "stride", "profiled (ncu "+metrics.DRAMRead+")")
+	if len(all) > 0 && len(pts) == 0 {
+		return d, noMatch(m, len(all), base, "stride", "profiled (ncu "+metrics.DRAMRead+")")
 	}
 	for _, p := range preds {
 		x := strideKey(p.Spec)
-		useful := float64(p.UsefulBytes)
-		sec, dram := float64(p.FetchedBytes)/useful, p.DRAMBytesPerUsefulByte
+		sec, dram := model(figures.SectorBytesPerUsefulByte, p), model(figures.DRAMBytesPerUsefulByte, p)
 		if err := checkValue("fetched bytes per useful byte", p.Spec, sec); err != nil {
 			return d, err
 		}
@@ -330,18 +345,15 @@ func strideDRAM(model []sectors.Prediction, m Measurements) (dramData, error) {
 		d.sectorModel = append(d.sectorModel, plotter.XY{X: x, Y: sec})
 		d.dramModel = append(d.dramModel, plotter.XY{X: x, Y: dram})
 	}
-	for _, p := range sortedBy(pts, measuredSpec, strideKey) {
-		x := strideKey(p.Spec)
-		useful := float64(p.Spec.UsefulBytes())
-		dram := (p.Metrics[metrics.DRAMRead] + p.Metrics[metrics.DRAMWrite]) / useful
-		if err := checkValue("measured DRAM bytes per useful byte (the launch stayed in the L2?)", p.Spec, dram); err != nil {
+	for _, l := range sortedBy(pts, launchSpec, strideKey) {
+		x := strideKey(l.Spec)
+		dram, _ := measuredValue(figures.DRAMBytesPerUsefulByte, l)
+		if err := checkValue("measured DRAM bytes per useful byte (the launch stayed in the L2?)", l.Spec, dram); err != nil {
 			return d, err
 		}
 		d.dramMeasured = append(d.dramMeasured, plotter.XY{X: x, Y: dram})
-		ld, errLd := p.Metrics.Get(metrics.LdSectors)
-		st, errSt := p.Metrics.Get(metrics.StSectors)
-		if errLd == nil && errSt == nil && ld+st > 0 {
-			d.sectorMeasured = append(d.sectorMeasured, plotter.XY{X: x, Y: sectors.SectorBytes * (ld + st) / useful})
+		if sec, ok := measuredValue(figures.SectorBytesPerUsefulByte, l); ok && sec > 0 {
+			d.sectorMeasured = append(d.sectorMeasured, plotter.XY{X: x, Y: sec})
 		}
 	}
 	dev, err := devices.Lookup(base.Device)
@@ -359,8 +371,8 @@ func strideDRAM(model []sectors.Prediction, m Measurements) (dramData, error) {
 // for one strided launch at several strides) and, for the launches of m
 // that ncu profiled, measured (points). The gap between the two lines is
 // what the L2 adds or saves: fetch granularity, partial writes, reuse.
-func DRAMVsStride(model []sectors.Prediction, m Measurements) (*plot.Plot, error) {
-	d, err := strideDRAM(model, m)
+func DRAMVsStride(preds []sectors.Prediction, m *measure.Set) (*plot.Plot, error) {
+	d, err := strideDRAM(preds, m)
 	if err != nil {
 		return nil, err
 	}

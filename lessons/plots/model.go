@@ -2,11 +2,8 @@ package plots
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 
-	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
@@ -45,33 +42,6 @@ func mustSpec(js string) spec.Spec {
 		panic(err)
 	}
 	return s
-}
-
-// Predict runs the sector model on each spec, several at a time, and
-// returns the predictions in the order of specs.
-func Predict(specs ...spec.Spec) ([]sectors.Prediction, error) {
-	out := make([]sectors.Prediction, len(specs))
-	errs := make([]error, len(specs))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range min(len(specs), runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range work {
-				out[i], errs[i] = sectors.Predict(specs[i])
-			}
-		})
-	}
-	for i := range specs {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("plots: spec %d, %s: %w", i, specs[i], err)
-		}
-	}
-	return out, nil
 }
 
 // isStrided reports whether k is one of the strided kernels.

@@ -2,12 +2,14 @@ package plots
 
 import (
 	"bytes"
-	"errors"
-	"github.com/coalescing-course/coalesce/lessons/devices"
 	"image/color"
+	"maps"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/measure"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,9 +39,9 @@ func TestStrideData(t *testing.T) {
 	specs, err := StrideSpecs(StrideBase, ElemSizes, Strides)
 	require.NoError(t, err)
 	require.Len(t, specs, len(ElemSizes)*len(Strides))
-	preds, err := Predict(specs...)
+	preds, err := sectors.PredictAll(specs...)
 	require.NoError(t, err)
-	elems, eff, err := strideXYs(preds, "efficiency", func(p sectors.Prediction) float64 { return p.Efficiency })
+	elems, eff, err := strideXYs(preds, "efficiency", efficiency)
 	require.NoError(t, err)
 	_, sec, err := strideXYs(preds, "sectors", sectorsPerRequest)
 	require.NoError(t, err)
@@ -77,10 +79,10 @@ func TestStrideData(t *testing.T) {
 func TestStructData(t *testing.T) {
 	specs, err := StructSpecs(StructBase, StructSizes)
 	require.NoError(t, err)
-	preds, err := Predict(append(specs, SoAOf(StructBase))...)
+	preds, err := sectors.PredictAll(append(specs, SoAOf(StructBase))...)
 	require.NoError(t, err)
 	aos, soa := preds[:len(specs)], preds[len(specs)]
-	xy, err := structXYs(aos, "efficiency", func(p sectors.Prediction) float64 { return p.Efficiency })
+	xy, err := structXYs(aos, "efficiency", efficiency)
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		bytes float64
@@ -88,7 +90,7 @@ func TestStructData(t *testing.T) {
 	}{{4, 1}, {8, 0.5}, {12, 1.0 / 3}, {16, 0.25}, {20, 0.2}, {32, 0.125}, {64, 0.125}, {128, 0.125}} {
 		assert.InDelta(t, tt.want, at(xy, tt.bytes), 1e-12, "struct of %v bytes", tt.bytes)
 	}
-	assert.Equal(t, 1.0, soa.Efficiency)
+	assert.Equal(t, 1.0, efficiency(soa))
 	assert.Equal(t, spec.UpdateXSoA, soa.Spec.Kernel)
 	assert.Equal(t, StructBase.N, soa.Spec.N)
 }
@@ -111,7 +113,7 @@ func TestMeasuredData(t *testing.T) {
 	assert.Equal(t, h200.Time.CopyBandwidth/1e9, d.copyGBps, "the profile's copy bandwidth")
 	p1 := snap[spec.StridedCopy][0]
 	require.Equal(t, int64(1), p1.Spec.Stride)
-	assert.InDelta(t, float64(p1.UsefulBytes)/p1.TimeSeconds/1e9, at(d.model, 1), 1e-9)
+	assert.InDelta(t, float64(p1.Spec.UsefulBytes())/p1.TimeSeconds/1e9, at(d.model, 1), 1e-9)
 
 	s, err := structBandwidth(snap[spec.UpdateXAoS], snap[spec.UpdateXSoA][0], m)
 	require.NoError(t, err)
@@ -130,7 +132,7 @@ func TestMeasuredData(t *testing.T) {
 	assert.InDelta(t, 1, at(r.sectorModel, 1), 1e-12)
 
 	// No measurement: the model alone.
-	d, err = strideBandwidth(snap[spec.StridedCopy], Measurements{})
+	d, err = strideBandwidth(snap[spec.StridedCopy], nil)
 	require.NoError(t, err)
 	assert.Empty(t, d.measured)
 	assert.Len(t, d.model, len(snap[spec.StridedCopy]))
@@ -141,13 +143,14 @@ func TestChartErrors(t *testing.T) {
 	m := readRecorded(t)
 	strided := snap[spec.StridedCopy]
 	nan := append([]sectors.Prediction(nil), strided...)
-	nan[2].Efficiency = math.NaN()
+	nan[2].L1UsefulBytes = 0 // an efficiency of 0 cannot go on a log axis
 	nan[3].TimeSeconds = math.NaN()
 	zero := append([]sectors.Prediction(nil), strided...)
-	zero[1].DRAMBytesPerUsefulByte = 0
+	zero[1].Metrics = maps.Clone(zero[1].Metrics)
+	zero[1].Metrics[metrics.DRAMRead], zero[1].Metrics[metrics.DRAMWrite] = 0, 0
 	mixed := append([]sectors.Prediction(nil), strided...)
 	mixed[1].Spec.N = 1024
-	other, err := Predict(mustSpec(`{"kernel":"strided_copy","n":4096}`))
+	other, err := sectors.PredictAll(mustSpec(`{"kernel":"strided_copy","n":4096}`))
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		name string
@@ -158,17 +161,16 @@ func TestChartErrors(t *testing.T) {
 		{"no prediction", func() error { _, err := EfficiencyVsStride(nil); return err }, ErrNoData, ""},
 		{"no sectors prediction", func() error { _, err := SectorsVsStride(nil); return err }, ErrNoData, ""},
 		{"NaN efficiency", func() error { _, err := EfficiencyVsStride(nan); return err }, nil, "efficiency of"},
-		{"NaN time", func() error { _, err := BandwidthVsStride(nan, Measurements{}); return err }, nil, "predicted time"},
-		{"zero DRAM", func() error { _, err := DRAMVsStride(zero, Measurements{}); return err }, nil, "want a positive number"},
-		{"not a stride sweep", func() error { _, err := BandwidthVsStride(mixed, Measurements{}); return err }, nil, "not one launch at several strides"},
+		{"NaN time", func() error { _, err := BandwidthVsStride(nan, nil); return err }, nil, "predicted time"},
+		{"zero DRAM", func() error { _, err := DRAMVsStride(zero, nil); return err }, nil, "want a positive number"},
+		{"not a stride sweep", func() error { _, err := BandwidthVsStride(mixed, nil); return err }, nil, "not one launch at several strides"},
 		{"wrong kernel", func() error { _, err := EfficiencyVsStride(snap[spec.UpdateXAoS]); return err }, nil, "want strided_copy"},
 		{"struct of strided", func() error { _, err := EfficiencyVsStruct(strided, snap[spec.UpdateXSoA][0]); return err }, nil, "want update_x_aos"},
 		{"SoA reference not SoA", func() error { _, err := EfficiencyVsStruct(snap[spec.UpdateXAoS], strided[0]); return err }, nil, "want an update_x_soa"},
 		{"no struct prediction", func() error { _, err := BandwidthVsStruct(nil, snap[spec.UpdateXSoA][0], m); return err }, ErrNoData, ""},
 		{"measurements of another launch", func() error { _, err := BandwidthVsStride(other, m); return err }, ErrNoMatch, "none of the 21 measurements"},
 		{"unprofiled measurements", func() error {
-			bare, err := NewMeasurements("test", []Measured{{Spec: strided[0].Spec, Seconds: 1e-3}})
-			require.NoError(t, err)
+			bare := &measure.Set{Origin: measure.Origin{Kind: measure.FromFile, File: "test"}, Launches: []measure.Launch{{Spec: strided[0].Spec, TimeMs: 1}}}
 			_, err = DRAMVsStride(strided, bare)
 			return err
 		}, ErrNoMatch, "profiled"},
@@ -204,107 +206,42 @@ func TestChartErrors(t *testing.T) {
 	}
 }
 
-func TestNewMeasurements(t *testing.T) {
+func TestMeasuredRefusesBadNumbers(t *testing.T) {
 	s := mustSpec(`{"kernel":"coalesced_copy","n":1024}`)
 	for _, tt := range []struct {
 		name   string
-		source string
-		points []Measured
+		launch measure.Launch
 		msg    string
 	}{
-		{"NaN time", "x", []Measured{{Spec: s, Seconds: math.NaN()}}, "want a finite time"},
-		{"negative time", "x", []Measured{{Spec: s, Seconds: -1}}, "want a finite time"},
-		{"infinite time", "x", []Measured{{Spec: s, Seconds: math.Inf(1)}}, "want a finite time"},
-		{"NaN metric", "x", []Measured{{Spec: s, Seconds: 1, Metrics: metrics.Set{metrics.DRAMRead: math.NaN()}}}, "metric dram__bytes_read.sum"},
-		{"negative metric", "x", []Measured{{Spec: s, Seconds: 1, Metrics: metrics.Set{metrics.LdSectors: -4}}}, "want a finite count"},
-		{"no source", "", []Measured{{Spec: s, Seconds: 1}}, "no source"},
-		{"invalid spec", "x", []Measured{{Spec: spec.Spec{Kernel: "nope"}}}, "unknown kernel"},
+		{"NaN time", measure.Launch{Spec: s, TimeMs: math.NaN()}, "want a finite time"},
+		{"negative time", measure.Launch{Spec: s, TimeMs: -1}, "want a finite time"},
+		{"infinite time", measure.Launch{Spec: s, TimeMs: math.Inf(1)}, "want a finite time"},
+		{"NaN metric", measure.Launch{Spec: s, TimeMs: 1, Metrics: metrics.Set{metrics.DRAMRead: math.NaN()}}, "metric dram__bytes_read.sum"},
+		{"negative metric", measure.Launch{Spec: s, TimeMs: 1, Metrics: metrics.Set{metrics.LdSectors: -4}}, "want a finite count"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewMeasurements(tt.source, tt.points)
+			_, err := measured(&measure.Set{Launches: []measure.Launch{tt.launch}})
 			require.ErrorIs(t, err, ErrMeasured)
 			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
-	// Valid points are copied: changing the caller's map changes nothing.
-	set := metrics.Set{metrics.DRAMRead: 1}
-	m, err := NewMeasurements("x", []Measured{{Spec: s, Seconds: 1, Metrics: set}})
+	// Failed launches are left out; no set is no measurement.
+	ls, err := measured(&measure.Set{Launches: []measure.Launch{{Spec: s, Error: "boom", TimeMs: math.NaN()}}})
 	require.NoError(t, err)
-	set[metrics.DRAMRead] = 2
-	assert.Equal(t, 1.0, m.Points[0].Metrics[metrics.DRAMRead])
-	// The zero value is no measurement, and needs no source.
-	m, err = NewMeasurements("", nil)
+	assert.Empty(t, ls)
+	ls, err = measured(nil)
 	require.NoError(t, err)
-	assert.Empty(t, m.Points)
-}
-
-func TestReadMeasurements(t *testing.T) {
-	line := `{"line":1,"spec":{"kernel":"strided_copy","n":4096,"stride":2},"time_ms":0.5,"useful_gbps":1,"metrics":{"dram__bytes_read.sum":100}}`
-	for _, tt := range []struct {
-		name, in, source string
-		wantSource       string
-		points, skipped  int
-		msg              string
-	}{
-		{"run output", line + "\n" + `{"line":2,"error":"out of memory"}` + "\n", "live", "live", 1, 1, ""},
-		{"untimed, unprofiled", `{"spec":{"kernel":"coalesced_copy","n":64}}`, "s", "s", 1, 0, ""},
-		{"reference", `{"provenance":{"device":{"gpu":"NVIDIA H200"},"date":"2026-11-29T21:10:08Z","command":"c"},"records":[` + line + `]}`, "", "recorded on NVIDIA H200, 2026-11-29", 1, 0, ""},
-		{"reference, source given", `{"provenance":{"device":{"gpu":"NVIDIA H200"},"date":"2026-11-29T21:10:08Z"},"records":[` + line + `]}`, "mine", "mine", 1, 0, ""},
-		{"lines without a source", line, "", "", 0, 0, "no source"},
-		{"not JSON", "{\"spec\":", "x", "", 0, 0, "want one JSON object per launch"},
-		{"no spec", `{"time_ms":1}`, "x", "", 0, 0, `no "spec"`},
-		{"bad spec", `{"spec":{"kernel":"strided_copy","n":64,"stride":0},"time_ms":1}`, "x", "", 0, 0, `field "stride"`},
-		{"negative time", `{"spec":{"kernel":"coalesced_copy","n":64},"time_ms":-1}`, "x", "", 0, 0, "want a finite time"},
-		{"empty", "", "x", "", 0, 0, "no measured launch"},
-		{"only failures", `{"line":1,"error":"boom"}`, "x", "", 0, 1, "1 failed ones skipped"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			m, skipped, err := ReadMeasurements(strings.NewReader(tt.in), tt.source)
-			assert.Equal(t, tt.skipped, skipped)
-			if tt.msg != "" {
-				require.ErrorIs(t, err, ErrMeasured)
-				assert.Contains(t, err.Error(), tt.msg)
-				if tt.msg == "no source" {
-					assert.ErrorIs(t, err, ErrNoSource)
-				}
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.wantSource, m.Source)
-			assert.Len(t, m.Points, tt.points)
-		})
-	}
-	m, _, err := ReadMeasurements(strings.NewReader(line), "x")
-	require.NoError(t, err)
-	assert.Equal(t, 0.5e-3, m.Points[0].Seconds, "time_ms is milliseconds")
-	assert.Equal(t, 100.0, m.Points[0].Metrics[metrics.DRAMRead])
-}
-
-func FuzzReadMeasurements(f *testing.F) {
-	f.Add(`{"spec":{"kernel":"strided_copy","n":4096,"stride":2},"time_ms":0.5}`)
-	f.Add(`{"provenance":{},"records":[{"error":"x"}]}`)
-	f.Fuzz(func(t *testing.T, in string) {
-		m, _, err := ReadMeasurements(strings.NewReader(in), "fuzz")
-		if err != nil {
-			if !errors.Is(err, ErrMeasured) {
-				t.Fatalf("error %v does not wrap ErrMeasured", err)
-			}
-			return
-		}
-		for _, p := range m.Points {
-			if math.IsNaN(p.Seconds) || p.Seconds < 0 || p.Spec.Validate() != nil {
-				t.Fatalf("bad point accepted: %+v", p)
-			}
-		}
-	})
+	assert.Empty(t, ls)
 }
 
 func TestLike(t *testing.T) {
 	m := readRecorded(t)
-	strided := m.Like(MeasuredStrideBase, clearStride)
+	ls, err := measured(m)
+	require.NoError(t, err)
+	strided := like(ls, MeasuredStrideBase, clearStride)
 	assert.Len(t, strided, 13)
-	assert.Len(t, m.Like(MeasuredStructBase, clearStruct), 7)
-	assert.Len(t, m.Like(SoAOf(MeasuredStructBase), func(*spec.Spec) {}), 1)
+	assert.Len(t, like(ls, MeasuredStructBase, clearStruct), 7)
+	assert.Len(t, like(ls, SoAOf(MeasuredStructBase), func(*spec.Spec) {}), 1)
 	assert.Equal(t, []int64{1, 2, 3, 4, 5, 7, 8, 16, 17, 32, 33, 64, 128},
 		WithMeasuredStrides([]int64{1, 2, 4, 8, 16, 32, 64, 128}, MeasuredStrideBase, m))
 	assert.Equal(t, []int{4, 8, 12, 16, 24, 32, 64, 128},
@@ -373,13 +310,6 @@ func TestRender(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(svg), "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")
 	assert.NotContains(t, string(svg), "font-family:Liberation Sans;")
-}
-
-// Outside GoNB, Show and ShowWarp draw nothing and say so, at once.
-func TestShowOutsideNotebook(t *testing.T) {
-	assert.ErrorIs(t, Show(newPlot("", "", "")), ErrNotNotebook)
-	assert.ErrorIs(t, ShowSized(Diagram), ErrNotNotebook)
-	assert.ErrorIs(t, ShowWarp(mustSpec(`{"kernel":"coalesced_copy","n":64}`), 0, 0), ErrNotNotebook)
 }
 
 func vgNaN() vgLength { return vgLength(math.NaN()) }

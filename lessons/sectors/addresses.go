@@ -12,12 +12,22 @@ import (
 // of 32).
 type warpFunc func(t0 int64, present int)
 
-// addresses holds each kernel's address function: given the model of one
-// launch, it returns what one warp of that kernel does. It is the model's
-// copy of the kernel's CUDA body (cuda/src/kernels.cuh), statement by
-// statement; buffers are found by the names spec.Buffers gives them.
-var addresses = map[spec.Kernel]func(m *sim) warpFunc{
-	spec.CoalescedCopy: func(m *sim) warpFunc {
+// kernelModel is what the model knows of one kernel.
+type kernelModel struct {
+	// warp returns, given the model of one launch, what one warp of the
+	// kernel does: the model's copy of the kernel's CUDA body
+	// (cuda/src/kernels.cuh), statement by statement. Buffers are found by
+	// the names spec.Buffers gives them.
+	warp func(m *sim) warpFunc
+	// inFlight is how many independent loads one thread keeps in flight
+	// at once, and how many must wait for one another in turn (the time
+	// model's Little's law); nil is one load, waited for once.
+	inFlight func(s spec.Spec) (inFlight, depth float64)
+}
+
+// addresses holds each kernel's model.
+var addresses = map[spec.Kernel]kernelModel{
+	spec.CoalescedCopy: {warp: func(m *sim) warpFunc {
 		in, out, e := m.buf("in"), m.buf("out"), uint64(m.s.ElemBytes)
 		return func(t0 int64, present int) {
 			act := below(t0, m.s.N, present)
@@ -25,11 +35,11 @@ var addresses = map[spec.Kernel]func(m *sim) warpFunc{
 			m.ld(in, int(e), act, "in[t]")
 			m.st(out, int(e), act, "out[t]")
 		}
-	},
-	spec.StridedCopy:  stridedAccess,
-	spec.StridedRead:  stridedAccess,
-	spec.StridedWrite: stridedAccess,
-	spec.OffsetCopy: func(m *sim) warpFunc {
+	}},
+	spec.StridedCopy:  {warp: stridedAccess},
+	spec.StridedRead:  {warp: stridedAccess},
+	spec.StridedWrite: {warp: stridedAccess},
+	spec.OffsetCopy: {warp: func(m *sim) warpFunc {
 		in, out, e := m.buf("in"), m.buf("out"), uint64(m.s.ElemBytes)
 		return func(t0 int64, present int) {
 			act := below(t0, m.s.N-m.s.Offset, present)
@@ -38,8 +48,8 @@ var addresses = map[spec.Kernel]func(m *sim) warpFunc{
 			m.affine(uint64(t0)*e, e)
 			m.st(out, int(e), act, "out[t]")
 		}
-	},
-	spec.VectorizedCopy: func(m *sim) warpFunc {
+	}},
+	spec.VectorizedCopy: {warp: func(m *sim) warpFunc {
 		in, out, w := m.buf("in"), m.buf("out"), uint64(4*m.s.Width)
 		vec := vectorType(m.s.Width)
 		threads := m.s.Threads()
@@ -49,8 +59,8 @@ var addresses = map[spec.Kernel]func(m *sim) warpFunc{
 			m.ld(in, int(w), act, m.label(func() string { return "in[t] (" + vec + ")" }))
 			m.st(out, int(w), act, m.label(func() string { return "out[t] (" + vec + ")" }))
 		}
-	},
-	spec.GridStrideCopy: func(m *sim) warpFunc {
+	}},
+	spec.GridStrideCopy: {warp: func(m *sim) warpFunc {
 		// Each trip of the loop loads unroll vectors T threads apart,
 		// then stores them.
 		in, out, w := m.buf("in"), m.buf("out"), uint64(4*m.s.Width)
@@ -73,7 +83,9 @@ var addresses = map[spec.Kernel]func(m *sim) warpFunc{
 			}
 		}
 	},
-	spec.GatherCopy: func(m *sim) warpFunc {
+		inFlight: func(s spec.Spec) (float64, float64) { return float64(s.Unroll), 1 },
+	},
+	spec.GatherCopy: {warp: func(m *sim) warpFunc {
 		in, out, idx := m.buf("in"), m.buf("out"), m.buf("idx")
 		return func(t0 int64, present int) {
 			act := below(t0, m.s.N, present)
@@ -96,7 +108,10 @@ var addresses = map[spec.Kernel]func(m *sim) warpFunc{
 			m.st(out, 4, act, "out[t]")
 		}
 	},
-	spec.UpdateXAoS: func(m *sim) warpFunc {
+		// in[idx[t]] cannot start before idx[t] arrives.
+		inFlight: func(spec.Spec) (float64, float64) { return 1, 2 },
+	},
+	spec.UpdateXAoS: {warp: func(m *sim) warpFunc {
 		p, sb, fo := m.buf("p"), uint64(m.s.StructBytes), m.s.FieldOffset
 		field := "p[t].x"
 		if fo != 0 {
@@ -108,8 +123,8 @@ var addresses = map[spec.Kernel]func(m *sim) warpFunc{
 			m.ld(p, 4, act, field)
 			m.st(p, 4, act, field)
 		}
-	},
-	spec.UpdateXSoA: func(m *sim) warpFunc {
+	}},
+	spec.UpdateXSoA: {warp: func(m *sim) warpFunc {
 		x := m.buf("x")
 		return func(t0 int64, present int) {
 			act := below(t0, m.s.N, present)
@@ -117,8 +132,8 @@ var addresses = map[spec.Kernel]func(m *sim) warpFunc{
 			m.ld(x, 4, act, "x[t]")
 			m.st(x, 4, act, "x[t]")
 		}
-	},
-	spec.SumFieldsAoS: func(m *sim) warpFunc {
+	}},
+	spec.SumFieldsAoS: {warp: func(m *sim) warpFunc {
 		p, out, sb := m.buf("p"), m.buf("out"), uint64(m.s.StructBytes)
 		size, suffix := uint64(4), ""
 		if m.s.Vector {
@@ -133,6 +148,15 @@ var addresses = map[spec.Kernel]func(m *sim) warpFunc{
 			m.affine(uint64(t0)*4, 4)
 			m.st(out, 4, act, "out[t]")
 		}
+	},
+		inFlight: func(s spec.Spec) (float64, float64) {
+			size := 4
+			if s.Vector {
+				size = 16
+			}
+			// The compiler unrolls the field loop by four.
+			return float64(min(4, s.StructBytes/size)), 1
+		},
 	},
 }
 

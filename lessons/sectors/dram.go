@@ -74,7 +74,9 @@ type l2Line struct {
 	written [sectorsPerLine]uint32
 }
 
-func newL2(d devices.Profile, fetch int, bufs []spec.Buffer) *l2 {
+// newL2 returns an empty L2 for a launch of the given buffers, each
+// sampled when it is larger than sampleLines lines and sample is set.
+func newL2(d devices.Profile, fetch int, bufs []spec.Buffer, sample bool) *l2 {
 	m := &l2{
 		perBlock:  uint64(fetch / SectorBytes),
 		capacity:  float64(d.DRAM.ReuseL2Bytes),
@@ -86,7 +88,7 @@ func newL2(d devices.Profile, fetch int, bufs []spec.Buffer) *l2 {
 	for _, buf := range bufs {
 		lines := (uint64(buf.Bytes) + LineBytes - 1) / LineBytes
 		b := &l2Buffer{threshold: math.MaxUint64, scale: 1, lines: map[uint64]l2Line{}}
-		if lines > sampleLines {
+		if sample && lines > sampleLines {
 			rate := float64(sampleLines) / float64(lines)
 			b.threshold = uint64(rate * math.MaxUint64)
 			b.scale = 1 / rate

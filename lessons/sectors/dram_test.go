@@ -4,8 +4,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
 // Small launches are tracked whole (no sampling), so their DRAM counts are
@@ -101,4 +103,38 @@ func TestFenwick(t *testing.T) {
 	}
 	assert.Equal(t, sum-4+3000, f.total())
 	assert.Equal(t, sum-4+3000, f.prefix(len(w)+3000))
+}
+
+func TestColdWarp(t *testing.T) {
+	tests := []struct {
+		spec          string
+		fetched, used int64
+	}{
+		// 32 floats in one 128-byte line: two 64-byte fetch blocks.
+		{`{"kernel":"coalesced_copy","n":4096}`, 128, 128},
+		// floats 32 apart: a line each, and a 64-byte block for each lane's 4 bytes.
+		{`{"kernel":"strided_read","n":65536,"stride":32}`, 32 * 64, 32 * 4},
+		// a launch large enough to be sampled by Predict: ColdWarp tracks its one warp whole.
+		{`{"kernel":"strided_read","n":67108864,"stride":32}`, 32 * 64, 32 * 4},
+		// the same at a fetch granularity of 32 bytes: a sector each.
+		{`{"kernel":"strided_read","n":65536,"stride":32,"l2_fetch_granularity":32}`, 32 * 32, 32 * 4},
+		// 16-byte structs, x of each: 512 bytes in 4 lines, every 64-byte block touched.
+		{`{"kernel":"update_x_aos","n":4096}`, 512, 128},
+		// a store-only kernel loads nothing.
+		{`{"kernel":"strided_write","n":4096,"stride":2}`, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			s, err := spec.Parse([]byte(tt.spec))
+			require.NoError(t, err)
+			fetched, used, err := ColdWarp(s, nil, 0)
+			require.NoError(t, err)
+			assert.Equal(t, tt.fetched, fetched, "fetched")
+			assert.Equal(t, tt.used, used, "used")
+		})
+	}
+	s, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":64}`))
+	require.NoError(t, err)
+	_, _, err = ColdWarp(s, nil, 8) // one block of 256 threads: warps 0 to 7
+	assert.ErrorIs(t, err, ErrWarp)
 }

@@ -3,13 +3,14 @@ package sectors_test
 import (
 	"fmt"
 
+	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
-// The seed's table, computed: the four patterns a warp of 4-byte accesses
-// can take, with the sectors each warp touches and the share of fetched
-// bytes the warp uses.
+// The seed's four patterns, counted: the requests and sectors of the
+// loads (lessons/figures turns them into sectors per request and
+// efficiency).
 func ExamplePredict_seedTable() {
 	rows := []struct{ name, spec string }{
 		{"coalesced (stride 1)", `{"kernel":"coalesced_copy","n":1048576}`},
@@ -24,13 +25,13 @@ func ExamplePredict_seedTable() {
 			fmt.Println(err)
 			continue
 		}
-		fmt.Printf("%-26s %2.0f sectors/warp  %5.1f%%\n", r.name, p.LdSectorsPerRequest, 100*p.Efficiency)
+		fmt.Printf("%-26s %7.0f requests %8.0f sectors\n", r.name, p.Metrics[metrics.LdRequests], p.Metrics[metrics.LdSectors])
 	}
 	// Output:
-	// coalesced (stride 1)        4 sectors/warp  100.0%
-	// strided (stride 32)        32 sectors/warp   12.5%
-	// AoS, single field (16 B)   16 sectors/warp   25.0%
-	// SoA, single field           4 sectors/warp  100.0%
+	// coalesced (stride 1)         32768 requests   131072 sectors
+	// strided (stride 32)           1024 requests    32768 sectors
+	// AoS, single field (16 B)     32768 requests   524288 sectors
+	// SoA, single field            32768 requests   131072 sectors
 }
 
 // One warp, by hand: 32 lanes reading floats 32 apart touch 32 sectors.

@@ -4,13 +4,18 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
+	"sync"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
-// Prediction is the model's account of one launch.
+// Prediction is the model's account of one launch: the counts it
+// predicts, under Nsight Compute's names, and its time. The figures
+// derived from them (sectors per request, efficiency, bandwidths) are
+// lessons/figures'.
 type Prediction struct {
 	// Spec is the launch, defaults filled in.
 	Spec spec.Spec `json:"spec"`
@@ -18,22 +23,9 @@ type Prediction struct {
 	Metrics metrics.Set `json:"metrics"`
 	// Warps is the number of warps launched, partial ones included.
 	Warps int64 `json:"warps"`
-	// UsefulBytes is what the kernel must move to do its work (spec.UsefulBytes).
-	UsefulBytes int64 `json:"useful_bytes"`
 	// L1UsefulBytes sums, over every instruction, the distinct bytes its
-	// lanes access: the numerator of Efficiency.
+	// lanes access: what the sectors fetched were for.
 	L1UsefulBytes int64 `json:"l1_useful_bytes"`
-	// FetchedBytes is 32 bytes for every sector requested, loads and stores.
-	FetchedBytes int64 `json:"fetched_bytes"`
-	// LdSectorsPerRequest and StSectorsPerRequest are the ratio the seed's
-	// table calls sectors per warp; 0 where the kernel has no such request.
-	LdSectorsPerRequest float64 `json:"ld_sectors_per_request"`
-	StSectorsPerRequest float64 `json:"st_sectors_per_request"`
-	// Efficiency is L1UsefulBytes / FetchedBytes.
-	Efficiency float64 `json:"efficiency"`
-	// DRAMBytesPerUsefulByte is (DRAM read + write) / UsefulBytes: the
-	// hardware's answer to the seed's efficiency.
-	DRAMBytesPerUsefulByte float64 `json:"dram_bytes_per_useful_byte"`
 	// TimeSeconds is the time model's estimate of one launch, and Time
 	// how it got there.
 	TimeSeconds float64   `json:"time_seconds"`
@@ -68,7 +60,7 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, err
 	}
-	m.l2 = newL2(d, s.L2Fetch, m.bufs)
+	m.l2 = newL2(d, s.L2Fetch, m.bufs, true)
 	m.launch()
 	read, write := m.l2.finish()
 
@@ -83,24 +75,11 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 			metrics.DRAMWrite:  math.Round(write),
 		},
 		Warps:         m.warps,
-		UsefulBytes:   s.UsefulBytes(),
 		L1UsefulBytes: m.useful,
-		FetchedBytes:  SectorBytes * (m.ldSec + m.stSec),
 	}
-	p.LdSectorsPerRequest = ratio(m.ldSec, m.ldReq)
-	p.StSectorsPerRequest = ratio(m.stSec, m.stReq)
-	p.Efficiency = ratio(p.L1UsefulBytes, p.FetchedBytes)
-	p.DRAMBytesPerUsefulByte = (math.Round(read) + math.Round(write)) / float64(p.UsefulBytes)
 	p.Time = estimateTime(d, s, p)
 	p.TimeSeconds = p.Time.Total()
 	return p, nil
-}
-
-func ratio(a, b int64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
 }
 
 // sim walks a launch warp by warp, in block order, feeding every warp
@@ -124,6 +103,8 @@ type sim struct {
 
 	// record, when set, collects the instructions instead of counting them.
 	record *[]Instruction
+	// loadsOnly issues the loads and skips the stores (ColdWarp).
+	loadsOnly bool
 }
 
 // newSim sets up the model of the launch s: its buffers and its kernel's
@@ -131,11 +112,11 @@ type sim struct {
 // counting them.
 func newSim(s spec.Spec, idx []int32, record *[]Instruction) (*sim, error) {
 	m := &sim{s: s, idx: idx, bufs: s.Buffers(), record: record}
-	addr, ok := addresses[s.Kernel]
+	km, ok := addresses[s.Kernel]
 	if !ok {
 		return nil, fmt.Errorf("sectors: kernel %s has no address function", s.Kernel)
 	}
-	m.warp = addr(m)
+	m.warp = km.warp(m)
 	if m.err != nil {
 		return nil, m.err
 	}
@@ -169,7 +150,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 		m.keep(store, buf, size, active, access)
 		return
 	}
-	if active == 0 {
+	if active == 0 || store && m.loadsOnly {
 		return
 	}
 	n, useful := m.coalesce(size, active)
@@ -234,4 +215,61 @@ func (m *sim) launch() {
 			m.warp(t0, present)
 		}
 	}
+}
+
+// ColdWarp returns what the loads of warp w of the launch s cost from a
+// cold L2, by the model's own L2 run over that warp alone: the bytes DRAM
+// sends (whole blocks of l2_fetch_granularity bytes) and the bytes the
+// lanes use. idx holds the gather's indices as for WarpInstructions.
+func ColdWarp(s spec.Spec, idx []int32, w int64) (fetched, used int64, err error) {
+	if err := s.Validate(); err != nil {
+		return 0, 0, err
+	}
+	if n := Warps(s); w < 0 || w >= n {
+		return 0, 0, fmt.Errorf("%w: warp %d of a launch of %d warps", ErrWarp, w, n)
+	}
+	d, err := devices.Lookup(s.Device)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sectors: %w", err)
+	}
+	t0, lanes := FirstThread(s, w)
+	if s.Kernel == spec.GatherCopy && int64(len(idx)) < min(t0+int64(lanes), s.N) {
+		return 0, 0, fmt.Errorf("sectors: %w: warp %d needs idx[%d:%d], got %d indices", spec.ErrIndices, w, t0, t0+int64(lanes), len(idx))
+	}
+	m, err := newSim(s, idx, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	// One warp touches a few lines: track them all, whatever the buffers' size.
+	m.loadsOnly = true
+	m.l2 = newL2(d, s.L2Fetch, m.bufs, false)
+	m.warp(t0, lanes)
+	return int64(math.Round(m.l2.readBytes)), m.useful, nil
+}
+
+// PredictAll runs Predict on each spec, several at a time, and returns
+// the predictions in the order of specs.
+func PredictAll(specs ...spec.Spec) ([]Prediction, error) {
+	out := make([]Prediction, len(specs))
+	errs := make([]error, len(specs))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(specs), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range work {
+				out[i], errs[i] = Predict(specs[i])
+			}
+		})
+	}
+	for i := range specs {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("sectors: spec %d, %s: %w", i, specs[i].Brief(), err)
+		}
+	}
+	return out, nil
 }

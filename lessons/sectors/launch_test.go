@@ -153,18 +153,16 @@ func TestPredictIndexFile(t *testing.T) {
 	assert.ErrorIs(t, err, spec.ErrIndices, "a short index file is an error, not a prediction")
 }
 
-func TestPredictDerived(t *testing.T) {
+func TestPredictCounts(t *testing.T) {
 	p := predict(t, `{"kernel":"update_x_aos","n":1024}`)
-	assert.Equal(t, 16.0, p.LdSectorsPerRequest)
-	assert.Equal(t, 16.0, p.StSectorsPerRequest)
-	assert.Equal(t, 0.25, p.Efficiency)
 	assert.Equal(t, int64(32), p.Warps)
-	assert.Equal(t, int64(1024*8), p.UsefulBytes)
+	// 32 warps, a load and a store each, of 32 lanes × 4 bytes.
+	assert.Equal(t, int64(32*2*128), p.L1UsefulBytes)
 
 	r := predict(t, `{"kernel":"strided_read","n":1024,"stride":32}`)
-	assert.Equal(t, 32.0, r.LdSectorsPerRequest)
-	assert.Equal(t, 0.0, r.StSectorsPerRequest, "no stores, no ratio")
-	assert.Equal(t, 0.125, r.Efficiency)
+	// ceil(1024/32) = 32 threads: one warp's load of 32 lanes × 4 bytes.
+	assert.Equal(t, int64(128), r.L1UsefulBytes)
+	assert.Equal(t, 0.0, r.Metrics[metrics.StRequests], "no stores")
 }
 
 func TestPredictRejectsInvalidSpecs(t *testing.T) {

@@ -35,11 +35,15 @@ func estimateTime(d devices.Profile, s spec.Spec, p Prediction) TimeParts {
 	perSM := float64(min(32, int64(d.MaxThreadsPerSM/WarpSize)/warpsPerBlock) * warpsPerBlock)
 	perSM = max(1, min(perSM, float64(p.Warps)/float64(d.SMs)))
 	inFlight, depth := loadsInFlight(s)
-	requests := p.Metrics[metrics.LdRequests]
-	bytesPerRequest := p.LdSectorsPerRequest * SectorBytes
-	if requests == 0 { // a kernel that only stores still waits on its stores
-		requests = p.Metrics[metrics.StRequests]
-		bytesPerRequest = p.StSectorsPerRequest * SectorBytes
+	// The bytes one request keeps in flight: its sectors'. A kernel that
+	// only stores still waits on its stores.
+	requests, sectorsOf := p.Metrics[metrics.LdRequests], p.Metrics[metrics.LdSectors]
+	if requests == 0 {
+		requests, sectorsOf = p.Metrics[metrics.StRequests], p.Metrics[metrics.StSectors]
+	}
+	bytesPerRequest := 0.0
+	if requests > 0 {
+		bytesPerRequest = sectorsOf / requests * SectorBytes
 	}
 	latency := t.LatencySeconds + t.LatencyPerByte*perSM*inFlight*bytesPerRequest
 	waves := requests / (float64(d.SMs) * perSM * inFlight)
@@ -84,20 +88,11 @@ func (t TimeParts) Total() float64 {
 }
 
 // loadsInFlight returns how many independent loads one thread has in
-// flight at once, and how many loads must wait for one another in turn.
+// flight at once, and how many loads must wait for one another in turn:
+// the kernel's own answer (addresses), else one.
 func loadsInFlight(s spec.Spec) (inFlight, depth float64) {
-	switch s.Kernel {
-	case spec.GridStrideCopy:
-		return float64(s.Unroll), 1
-	case spec.SumFieldsAoS:
-		size := 4
-		if s.Vector {
-			size = 16
-		}
-		// The compiler unrolls the field loop by four.
-		return float64(min(4, s.StructBytes/size)), 1
-	case spec.GatherCopy:
-		return 1, 2 // in[idx[t]] cannot start before idx[t] arrives
+	if km, ok := addresses[s.Kernel]; ok && km.inFlight != nil {
+		return km.inFlight(s)
 	}
 	return 1, 1
 }

@@ -45,8 +45,10 @@ type kernel struct {
 	// buffers are the allocations a launch makes, in the order the kernel
 	// takes them.
 	buffers func(s Spec) []Buffer
-	// useful is the bytes the kernel must move to do its work.
-	useful func(s Spec) int64
+	// useful is the bytes the kernel must move to do its work, and
+	// usefulDoc says which they are.
+	useful    func(s Spec) int64
+	usefulDoc string
 	// memcpy names the buffer whose device-to-device cudaMemcpy is the
 	// launch's ceiling, and the buffer it is copied into; "" for a scratch
 	// buffer of the same size that the kernel does not use.
@@ -59,109 +61,120 @@ type kernel struct {
 // until all three are there.
 var table = []kernel{
 	{
-		name:    CoalescedCopy,
-		doc:     "n threads; t < n: out[t] = in[t]",
-		fields:  []string{FieldElemBytes},
-		threads: func(s Spec) int64 { return s.N },
-		buffers: inOut,
-		useful:  func(s Spec) int64 { return 2 * s.N * int64(s.ElemBytes) },
-		memcpy:  [2]string{"in", "out"},
+		name:      CoalescedCopy,
+		doc:       "n threads; t < n: out[t] = in[t]",
+		fields:    []string{FieldElemBytes},
+		threads:   func(s Spec) int64 { return s.N },
+		buffers:   inOut,
+		useful:    func(s Spec) int64 { return 2 * s.N * int64(s.ElemBytes) },
+		usefulDoc: "every element read and written once",
+		memcpy:    [2]string{"in", "out"},
 	},
 	{
-		name:    StridedCopy,
-		doc:     "ceil(n/stride) threads; i = t*stride; i < n: out[i] = in[i]",
-		fields:  []string{FieldElemBytes, FieldStride},
-		threads: strided,
-		buffers: inOut,
-		useful:  func(s Spec) int64 { return 2 * strided(s) * int64(s.ElemBytes) },
-		memcpy:  [2]string{"in", "out"},
+		name:      StridedCopy,
+		doc:       "ceil(n/stride) threads; i = t*stride; i < n: out[i] = in[i]",
+		fields:    []string{FieldElemBytes, FieldStride},
+		threads:   strided,
+		buffers:   inOut,
+		useful:    func(s Spec) int64 { return 2 * strided(s) * int64(s.ElemBytes) },
+		usefulDoc: "each touched element read and written once",
+		memcpy:    [2]string{"in", "out"},
 	},
 	{
-		name:    StridedRead,
-		doc:     "as strided_copy, the load only (the value is kept alive)",
-		fields:  []string{FieldElemBytes, FieldStride},
-		threads: strided,
-		buffers: inOut,
-		useful:  func(s Spec) int64 { return strided(s) * int64(s.ElemBytes) },
-		memcpy:  [2]string{"in", "out"},
+		name:      StridedRead,
+		doc:       "as strided_copy, the load only (the value is kept alive)",
+		fields:    []string{FieldElemBytes, FieldStride},
+		threads:   strided,
+		buffers:   inOut,
+		useful:    func(s Spec) int64 { return strided(s) * int64(s.ElemBytes) },
+		usefulDoc: "each touched element read once",
+		memcpy:    [2]string{"in", "out"},
 	},
 	{
-		name:    StridedWrite,
-		doc:     "as strided_copy, the store only",
-		fields:  []string{FieldElemBytes, FieldStride},
-		threads: strided,
-		buffers: func(s Spec) []Buffer { return []Buffer{{"out", s.N * int64(s.ElemBytes)}} },
-		useful:  func(s Spec) int64 { return strided(s) * int64(s.ElemBytes) },
-		memcpy:  [2]string{"out", ""},
+		name:      StridedWrite,
+		doc:       "as strided_copy, the store only",
+		fields:    []string{FieldElemBytes, FieldStride},
+		threads:   strided,
+		buffers:   func(s Spec) []Buffer { return []Buffer{{"out", s.N * int64(s.ElemBytes)}} },
+		useful:    func(s Spec) int64 { return strided(s) * int64(s.ElemBytes) },
+		usefulDoc: "each touched element written once",
+		memcpy:    [2]string{"out", ""},
 	},
 	{
-		name:    OffsetCopy,
-		doc:     "n threads; t+offset < n: out[t] = in[t+offset]",
-		fields:  []string{FieldElemBytes, FieldOffset},
-		rules:   offsetBelowN,
-		threads: func(s Spec) int64 { return s.N },
-		buffers: inOut,
-		useful:  func(s Spec) int64 { return 2 * (s.N - s.Offset) * int64(s.ElemBytes) },
-		memcpy:  [2]string{"in", "out"},
+		name:      OffsetCopy,
+		doc:       "n threads; t+offset < n: out[t] = in[t+offset]",
+		fields:    []string{FieldElemBytes, FieldOffset},
+		rules:     offsetBelowN,
+		threads:   func(s Spec) int64 { return s.N },
+		buffers:   inOut,
+		useful:    func(s Spec) int64 { return 2 * (s.N - s.Offset) * int64(s.ElemBytes) },
+		usefulDoc: "each copied element read and written once",
+		memcpy:    [2]string{"in", "out"},
 	},
 	{
-		name:    VectorizedCopy,
-		doc:     "n floats, n/width threads, one width*4-byte load and store each",
-		fields:  []string{FieldWidth},
-		rules:   widthIn(2, 4),
-		threads: func(s Spec) int64 { return s.N / int64(s.Width) },
-		buffers: floatsInOut,
-		useful:  func(s Spec) int64 { return 2 * s.N * 4 },
-		memcpy:  [2]string{"in", "out"},
+		name:      VectorizedCopy,
+		doc:       "n floats, n/width threads, one width*4-byte load and store each",
+		fields:    []string{FieldWidth},
+		rules:     widthIn(2, 4),
+		threads:   func(s Spec) int64 { return s.N / int64(s.Width) },
+		buffers:   floatsInOut,
+		useful:    func(s Spec) int64 { return 2 * s.N * 4 },
+		usefulDoc: "every float read and written once",
+		memcpy:    [2]string{"in", "out"},
 	},
 	{
 		name: GridStrideCopy,
 		doc: "n floats in vectors of width floats; grid*block threads walk them with a grid-stride loop, " +
 			"unroll independent loads in flight before the stores",
-		fields:  []string{FieldWidth, FieldUnroll, FieldGrid},
-		rules:   widthIn(1, 2, 4),
-		buffers: floatsInOut,
-		useful:  func(s Spec) int64 { return 2 * s.N * 4 },
-		memcpy:  [2]string{"in", "out"},
+		fields:    []string{FieldWidth, FieldUnroll, FieldGrid},
+		rules:     widthIn(1, 2, 4),
+		buffers:   floatsInOut,
+		useful:    func(s Spec) int64 { return 2 * s.N * 4 },
+		usefulDoc: "every float read and written once",
+		memcpy:    [2]string{"in", "out"},
 	},
 	{
-		name:    GatherCopy,
-		doc:     "n threads; out[t] = in[idx[t]], idx int32, elements 4 bytes",
-		fields:  []string{FieldIndexPattern, FieldSeed, FieldIndexFile},
-		rules:   patternOrFile,
-		threads: func(s Spec) int64 { return s.N },
-		buffers: func(s Spec) []Buffer { return []Buffer{{"in", 4 * s.N}, {"out", 4 * s.N}, {"idx", 4 * s.N}} },
-		useful:  func(s Spec) int64 { return 3 * s.N * 4 },
-		memcpy:  [2]string{"in", "out"},
+		name:      GatherCopy,
+		doc:       "n threads; out[t] = in[idx[t]], idx int32, elements 4 bytes",
+		fields:    []string{FieldIndexPattern, FieldSeed, FieldIndexFile},
+		rules:     patternOrFile,
+		threads:   func(s Spec) int64 { return s.N },
+		buffers:   func(s Spec) []Buffer { return []Buffer{{"in", 4 * s.N}, {"out", 4 * s.N}, {"idx", 4 * s.N}} },
+		useful:    func(s Spec) int64 { return 3 * s.N * 4 },
+		usefulDoc: "idx, in and out, 4 bytes each per thread",
+		memcpy:    [2]string{"in", "out"},
 	},
 	{
-		name:    UpdateXAoS,
-		doc:     "n structs of struct_bytes; p[t].x += 1 (x at field_offset)",
-		fields:  []string{FieldStructBytes, FieldFieldOffset},
-		rules:   fieldInsideStruct,
-		threads: func(s Spec) int64 { return s.N },
-		buffers: func(s Spec) []Buffer { return []Buffer{{"p", s.N * int64(s.StructBytes)}} },
-		useful:  func(s Spec) int64 { return 2 * s.N * 4 },
-		memcpy:  [2]string{"p", ""},
+		name:      UpdateXAoS,
+		doc:       "n structs of struct_bytes; p[t].x += 1 (x at field_offset)",
+		fields:    []string{FieldStructBytes, FieldFieldOffset},
+		rules:     fieldInsideStruct,
+		threads:   func(s Spec) int64 { return s.N },
+		buffers:   func(s Spec) []Buffer { return []Buffer{{"p", s.N * int64(s.StructBytes)}} },
+		useful:    func(s Spec) int64 { return 2 * s.N * 4 },
+		usefulDoc: "each x read and written once",
+		memcpy:    [2]string{"p", ""},
 	},
 	{
-		name:    UpdateXSoA,
-		doc:     "n floats; x[t] += 1",
-		threads: func(s Spec) int64 { return s.N },
-		buffers: func(s Spec) []Buffer { return []Buffer{{"x", 4 * s.N}} },
-		useful:  func(s Spec) int64 { return 2 * s.N * 4 },
-		memcpy:  [2]string{"x", ""},
+		name:      UpdateXSoA,
+		doc:       "n floats; x[t] += 1",
+		threads:   func(s Spec) int64 { return s.N },
+		buffers:   func(s Spec) []Buffer { return []Buffer{{"x", 4 * s.N}} },
+		useful:    func(s Spec) int64 { return 2 * s.N * 4 },
+		usefulDoc: "each x read and written once",
+		memcpy:    [2]string{"x", ""},
 	},
 	{
 		name: SumFieldsAoS,
 		doc: "n structs of struct_bytes; out[t] = sum of the 4-byte fields, one 4-byte load per field, " +
 			"or one 16-byte load per 16 bytes when vector is true",
-		fields:  []string{FieldStructBytes, FieldVector},
-		rules:   vectorAligned,
-		threads: func(s Spec) int64 { return s.N },
-		buffers: func(s Spec) []Buffer { return []Buffer{{"p", s.N * int64(s.StructBytes)}, {"out", 4 * s.N}} },
-		useful:  func(s Spec) int64 { return s.N*int64(s.StructBytes) + s.N*4 },
-		memcpy:  [2]string{"p", ""},
+		fields:    []string{FieldStructBytes, FieldVector},
+		rules:     vectorAligned,
+		threads:   func(s Spec) int64 { return s.N },
+		buffers:   func(s Spec) []Buffer { return []Buffer{{"p", s.N * int64(s.StructBytes)}, {"out", 4 * s.N}} },
+		useful:    func(s Spec) int64 { return s.N*int64(s.StructBytes) + s.N*4 },
+		usefulDoc: "every struct read whole and one float written per thread",
+		memcpy:    [2]string{"p", ""},
 	},
 }
 
@@ -351,6 +364,15 @@ func (s Spec) Memcpy() (from, to string) {
 		return "", ""
 	}
 	return kd.memcpy[0], kd.memcpy[1]
+}
+
+// UsefulDoc says which bytes UsefulBytes counts for kernel k: "each
+// touched element read and written once".
+func UsefulDoc(k Kernel) string {
+	if kd, ok := lookup(k); ok {
+		return kd.usefulDoc
+	}
+	return ""
 }
 
 // UsefulBytes returns the bytes the kernel must read and write to do its

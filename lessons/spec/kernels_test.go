@@ -54,6 +54,7 @@ func TestKernelTableIsComplete(t *testing.T) {
 	for _, kd := range table {
 		t.Run(string(kd.name), func(t *testing.T) {
 			assert.NotEmpty(t, kd.doc, "doc")
+			assert.NotEmpty(t, kd.usefulDoc, "usefulDoc")
 			assert.NotNil(t, kd.buffers, "buffers")
 			assert.NotNil(t, kd.useful, "useful")
 			assert.True(t, kd.threads != nil || slices.Contains(kd.fields, FieldGrid), "a kernel without threads must take a grid")

@@ -7,8 +7,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 func TestFormat(t *testing.T) {
@@ -88,8 +90,8 @@ func TestModelTableSeed(t *testing.T) {
 }
 
 func TestCompareRecorded(t *testing.T) {
-	src := recordedSource(t)
-	tb, err := src.Compare([]Case{
+	recorded(t)
+	tb, err := Compare([]Case{
 		{"stride 32", Spec(`{"kernel":"strided_copy","n":67108864,"stride":32}`)},
 		{"stride 128", Spec(`{"kernel":"strided_copy","n":67108864,"stride":128}`)},
 	}, LdSectorsPerRequest, Efficiency, UsefulGBps, InFlightPerSM, TimeBound, MeasuredOnly(OfMemcpy))
@@ -105,13 +107,13 @@ func TestCompareRecorded(t *testing.T) {
 	assert.Regexp(t, `^\d+(\.\d+)?%$`, tb.Rows[0][8])
 	assert.Contains(t, tb.Caption, "Model: the sector model of the NVIDIA H200. Measured: recorded on NVIDIA H200, ")
 
-	_, err = src.Compare([]Case{{"not recorded", Spec(`{"kernel":"strided_copy","n":4096,"stride":32}`)}}, UsefulGBps)
-	assert.ErrorIs(t, err, ErrNotRecorded)
+	_, err = Compare([]Case{{"not recorded", Spec(`{"kernel":"strided_copy","n":4096,"stride":32}`)}}, UsefulGBps)
+	assert.ErrorIs(t, err, measure.ErrNotMeasured)
 }
 
 func TestVersusRecorded(t *testing.T) {
-	src := recordedSource(t)
-	tb, err := src.Versus(
+	recorded(t)
+	tb, err := Versus(
 		Case{"stride 1", Spec(`{"kernel":"strided_copy","n":67108864,"stride":1}`)},
 		Case{"stride 32", Spec(`{"kernel":"strided_copy","n":67108864,"stride":32}`)},
 	)
@@ -125,8 +127,8 @@ func TestVersusRecorded(t *testing.T) {
 }
 
 func TestCountersRecorded(t *testing.T) {
-	src := recordedSource(t)
-	tb, err := src.Counters([]Case{{"stride 2", Spec(`{"kernel":"strided_copy","n":67108864,"stride":2}`)}})
+	recorded(t)
+	tb, err := Counters([]Case{{"stride 2", Spec(`{"kernel":"strided_copy","n":67108864,"stride":2}`)}})
 	require.NoError(t, err)
 	require.Len(t, tb.Rows, len(metrics.All))
 	for _, r := range tb.Rows {
@@ -140,8 +142,8 @@ func TestCountersRecorded(t *testing.T) {
 }
 
 func TestMeasurementsTable(t *testing.T) {
-	src := recordedSource(t)
-	m, err := src.Measure(Spec(`{"kernel":"gather_copy","n":33554432,"index_pattern":"random_perm"}`))
+	recorded(t)
+	m, err := Measure(Spec(`{"kernel":"gather_copy","n":33554432,"index_pattern":"random_perm"}`))
 	require.NoError(t, err)
 	text := m.Table().String()
 	assert.Regexp(t, `(?m)^gather_copy, random_perm, n 2\^25 +\d+\.\d +\d+ +\d+(\.\d+)?% +18 +4 +\d\.\d\d$`, text)
@@ -164,8 +166,8 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestPlanted(t *testing.T) {
-	src := recordedSource(t)
-	g, err := grader.New(grader.Options{Measurements: grader.Reference(src.Ref)})
+	src := recorded(t)
+	g, err := grader.New(grader.Options{Source: src})
 	require.NoError(t, err)
 	out := capture(t)
 	require.NoError(t, planted(g, "01-sectors/sectors-float", 128))
@@ -180,11 +182,31 @@ func TestPlanted(t *testing.T) {
 
 // An exercise graded by measurement plants the measured answer.
 func TestPlantedMeasured(t *testing.T) {
-	src := recordedSource(t)
-	g, err := grader.New(grader.Options{Measurements: grader.Reference(src.Ref)})
+	src := recorded(t)
+	g, err := grader.New(grader.Options{Source: src})
 	require.NoError(t, err)
 	out := capture(t)
 	require.NoError(t, planted(g, "08-h200/dram-stride-32", 1))
 	assert.Regexp(t, `^planted right answer \S+: 08-h200/dram-stride-32: RIGHT \(2 of 2 points, graded against the measurement\)\n`, out.String())
 	assert.Contains(t, out.String(), "planted wrong answer 1: 08-h200/dram-stride-32: WRONG")
+}
+
+// Check grades against the notebook's own source: the verdicts and the
+// tables of a lesson name the same measurements.
+func TestCheckUsesTheNotebooksSource(t *testing.T) {
+	src := recorded(t)
+	out := capture(t)
+	v := Check("08-h200/dram-stride-32", 16)
+	require.NoError(t, v.Err)
+	assert.Equal(t, src.Origin().String(), v.Source)
+	assert.True(t, strings.HasPrefix(out.String(), "08-h200/dram-stride-32: "), "outside GoNB the verdict prints as text")
+
+	useSource(nil, cuda.ErrNoSource)
+	v = Check("08-h200/dram-stride-32", 16)
+	require.NoError(t, v.Err)
+	assert.Nil(t, v.Measurement, "no source: the model's answer only")
+	assert.Contains(t, v.NoMeasurement, "no measurement source")
+
+	v = Check("08-h200/no-such-exercise", 16)
+	assert.ErrorIs(t, v.Err, grader.ErrUnknownExercise)
 }

@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 )
 
 // LiveTestEnv names the variable that turns on the tests that run the
 // course's kernels on this machine's GPU (they need nvcc, and ncu for the
-// counters): COALESCE_LIVE_TEST=1 go test -run GPU ./lessons/lab
+// counters): COALESCE_LIVE_TEST=1 go test -run GPU ./lab
 const LiveTestEnv = "COALESCE_LIVE_TEST"
 
 func TestGPULive(t *testing.T) {
@@ -22,32 +23,34 @@ func TestGPULive(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
-	src, err := OpenSource(ctx, "live")
+	src, err := cuda.OpenSource(ctx, cuda.LiveMode, cuda.Builder{})
 	require.NoError(t, err)
-	assert.Regexp(t, `^live: \S.*, \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$`, src.Label)
-	t.Log(src.Label)
+	useSource(src, nil)
+	t.Cleanup(resetSource)
+	label := src.Origin().String()
+	assert.Regexp(t, `^live: \S.*, \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$`, label)
+	t.Log(label)
 
 	// Launches the reference does not hold: live, they are measured all the same.
 	s1 := Spec(`{"kernel":"strided_copy","n":4194304,"stride":1}`)
 	s32 := Spec(`{"kernel":"strided_copy","n":4194304,"stride":32}`)
-	m, err := src.Measure(s1, s32)
+	m, err := Measure(s1, s32)
 	require.NoError(t, err)
-	assert.True(t, m.Live)
-	assert.Equal(t, src.Label, m.Source)
-	for _, r := range m.Results {
-		assert.True(t, r.Verified, "%s", r.Spec)
-		assert.Greater(t, r.TimeMs, 0.0)
+	assert.Equal(t, label, m.Label())
+	for _, l := range m.Launches {
+		assert.True(t, l.Verified, "%s", l.Spec)
+		assert.Greater(t, l.TimeMs, 0.0)
 	}
 	t.Log("\n" + m.Table().String())
 
-	if _, err := findNcu(); err != nil {
-		t.Logf("no ncu (%v): the counters are not checked live", err)
+	if gpu := src.(*cuda.GPU); gpu.Ncu == nil {
+		t.Logf("no ncu (%s): the counters are not checked live", gpu.NoNcu)
 		return
 	}
-	r, _ := m.Result(s32)
-	assert.Equal(t, 32.0, r.Metrics[metrics.LdSectors]/r.Metrics[metrics.LdRequests], "stride 32: a sector per lane")
+	l, _ := m.Lookup(s32)
+	assert.Equal(t, 32.0, l.Metrics[metrics.LdSectors]/l.Metrics[metrics.LdRequests], "stride 32: a sector per lane")
 
-	tb, err := src.Counters([]Case{{"stride 2", Spec(`{"kernel":"strided_copy","n":4194304,"stride":2}`)}})
+	tb, err := Counters([]Case{{"stride 2", Spec(`{"kernel":"strided_copy","n":4194304,"stride":2}`)}})
 	require.NoError(t, err)
 	for _, row := range tb.Rows {
 		if row[4] == "exact" {
@@ -56,13 +59,13 @@ func TestGPULive(t *testing.T) {
 	}
 	t.Log("\n" + tb.String())
 
-	vs, err := src.Versus(Case{"stride 1", s1}, Case{"stride 32", s32})
+	vs, err := Versus(Case{"stride 1", s1}, Case{"stride 32", s32})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"L1 sector bytes per useful byte", "1", "8", "×8", "1", "8", "×8"}, vs.Rows[0])
 	t.Log("\n" + vs.String())
 
-	p, err := src.Profile(Spec(`{"kernel":"vectorized_copy","n":4194304,"width":4}`))
+	p, err := Profile(Spec(`{"kernel":"vectorized_copy","n":4194304,"width":4}`))
 	require.NoError(t, err)
-	assert.Contains(t, p.Command, "ncu --clock-control none")
+	assert.Contains(t, p.Profiling(), "ncu --clock-control none")
 	t.Log("\n" + p.Counters().String())
 }

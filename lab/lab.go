@@ -7,19 +7,34 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/janpfeifer/gonb/gonbui"
-
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
-// Output is where the package prints text: a cell's standard output.
-var Output io.Writer = os.Stdout
+// Output is where the package prints text; nil is the standard output
+// as it is at the time, a cell's.
+var Output io.Writer
 
-// Stderr is where Must prints the error that ends a cell.
-var Stderr io.Writer = os.Stderr
+// Stderr is where Must prints the error that ends a cell; nil is the
+// standard error as it is at the time.
+var Stderr io.Writer
+
+func stdout() io.Writer {
+	if Output != nil {
+		return Output
+	}
+	return os.Stdout
+}
+
+func stderr() io.Writer {
+	if Stderr != nil {
+		return Stderr
+	}
+	return os.Stderr
+}
 
 // exit ends the program; tests replace it.
 var exit = os.Exit
@@ -31,7 +46,7 @@ var exit = os.Exit
 //	m := lab.Must(lab.Measure(specs...))
 func Must[T any](v T, err error) T {
 	if err != nil {
-		fmt.Fprintf(Stderr, "error: %v\n", err)
+		fmt.Fprintf(stderr(), "error: %v\n", err)
 		exit(1)
 	}
 	return v
@@ -60,6 +75,19 @@ func Spec(format string, args ...any) spec.Spec {
 	return Must(ParseSpec(format, args...))
 }
 
+// Describe writes a launch in a few words, as tables name it
+// (spec.Spec.Brief): "strided_copy, stride 32, n 2^26".
+func Describe(s spec.Spec) string { return s.Brief() }
+
+// Count writes a whole number with thousands separators: 8,388,608.
+func Count(v float64) string { return figures.FormatCount(v) }
+
+// Percent writes a fraction as a percentage: 0.125 is "12.5%".
+func Percent(f float64) string { return figures.FormatPercent(f) }
+
+// Ratio writes a number with up to three significant digits: 4.42.
+func Ratio(v float64) string { return figures.FormatRatio(v) }
+
 // Lanes returns a full warp in which lane l accesses size bytes at
 // address base + l*step: the shape of every access of the course's
 // kernels but the gather.
@@ -83,7 +111,7 @@ func Explain(w sectors.Warp) (sectors.Access, error) {
 	if err != nil {
 		return a, fmt.Errorf("lab: %w", err)
 	}
-	tw := tabwriter.NewWriter(Output, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(stdout(), 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "sector (bytes)\tline\tlanes\tbytes used")
 	const maxRows = 12
 	rows := a.Sectors
@@ -98,9 +126,9 @@ func Explain(w sectors.Warp) (sectors.Access, error) {
 		return a, err
 	}
 	if more := len(a.Sectors) - len(rows); more > 0 {
-		fmt.Fprintf(Output, "... and %s more\n", words.Plural(more, "sector"))
+		fmt.Fprintf(stdout(), "... and %s more\n", words.Plural(more, "sector"))
 	}
-	_, err = fmt.Fprintf(Output, "%s in %s: %d bytes fetched for %d bytes used, efficiency %s\n",
+	_, err = fmt.Fprintf(stdout(), "%s in %s: %d bytes fetched for %d bytes used, efficiency %s\n",
 		words.Plural(len(a.Sectors), "sector"), words.Plural(a.Lines, "line"), a.FetchedBytes(), a.UsefulBytes, Percent(a.Efficiency()))
 	return a, err
 }
@@ -127,28 +155,29 @@ func laneList(mask uint32) string {
 }
 
 // Status prints, for the top of a lesson, what the sector model describes
-// and where this notebook's measurements come from (see OpenSource): the
-// label every measured figure of the notebook carries.
+// and where this notebook's measurements come from: the label every
+// measured figure of the notebook carries.
 func Status() {
 	d, err := devices.Lookup(spec.DefaultDevice)
 	if err != nil {
-		fmt.Fprintf(Output, "Model: no device profile: %v\n", err)
+		fmt.Fprintf(stdout(), "Model: no device profile: %v\n", err)
 	} else {
-		fmt.Fprintf(Output, "Model: the sector model of the %s (device %q): %d SMs, %s of L2, %d-byte sectors in %d-byte lines, L2 fetch granularity %d bytes.\n",
+		fmt.Fprintf(stdout(), "Model: the sector model of the %s (device %q): %d SMs, %s of L2, %d-byte sectors in %d-byte lines, L2 fetch granularity %d bytes.\n",
 			d.GPU, d.Name, d.SMs, bytesIEC(d.L2Bytes), d.SectorBytes, d.LineBytes, d.DefaultL2Fetch)
 	}
 	src, err := source()
 	switch {
 	case err != nil:
-		fmt.Fprintf(Output, "Measurements: none: %v\n", err)
-	case src.Live:
-		fmt.Fprintf(Output, "Measurements: %s: this machine's GPU runs the kernels.\n", src.Label)
+		fmt.Fprintf(stdout(), "Measurements: none: %v\n", err)
 	default:
-		fmt.Fprintf(Output, "Measurements: %s (the course's reference; %s).\n", src.Label, src.Why)
+		o := src.Origin()
+		if o.Why == "" {
+			fmt.Fprintf(stdout(), "Measurements: %s: this machine's GPU runs the kernels.\n", o)
+		} else {
+			fmt.Fprintf(stdout(), "Measurements: %s (the course's recording; %s).\n", o, o.Why)
+		}
 	}
-	if gonbui.IsNotebook {
-		gonbui.Sync()
-	}
+	flush()
 }
 
 // bytesIEC writes a byte count in KiB, MiB or GiB when it is a whole number of them.

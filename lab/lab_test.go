@@ -2,7 +2,6 @@ package lab
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"regexp"
@@ -13,9 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
-	"github.com/coalescing-course/coalesce/internal/words"
-	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 // capture sends the package's text output to a buffer for the test.
@@ -42,22 +40,15 @@ func exited(t *testing.T) (code *int, stderr *bytes.Buffer) {
 	return code, stderr
 }
 
-// noGPU makes OpenSource see a machine without nvcc, as CI is.
-func noGPU(t *testing.T) {
+// recorded makes the notebook's source the recording a machine without a
+// GPU gets, as CI is, and returns it.
+func recorded(t *testing.T) measure.Source {
 	t.Helper()
-	old := openGPU
-	openGPU = func(context.Context) (*cuda.GPU, error) {
-		return nil, &cuda.MissingError{Err: cuda.ErrNoNvcc, Detail: "nvcc not found on PATH", Hint: "install the CUDA toolkit"}
-	}
-	t.Cleanup(func() { openGPU = old })
-}
-
-// recordedSource is the source a machine without a GPU gets.
-func recordedSource(t *testing.T) *Source {
-	t.Helper()
-	noGPU(t)
-	src, err := OpenSource(context.Background(), "auto")
+	t.Setenv(cuda.NvccEnv, "/nonexistent/nvcc")
+	src, err := openSource()
 	require.NoError(t, err)
+	useSource(src, nil)
+	t.Cleanup(resetSource)
 	return src
 }
 
@@ -150,153 +141,93 @@ func TestLaneList(t *testing.T) {
 	assert.Equal(t, "", laneList(0))
 }
 
-func TestOpenSource(t *testing.T) {
-	noGPU(t)
-	ctx := context.Background()
+func TestSource(t *testing.T) {
+	src := recorded(t)
+	o := src.Origin()
+	assert.Equal(t, measure.Recorded, o.Kind)
+	assert.Regexp(t, `^recorded on NVIDIA H200, \d{4}-\d{2}-\d{2}$`, o.String())
+	assert.Equal(t, "no GPU here: nvcc not found at /nonexistent/nvcc (set by COALESCE_NVCC)", o.Why)
 
-	src, err := OpenSource(ctx, "")
-	require.NoError(t, err)
-	assert.False(t, src.Live)
-	assert.Regexp(t, `^recorded on NVIDIA H200, \d{4}-\d{2}-\d{2}$`, src.Label)
-	assert.Equal(t, "no GPU here: nvcc not found on PATH", src.Why)
-
-	src, err = OpenSource(ctx, "Recorded")
-	require.NoError(t, err)
-	assert.Equal(t, MeasureEnv+"=recorded", src.Why)
-
-	_, err = OpenSource(ctx, "live")
-	assert.ErrorIs(t, err, ErrNoSource)
-	assert.ErrorContains(t, err, "nvcc not found")
-
-	_, err = OpenSource(ctx, "none")
-	assert.ErrorIs(t, err, ErrNoSource)
-
-	_, err = OpenSource(ctx, "sometimes")
-	assert.ErrorIs(t, err, ErrNoSource)
-	assert.ErrorContains(t, err, "want live, recorded, auto or none")
-}
-
-func TestOpenSourceWithoutReference(t *testing.T) {
-	noGPU(t)
-	old := recordedRef
-	recordedRef = func() (*cuda.Reference, error) { return nil, cuda.ErrNoReference }
-	t.Cleanup(func() { recordedRef = old })
-	_, err := OpenSource(context.Background(), "auto")
-	assert.ErrorIs(t, err, ErrNoSource)
-	assert.ErrorContains(t, err, "no recorded reference")
-}
-
-func TestOpenSourceGPUThatFails(t *testing.T) {
-	old := openGPU
-	openGPU = func(context.Context) (*cuda.GPU, error) { return nil, errors.New("cuda: nvcc exited with status 1") }
-	t.Cleanup(func() { openGPU = old })
-	src, err := OpenSource(context.Background(), "auto")
-	require.NoError(t, err, "auto falls back on the reference, saying why")
-	assert.Contains(t, src.Why, "the GPU could not be used: cuda: nvcc exited with status 1")
+	t.Setenv(cuda.ModeEnv, "none")
+	_, err := openSource()
+	assert.ErrorIs(t, err, cuda.ErrNoSource)
+	assert.ErrorContains(t, err, "lab: cuda: no measurement source: COALESCE_MEASURE=none")
 }
 
 func TestMeasureRecorded(t *testing.T) {
-	src := recordedSource(t)
+	recorded(t)
 	s1 := Spec(`{"kernel":"strided_copy","n":67108864,"stride":1}`)
 	s32 := Spec(`{"kernel":"strided_copy","n":67108864,"stride":32}`)
-	m, err := src.Measure(s32, s1)
+	m, err := Measure(s32, s1)
 	require.NoError(t, err)
-	assert.Equal(t, src.Label, m.Source)
-	require.Len(t, m.Results, 2)
-	assert.Equal(t, s32, m.Results[0].Spec, "results in the order asked")
-	r, ok := m.Result(s1)
+	require.Len(t, m.Launches, 2)
+	assert.Equal(t, s32, m.Launches[0].Spec, "launches in the order asked")
+	l, ok := m.Lookup(s1)
 	require.True(t, ok)
-	assert.Greater(t, r.UsefulGBps, 0.0)
-	assert.Equal(t, 4.0, r.Metrics[metrics.LdSectors]/r.Metrics[metrics.LdRequests])
-
-	caption := m.Caption()
-	assert.Regexp(t, `^Measured: recorded on NVIDIA H200, \d{4}-\d{2}-\d{2} \(no GPU here: nvcc not found on PATH\)\.$`, caption)
-
-	pm, err := m.Plots()
-	require.NoError(t, err)
-	assert.Equal(t, m.Source, pm.Source)
-	assert.Len(t, pm.Points, 2)
-	assert.InDelta(t, r.TimeMs/1e3, pm.Points[1].Seconds, 1e-15)
+	assert.Greater(t, l.TimeMs, 0.0)
+	assert.Equal(t, "4", LdSectorsPerRequest.measuredValue(l))
+	assert.Regexp(t, `^Measured: recorded on NVIDIA H200, \d{4}-\d{2}-\d{2} \(no GPU here: nvcc not found at /nonexistent/nvcc \(set by COALESCE_NVCC\)\)\.$`, m.Caption())
 }
 
 func TestMeasureNotRecorded(t *testing.T) {
-	src := recordedSource(t)
+	recorded(t)
 	known := Spec(`{"kernel":"strided_copy","n":67108864,"stride":32}`)
 	unknown := Spec(`{"kernel":"strided_copy","n":1048576,"stride":32}`)
-	_, err := src.Measure(known, unknown)
+	_, err := Measure(known, unknown)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrNotRecorded)
-	var nre *NotRecordedError
-	require.ErrorAs(t, err, &nre)
-	assert.Equal(t, []spec.Spec{unknown}, nre.Specs)
-	assert.NotEmpty(t, nre.Near[spec.StridedCopy], "the error offers recorded launches of the same kernel")
+	assert.ErrorIs(t, err, measure.ErrNotMeasured)
+	var nm *measure.NotMeasuredError
+	require.ErrorAs(t, err, &nm)
+	require.Len(t, nm.Failed, 1)
+	assert.Equal(t, unknown, nm.Failed[0].Spec)
+	assert.NotEmpty(t, nm.Near[spec.StridedCopy], "the error offers recorded launches of the same kernel")
 
 	msg := err.Error()
-	assert.Contains(t, msg, "1 launch is not in the recorded reference (recorded on NVIDIA H200")
-	assert.Contains(t, msg, "this machine does not measure live (no GPU here: nvcc not found on PATH)")
+	assert.Contains(t, msg, "1 launch not measured (recorded on NVIDIA H200")
+	assert.Contains(t, msg, "(no GPU here: nvcc not found")
 	assert.Contains(t, msg, unknown.String())
-	assert.Contains(t, msg, "The reference holds")
+	assert.Contains(t, msg, "The recording holds")
 	assert.Contains(t, msg, "cuda/reference/sweep.jsonl")
 }
 
 func TestMeasureErrors(t *testing.T) {
-	src := recordedSource(t)
-	_, err := src.Measure()
+	recorded(t)
+	_, err := Measure()
 	assert.ErrorContains(t, err, "no launch to measure")
 
 	bad := Spec(`{"kernel":"strided_copy","n":1024,"stride":2}`)
 	bad.Stride = 0
-	_, err = src.Measure(bad)
+	_, err = Measure(bad)
 	assert.ErrorIs(t, err, spec.ErrValue)
 	assert.ErrorContains(t, err, "launch 1")
 
-	useSource(nil, ErrNoSource)
-	t.Cleanup(func() { useSource(nil, nil) })
+	useSource(nil, cuda.ErrNoSource)
 	_, err = Measure(Spec(`{"kernel":"coalesced_copy","n":1024}`))
-	assert.ErrorIs(t, err, ErrNoSource)
+	assert.ErrorIs(t, err, cuda.ErrNoSource)
 	_, err = Compare([]Case{{"x", Spec(`{"kernel":"coalesced_copy","n":1024}`)}}, UsefulGBps)
-	assert.ErrorIs(t, err, ErrNoSource)
+	assert.ErrorIs(t, err, cuda.ErrNoSource)
 }
 
 func TestProfileRecorded(t *testing.T) {
-	src := recordedSource(t)
-	s := Spec(`{"kernel":"strided_write","n":67108864,"stride":4}`)
-	m, err := src.Profile(s)
+	recorded(t)
+	m, err := Profile(Spec(`{"kernel":"strided_write","n":67108864,"stride":4}`))
 	require.NoError(t, err)
-	assert.Contains(t, m.Command, "ncu ")
-	assert.Contains(t, m.Command, metrics.StSectors)
 	out := m.Counters().String()
 	assert.Regexp(t, `(?m)^strided_write, stride 4, n 2\^26 +0 +0 +524,288 +8,388,608 `, out)
-	assert.Contains(t, out, "Counters: ncu ")
-}
-
-// A GPU machine without ncu reads its counters from the reference.
-func TestProfileLiveWithoutNcu(t *testing.T) {
-	ref := recordedSource(t).Ref
-	old := findNcu
-	findNcu = func() (cuda.Ncu, error) { return cuda.Ncu{}, errors.New("ncu not found on PATH") }
-	t.Cleanup(func() { findNcu = old })
-	live := &Source{Label: "live: NVIDIA H200, now", Live: true, Ref: ref}
-	m, err := live.Profile(Spec(`{"kernel":"coalesced_copy","n":67108864}`))
-	require.NoError(t, err)
-	assert.False(t, m.Live)
-	assert.Equal(t, ref.Label(), m.Source)
-	assert.Contains(t, m.Why, "no ncu on this machine")
+	assert.Contains(t, out, "Counters: ncu --clock-control none --metrics l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
 }
 
 func TestStatus(t *testing.T) {
 	out := capture(t)
-	src := recordedSource(t)
-	useSource(src, nil)
-	t.Cleanup(func() { useSource(nil, nil) })
+	src := recorded(t)
 	Status()
 	assert.Contains(t, out.String(), "Model: the sector model of the NVIDIA H200 (device \"h200\"): 132 SMs, 60 MiB of L2, 32-byte sectors in 128-byte lines")
-	assert.Contains(t, out.String(), "Measurements: "+src.Label+" (the course's reference; no GPU here: nvcc not found on PATH).")
+	assert.Contains(t, out.String(), "Measurements: "+src.Origin().String()+" (the course's recording; no GPU here: nvcc not found at /nonexistent/nvcc (set by COALESCE_NVCC)).")
 
 	out.Reset()
-	useSource(nil, ErrNoSource)
+	useSource(nil, cuda.ErrNoSource)
 	Status()
-	assert.Contains(t, out.String(), "Measurements: none: lab: no measurement source")
+	assert.Contains(t, out.String(), "Measurements: none: no measurement source")
 }
 
 func TestWithIndices(t *testing.T) {
@@ -324,12 +255,6 @@ func TestWithIndices(t *testing.T) {
 
 	_, err = WithIndices(Spec(`{"kernel":"coalesced_copy","n":64}`), idx)
 	assert.ErrorContains(t, err, "gather_copy")
-}
-
-func TestPlural(t *testing.T) {
-	assert.Equal(t, "1 launch", words.Plural(1, "launch"))
-	assert.Equal(t, "2 launches", words.Plural(2, "launch"))
-	assert.Equal(t, "3 sectors", words.Plural(3, "sector"))
 }
 
 func TestShowOutsideANotebook(t *testing.T) {

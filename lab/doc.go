@@ -1,0 +1,50 @@
+// Package lab is the course's notebook face: what a lesson's cells call,
+// so that each cell stays a few lines long and imports only course
+// packages and the standard library. It is the one package that talks to
+// the notebook (GoNB's gonbui): the packages below it predict (sectors),
+// measure (measure, cuda), compute figures (figures), draw (plots) and
+// judge (grader), and lab shows what they give.
+//
+// A cell that measures asks Measure for the launches it wants. On a
+// machine with an NVIDIA GPU and nvcc (and, for the counters, ncu) they
+// run live; elsewhere they come from the recording built into the course,
+// made on its H200 (cuda.Recorded). Either way the result says which: its
+// label is "live: NVIDIA H200, ..." or "recorded on NVIDIA H200,
+// 2026-11-29", and every table and caption made from it repeats that
+// label. A launch that is in neither place is an error that names it and
+// lists what the recording holds, never a silent gap:
+//
+//	m := lab.Must(lab.Measure(lab.Spec(`{"kernel":"strided_copy","n":67108864,"stride":32}`)))
+//	m.Show()
+//
+// The environment variable COALESCE_MEASURE (cuda.ModeEnv) picks the
+// source: "live" insists on this machine's GPU, "recorded" on the
+// recording, "none" measures nothing, "auto" or unset takes the GPU when
+// there is one. The verdicts of Check use the same source, so that a
+// lesson's tables and its grades agree.
+//
+// Compare and ModelTable put the sector model beside the measurement, one
+// row per Case and a model and a measured column per Column, each column
+// a figure of lessons/figures; Versus sets two launches side by side per
+// useful byte; Counters lays the model's counts beside ncu's. A Table
+// renders as HTML in a GoNB notebook (with a plain-text twin, so that
+// headless checks and text exports can read it) and as aligned text
+// elsewhere. Explain prints which sectors one warp's lanes touch; Show,
+// ShowWarp and ShowInstruction display the charts of lessons/plots.
+// Status says, at the top of a lesson, what the model describes and where
+// this notebook's measurements come from.
+//
+// Check(id, prediction) records a learner's prediction and shows the
+// verdict at once; `coalesce grade` later reads the same call from the
+// saved notebook, so the prediction must be a number written in the call.
+// Planted grades an exercise's own answer and a wrong one, to show that
+// the grader tells them apart.
+//
+// Functions that can fail return an error; Must turns one into the end of
+// the cell, with the error printed, which is what a notebook wants. Spec
+// does the same for the spec a cell writes.
+//
+// Without a GPU the tests exercise the recorded path, the error paths and
+// the live path against a fake harness; on a GPU machine,
+// COALESCE_LIVE_TEST=1 runs the kernels for real.
+package lab

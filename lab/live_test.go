@@ -1,0 +1,82 @@
+package lab
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/measure"
+)
+
+// fakeGPU makes the notebook's source a GPU whose harness is a shell
+// script that writes answer to the file named by its --output flag: the
+// live path, without a GPU. It has no ncu.
+func fakeGPU(t *testing.T, answer string) *cuda.GPU {
+	t.Helper()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh to run a fake harness with")
+	}
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.jsonl")
+	require.NoError(t, os.WriteFile(results, []byte(answer+"\n"), 0o644))
+	script := filepath.Join(dir, "harness")
+	body := "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = --output ]; then cp " + results + " \"$2\"; fi\n  shift\ndone\n"
+	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
+	gpu := &cuda.GPU{
+		Harness: &cuda.Harness{Path: script},
+		Info:    measure.DeviceInfo{GPU: "Fake GPU", SMs: 132, MaxThreadsPerSM: 2048},
+		NoNcu:   "ncu not found on PATH",
+		Opened:  time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
+	}
+	useSource(gpu, nil)
+	t.Cleanup(resetSource)
+	return gpu
+}
+
+func TestMeasureLive(t *testing.T) {
+	// coalesced_copy of 1024 floats: 1024 threads in 4 blocks; 8192
+	// useful bytes in 4 µs, a memcpy of 2 × 4096 bytes in 3 µs.
+	fakeGPU(t, `{"line":1,"time_ms":0.004,"time_ms_min":0.0039,"time_ms_max":0.0041,"timed_launches":20,`+
+		`"memcpy_ms":0.003,"memcpy_bytes":4096,`+
+		`"threads":1024,"grid_blocks":4,"block":256,"l2_fetch_granularity":64,"launched":true,"verified":true}`)
+	s := Spec(`{"kernel":"coalesced_copy","n":1024}`)
+	m, err := Measure(s)
+	require.NoError(t, err)
+	assert.Equal(t, "live: Fake GPU, 2026-12-01 10:00 UTC", m.Label())
+	assert.Contains(t, m.Note, "no ncu on this machine, so times only")
+	l, ok := m.Lookup(s)
+	require.True(t, ok)
+	assert.Equal(t, 0.004, l.TimeMs)
+	assert.Nil(t, l.Metrics)
+	text := m.Table().String()
+	assert.Contains(t, text, "Measured: live: Fake GPU, 2026-12-01 10:00 UTC. no ncu on this machine")
+	// 8192 B / 4 µs = 2 GB/s; over 8192 B / 3 µs of memcpy: 75%.
+	assert.Regexp(t, `(?m)^coalesced_copy, n 2\^10 +4\.0 +2 +75% +— +— +—$`, text)
+
+	// Compare fills the measured columns from the live run.
+	tb, err := Compare([]Case{{"copy", s}}, UsefulGBps, LdSectorsPerRequest)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"copy", tb.Rows[0][1], "2", "4", Missing}, tb.Rows[0])
+
+	// Without ncu the counters come from the recording, which says so.
+	t.Setenv(cuda.NvccEnv, "/nonexistent/nvcc")
+	p, err := Profile(Spec(`{"kernel":"coalesced_copy","n":67108864}`))
+	require.NoError(t, err)
+	assert.Equal(t, measure.Recorded, p.Origin.Kind)
+	assert.Contains(t, p.Caption(), "no ncu on this machine, so its counters come from the recording")
+}
+
+func TestMeasureLiveFailure(t *testing.T) {
+	fakeGPU(t, `{"line":1,"error":"needs 4096 GiB, 139 GiB free"}`)
+	_, err := Measure(Spec(`{"kernel":"coalesced_copy","n":1024}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "lab: measure: 1 launch not measured (live: Fake GPU, 2026-12-01 10:00 UTC)")
+	assert.Contains(t, err.Error(), "needs 4096 GiB, 139 GiB free")
+	assert.NotContains(t, err.Error(), "The recording holds", "a live run suggests no recorded launches")
+}

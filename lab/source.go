@@ -1,0 +1,192 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
+)
+
+// Timeout bounds one live measurement: building the harness the first
+// time, timing the launches and profiling them.
+var Timeout = 10 * time.Minute
+
+// The notebook's measurement source, opened once per program from
+// COALESCE_MEASURE; tests replace it with useSource.
+var (
+	sourceMu  sync.Mutex
+	theSource func() (measure.Source, error) = sync.OnceValues(openSource)
+)
+
+func openSource() (measure.Source, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	src, err := cuda.OpenSource(ctx, os.Getenv(cuda.ModeEnv), cuda.Builder{})
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	return src, nil
+}
+
+// source returns the notebook's measurement source.
+func source() (measure.Source, error) {
+	sourceMu.Lock()
+	get := theSource
+	sourceMu.Unlock()
+	return get()
+}
+
+// useSource makes src (or err) the notebook's source; tests use it. It
+// resets the notebook's grader, whose measured answers come from it.
+func useSource(src measure.Source, err error) {
+	setSource(func() (measure.Source, error) { return src, err })
+}
+
+// resetSource makes the notebook open its source again on first use.
+func resetSource() { setSource(sync.OnceValues(openSource)) }
+
+func setSource(get func() (measure.Source, error)) {
+	sourceMu.Lock()
+	theSource = get
+	sourceMu.Unlock()
+	resetGrader()
+}
+
+// Measurements are launches measured live or looked up in the recording,
+// with where they come from: a measure.Set, which the charts of
+// lessons/plots draw (plots.BandwidthVsStride(preds, m.Set)).
+type Measurements struct {
+	*measure.Set
+}
+
+// Measure times the launches on this machine's GPU, profiling them with
+// ncu when it is installed; without a GPU it returns their records from
+// the recording made on the course's H200. A launch that fails, or that
+// is in neither place, is an error that lists it.
+func Measure(specs ...spec.Spec) (*Measurements, error) {
+	src, err := source()
+	if err != nil {
+		return nil, err
+	}
+	return measureOn(src, specs, measure.Times|measure.Counters)
+}
+
+// Profile reads the launches' ncu counters (lessons/metrics): live under
+// ncu on this machine's GPU, else from the recording, whose counters ncu
+// read on the H200. A GPU machine without ncu falls back on the recording
+// too, and the caption says so.
+func Profile(specs ...spec.Spec) (*Measurements, error) {
+	src, err := source()
+	if err != nil {
+		return nil, err
+	}
+	m, err := measureOn(src, specs, measure.Counters)
+	if errors.Is(err, measure.ErrNoCounters) {
+		rec, recErr := cuda.RecordedSource("no ncu on this machine, so its counters come from the recording")
+		if recErr != nil {
+			return nil, fmt.Errorf("%w, and %v", err, recErr)
+		}
+		return measureOn(rec, specs, measure.Counters)
+	}
+	return m, err
+}
+
+func measureOn(src measure.Source, specs []spec.Spec, want measure.Want) (*Measurements, error) {
+	if len(specs) == 0 {
+		return nil, errors.New("lab: no launch to measure")
+	}
+	for i, s := range specs {
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("lab: launch %d: %w", i+1, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	set, err := src.Measure(ctx, specs, want)
+	if err != nil {
+		return nil, fmt.Errorf("lab: measuring on %s: %w", src.Origin(), err)
+	}
+	if err := set.Err(); err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	return &Measurements{Set: set}, nil
+}
+
+// Caption says where the measurements come from, for a table or a chart:
+// "Measured: recorded on NVIDIA H200, 2026-11-29 (no GPU here: ...)."
+func (m *Measurements) Caption() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured: %s.", m.Origin.Caption())
+	if m.Note != "" {
+		fmt.Fprintf(&b, " %s.", m.Note)
+	}
+	return b.String()
+}
+
+// Table returns the measurements as a table: per launch, its time, its
+// useful bandwidth and its share of cudaMemcpy's when timed, and the ncu
+// counters' sectors per request and DRAM bytes per useful byte when
+// profiled.
+func (m *Measurements) Table() *Table {
+	cols := []Column{TimeMicroseconds, UsefulGBps, OfMemcpy, LdSectorsPerRequest, StSectorsPerRequest, DRAMPerUseful}
+	header := []string{"launch"}
+	for _, c := range cols {
+		header = append(header, c.Name)
+	}
+	t := NewTable(header...)
+	t.Caption = m.Caption()
+	for _, l := range m.Launches {
+		row := []string{l.Spec.Brief()}
+		for _, c := range cols {
+			row = append(row, c.measuredValue(l))
+		}
+		t.addRow(row)
+	}
+	if cmd := m.Profiling(); cmd != "" && anyProfiled(m.Launches) {
+		t.Notes = append(t.Notes, "Counters: "+cmd)
+	}
+	return t
+}
+
+func anyProfiled(ls []measure.Launch) bool {
+	for _, l := range ls {
+		if l.Profiled() {
+			return true
+		}
+	}
+	return false
+}
+
+// Show displays Table.
+func (m *Measurements) Show() { m.Table().Show() }
+
+// Counters returns the ncu counters of the measurements, one row per
+// launch and one column per metric of lessons/metrics, as ncu reports them.
+func (m *Measurements) Counters() *Table {
+	header := append([]string{"launch"}, metrics.All...)
+	t := NewTable(header...)
+	t.Caption = m.Caption()
+	for _, l := range m.Launches {
+		row := []string{l.Spec.Brief()}
+		for _, name := range metrics.All {
+			if v, ok := l.Metrics[name]; ok {
+				row = append(row, Count(v))
+			} else {
+				row = append(row, Missing)
+			}
+		}
+		t.addRow(row)
+	}
+	if cmd := m.Profiling(); cmd != "" {
+		t.Notes = append(t.Notes, "Counters: "+cmd)
+	}
+	return t
+}

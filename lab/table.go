@@ -1,0 +1,461 @@
+package lab
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
+)
+
+// Missing is what a table shows where it has no value.
+const Missing = "—"
+
+// Table is a small table for a notebook: a caption above, a header row,
+// rows of text, notes below. Build one with NewTable and AddRow, or with
+// Compare, ModelTable, Versus or Counters.
+type Table struct {
+	Caption string
+	Header  []string
+	Rows    [][]string
+	Notes   []string
+}
+
+// NewTable returns an empty table with the given column names.
+func NewTable(header ...string) *Table {
+	return &Table{Header: header}
+}
+
+// AddRow appends a row; values are formatted with Format. A row shorter
+// than the header is padded with Missing, a longer one is cut.
+func (t *Table) AddRow(values ...any) *Table {
+	row := make([]string, len(t.Header))
+	for i := range row {
+		if i < len(values) {
+			row[i] = Format(values[i])
+		} else {
+			row[i] = Missing
+		}
+	}
+	t.Rows = append(t.Rows, row)
+	return t
+}
+
+// addRow appends a row of cells already formatted.
+func (t *Table) addRow(cells []string) {
+	row := make([]any, len(cells))
+	for i, c := range cells {
+		row[i] = c
+	}
+	t.AddRow(row...)
+}
+
+// Format writes a table value: strings as they are, integers with
+// thousands separators, other numbers with up to four significant digits.
+func Format(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int:
+		return Count(float64(x))
+	case int64:
+		return Count(float64(x))
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return Count(x)
+		}
+		return strconv.FormatFloat(x, 'g', 4, 64)
+	case fmt.Stringer:
+		return x.String()
+	}
+	return fmt.Sprint(v)
+}
+
+// String renders the table as aligned text: the caption, the header and
+// rows, the notes.
+func (t *Table) String() string {
+	var b strings.Builder
+	if t.Caption != "" {
+		b.WriteString(t.Caption + "\n")
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(t.Header, "\t"))
+	for _, r := range t.Rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+	for _, n := range t.Notes {
+		b.WriteString(n + "\n")
+	}
+	return b.String()
+}
+
+// HTML renders the table as an HTML fragment for a notebook.
+func (t *Table) HTML() string {
+	var b strings.Builder
+	esc := html.EscapeString
+	b.WriteString(`<div class="coalesce-table" style="margin:0.3em 0">`)
+	if t.Caption != "" {
+		fmt.Fprintf(&b, `<div style="margin:0 0 0.3em 0"><i>%s</i></div>`, esc(t.Caption))
+	}
+	b.WriteString(`<table style="border-collapse:collapse">`)
+	b.WriteString(`<thead><tr>`)
+	for i, h := range t.Header {
+		fmt.Fprintf(&b, `<th style="%s;border-bottom:1px solid #888">%s</th>`, cellStyle(i), esc(h))
+	}
+	b.WriteString(`</tr></thead><tbody>`)
+	for _, r := range t.Rows {
+		b.WriteString(`<tr>`)
+		for i, c := range r {
+			style := cellStyle(i)
+			if i > 0 && !numeric(c) {
+				style = cellStyle(0) // words read from the left
+			}
+			fmt.Fprintf(&b, `<td style="%s">%s</td>`, style, esc(c))
+		}
+		b.WriteString(`</tr>`)
+	}
+	b.WriteString(`</tbody></table>`)
+	for _, n := range t.Notes {
+		fmt.Fprintf(&b, `<div style="margin:0.3em 0 0 0;color:#555;font-size:90%%">%s</div>`, esc(n))
+	}
+	b.WriteString(`</div>`)
+	return b.String()
+}
+
+// cellStyle aligns the first column (names) left and the others (numbers) right.
+func cellStyle(col int) string {
+	if col == 0 {
+		return "text-align:left;padding:0.15em 1em 0.15em 0"
+	}
+	return "text-align:right;padding:0.15em 0 0.15em 1.2em"
+}
+
+// numeric reports whether a cell holds a figure: it starts with a digit,
+// a sign, "×" or is Missing.
+func numeric(c string) bool {
+	if c == Missing {
+		return true
+	}
+	for _, r := range c {
+		return r >= '0' && r <= '9' || r == '-' || r == '×'
+	}
+	return false
+}
+
+// Show displays the table: as HTML in a GoNB notebook, with its text as
+// the plain-text alternative (what a text export or a headless check
+// reads); as text on Output elsewhere.
+func (t *Table) Show() { showHTML(t.HTML(), t.String()) }
+
+// Case is one row of a comparison: a name and the launch.
+type Case struct {
+	Name string
+	Spec spec.Spec
+}
+
+// Column is one column of the course's tables: a figure of lessons/figures,
+// shown as the model gives it, as the measurement gives it, or both; or a
+// piece of the time model's working, which no counter measures.
+type Column struct {
+	Name string
+	fig  figures.Figure
+	// model and measured say which sides of fig the column shows.
+	model, measured bool
+	// working, when set, is the model's own value, in words.
+	working func(sectors.Prediction) (string, bool)
+}
+
+// FigureColumn returns the column of a figure, both sides shown.
+func FigureColumn(f figures.Figure) Column {
+	return Column{Name: f.Label, fig: f, model: true, measured: true}
+}
+
+// MeasuredOnly returns c without its model side, for a figure the model
+// is not built to estimate for the launches at hand.
+func MeasuredOnly(c Column) Column {
+	c.model, c.working = false, nil
+	return c
+}
+
+// modelOnly returns c without its measured side.
+func modelOnly(c Column) Column {
+	c.measured = false
+	return c
+}
+
+func (c Column) hasModel() bool    { return c.model || c.working != nil }
+func (c Column) hasMeasured() bool { return c.measured }
+
+// The columns of the course. Efficiency and useful bytes per request are
+// the model's alone: the bytes the lanes use come from the addresses,
+// which no counter reports.
+var (
+	LdSectorsPerRequest   = FigureColumn(figures.LdSectorsPerRequest)
+	StSectorsPerRequest   = FigureColumn(figures.StSectorsPerRequest)
+	UsefulBytesPerRequest = modelOnly(FigureColumn(figures.UsefulBytesPerRequest))
+	Efficiency            = modelOnly(FigureColumn(figures.Efficiency))
+	SectorBytesPerUseful  = FigureColumn(figures.SectorBytesPerUsefulByte)
+	DRAMPerUseful         = FigureColumn(figures.DRAMBytesPerUsefulByte)
+	DRAMReadPerUseful     = FigureColumn(figures.DRAMReadPerUsefulByte)
+	DRAMWritePerUseful    = FigureColumn(figures.DRAMWritePerUsefulByte)
+	UsefulGBps            = FigureColumn(figures.UsefulBandwidth)
+	TimeMicroseconds      = FigureColumn(figures.TimeSeconds)
+	// OfMemcpy is useful bandwidth as a share of a device-to-device
+	// cudaMemcpy: measured in the same run, modelled against the device
+	// profile's copy bandwidth.
+	OfMemcpy = FigureColumn(figures.FractionOfMemcpy)
+	// InFlightPerSM is the time model's count of the load bytes one SM
+	// keeps in flight (sectors.TimeParts): resident warps times the loads
+	// each has outstanding times the bytes each load request touches. It
+	// is the model's side of Little's law; no counter measures it.
+	InFlightPerSM = Column{Name: "load bytes in flight per SM", working: func(p sectors.Prediction) (string, bool) {
+		return Count(p.Time.InFlightPerSM), p.Time.InFlightPerSM > 0
+	}}
+	// TimeBound names the limit that sets the model's time for a launch:
+	// "bandwidth" (DRAM bytes at the copy bandwidth), "latency" (too few
+	// bytes in flight to cover DRAM's latency) or "block starts".
+	TimeBound = Column{Name: "time set by", working: func(p sectors.Prediction) (string, bool) {
+		return p.Time.Bound, p.Time.Bound != ""
+	}}
+)
+
+// Metric is the column of one ncu metric (lessons/metrics), as a count.
+func Metric(name string) Column { return FigureColumn(figures.Metric(name)) }
+
+func (c Column) modelValue(p sectors.Prediction) string {
+	if c.working != nil {
+		if v, ok := c.working(p); ok {
+			return v
+		}
+		return Missing
+	}
+	return c.format(c.fig.Of(figures.Model(p)))
+}
+
+// measuredValue formats the column's figure of l; the model's prediction
+// of l is made only for the figures that need what the addresses fix.
+func (c Column) measuredValue(l measure.Launch) string {
+	if l.Failed() {
+		return Missing
+	}
+	v := figures.Measured(l, nil)
+	x, err := c.fig.Of(v)
+	if err != nil && c.fig.Level == figures.L1 && l.Profiled() {
+		if p, perr := sectors.Predict(l.Spec); perr == nil {
+			x, err = c.fig.Of(figures.Measured(l, &p))
+		}
+	}
+	return c.format(x, err)
+}
+
+func (c Column) format(v float64, err error) string {
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return Missing
+	}
+	return c.fig.Format(v)
+}
+
+// ModelTable predicts every case with the sector model and tabulates the
+// model's value of each column.
+func ModelTable(cases []Case, cols ...Column) (*Table, error) {
+	preds, err := predict(cases)
+	if err != nil {
+		return nil, err
+	}
+	header := []string{"case"}
+	for _, c := range cols {
+		header = append(header, c.Name)
+	}
+	t := NewTable(header...)
+	t.Caption = modelCaption(cases)
+	for i, p := range preds {
+		row := []string{cases[i].Name}
+		for _, c := range cols {
+			row = append(row, c.modelValue(p))
+		}
+		t.addRow(row)
+	}
+	return t, nil
+}
+
+// Compare predicts every case with the sector model and measures it
+// (Measure: live, or recorded), and tabulates each column twice: the
+// model's value and the measured one. The caption names both sources.
+func Compare(cases []Case, cols ...Column) (*Table, error) {
+	m, err := Measure(specsOf(cases)...)
+	if err != nil {
+		return nil, err
+	}
+	preds, err := predict(cases)
+	if err != nil {
+		return nil, err
+	}
+	// A figure with no measured side (no counter measures it) gets one
+	// column, a figure with no model side likewise.
+	header := []string{"case"}
+	for _, c := range cols {
+		if c.hasModel() {
+			header = append(header, c.Name+", model")
+		}
+		if c.hasMeasured() {
+			header = append(header, c.Name+", measured")
+		}
+	}
+	t := NewTable(header...)
+	t.Caption = modelCaption(cases) + " " + m.Caption()
+	for i, p := range preds {
+		row := []string{cases[i].Name}
+		l, _ := m.Lookup(cases[i].Spec)
+		for _, c := range cols {
+			if c.hasModel() {
+				row = append(row, c.modelValue(p))
+			}
+			if c.hasMeasured() {
+				row = append(row, c.measuredValue(l))
+			}
+		}
+		t.addRow(row)
+	}
+	return t, nil
+}
+
+func specsOf(cases []Case) []spec.Spec {
+	specs := make([]spec.Spec, len(cases))
+	for i, c := range cases {
+		specs[i] = c.Spec
+	}
+	return specs
+}
+
+// predict runs the model over every case.
+func predict(cases []Case) ([]sectors.Prediction, error) {
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("lab: no case to tabulate")
+	}
+	preds, err := sectors.PredictAll(specsOf(cases)...)
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	return preds, nil
+}
+
+// Predict runs the sector model on each spec, several at a time
+// (sectors.PredictAll), for a cell that draws the model's charts.
+func Predict(specs ...spec.Spec) ([]sectors.Prediction, error) {
+	return sectors.PredictAll(specs...)
+}
+
+// modelCaption names the model and the device(s) of the cases.
+func modelCaption(cases []Case) string {
+	var names []string
+	for _, c := range cases {
+		name := c.Spec.Device
+		if d, err := devices.Lookup(c.Spec.Device); err == nil {
+			name = d.GPU
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return "Model: the sector model of the " + strings.Join(names, ", ") + "."
+}
+
+// costs are the rows of Versus: what a launch spends per useful byte.
+var costs = []figures.Figure{figures.SectorBytesPerUsefulByte, figures.DRAMBytesPerUsefulByte, figures.TimePerUsefulMB}
+
+// Versus sets two launches side by side, per useful byte so that launches
+// of different sizes compare fairly: the sector bytes the L1 fetches, the
+// bytes DRAM moves and the time, each from the model and from the
+// measurement, with b's cost as a multiple of a's. The time row's multiple
+// is how many times slower b does the same useful work.
+func Versus(a, b Case) (*Table, error) {
+	m, err := Measure(a.Spec, b.Spec)
+	if err != nil {
+		return nil, err
+	}
+	preds, err := predict([]Case{a, b})
+	if err != nil {
+		return nil, err
+	}
+	la, _ := m.Lookup(a.Spec)
+	lb, _ := m.Lookup(b.Spec)
+	by := b.Name + " ÷ " + a.Name
+	t := NewTable("per useful byte", "model: "+a.Name, "model: "+b.Name, "model: "+by,
+		"measured: "+a.Name, "measured: "+b.Name, "measured: "+by)
+	t.Caption = modelCaption([]Case{a, b}) + " " + m.Caption()
+	for _, f := range costs {
+		row := []string{f.Label}
+		ma, errA := f.Of(figures.Model(preds[0]))
+		mb, errB := f.Of(figures.Model(preds[1]))
+		row = append(row, pair(ma, mb, errA == nil, errB == nil)...)
+		xa, errA := f.Of(figures.Measured(la, &preds[0]))
+		xb, errB := f.Of(figures.Measured(lb, &preds[1]))
+		row = append(row, pair(xa, xb, errA == nil, errB == nil)...)
+		t.addRow(row)
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("%s: %s. %s: %s.", a.Name, a.Spec.Brief(), b.Name, b.Spec.Brief()))
+	return t, nil
+}
+
+// pair writes a, b and b÷a, with Missing for what is not known.
+func pair(a, b float64, okA, okB bool) []string {
+	out := []string{Missing, Missing, Missing}
+	if okA {
+		out[0] = Ratio(a)
+	}
+	if okB {
+		out[1] = Ratio(b)
+	}
+	if okA && okB && a != 0 {
+		out[2] = "×" + Ratio(b/a)
+	}
+	return out
+}
+
+// Counters sets the model's counts beside the ncu counters of each case
+// (Profile: live under ncu, else recorded), one row per case and metric of
+// lessons/metrics, and says which the model has exactly (the L1's, fixed
+// by the addresses) and which it estimates (DRAM's, decided by the L2).
+func Counters(cases []Case) (*Table, error) {
+	m, err := Profile(specsOf(cases)...)
+	if err != nil {
+		return nil, err
+	}
+	preds, err := predict(cases)
+	if err != nil {
+		return nil, err
+	}
+	t := NewTable("case", "metric", "model", "ncu", "model is")
+	t.Caption = modelCaption(cases) + " " + m.Caption()
+	for i, p := range preds {
+		l, _ := m.Lookup(cases[i].Spec)
+		for _, name := range metrics.All {
+			kind := "an estimate"
+			if metrics.Exact(name) {
+				kind = "exact"
+			}
+			mv, ncu := Missing, Missing
+			if v, ok := p.Metrics[name]; ok {
+				mv = Count(v)
+			}
+			if v, ok := l.Metrics[name]; ok {
+				ncu = Count(v)
+			}
+			t.addRow([]string{cases[i].Name, name, mv, ncu, kind})
+		}
+	}
+	if cmd := m.Profiling(); cmd != "" {
+		t.Notes = append(t.Notes, "Counters: "+cmd)
+	}
+	return t, nil
+}

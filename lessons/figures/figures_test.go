@@ -1,0 +1,188 @@
+package figures
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
+)
+
+func predict(t *testing.T, text string) sectors.Prediction {
+	t.Helper()
+	s, err := spec.Parse([]byte(text))
+	require.NoError(t, err)
+	p, err := sectors.Predict(s)
+	require.NoError(t, err)
+	return p
+}
+
+func of(t *testing.T, f Figure, v Values) float64 {
+	t.Helper()
+	x, err := f.Of(v)
+	require.NoError(t, err, f.Name)
+	return x
+}
+
+func TestModelFigures(t *testing.T) {
+	// update_x_aos, 16-byte structs: x of 32 structs spans 512 bytes, 16
+	// sectors per request for 128 useful bytes (the seed's table).
+	aos := Model(predict(t, `{"kernel":"update_x_aos","n":1024}`))
+	assert.Equal(t, 16.0, of(t, LdSectorsPerRequest, aos))
+	assert.Equal(t, 16.0, of(t, StSectorsPerRequest, aos))
+	assert.Equal(t, 0.25, of(t, Efficiency, aos))
+	assert.Equal(t, 128.0, of(t, UsefulBytesPerRequest, aos))
+	// 32 warps × (16 load + 16 store sectors) × 32 bytes over 1024 × 8 useful bytes.
+	assert.Equal(t, 4.0, of(t, SectorBytesPerUsefulByte, aos))
+
+	// strided_read at stride 32: one sector per lane, 4 of its 32 bytes used.
+	r := Model(predict(t, `{"kernel":"strided_read","n":1024,"stride":32}`))
+	assert.Equal(t, 32.0, of(t, LdSectorsPerRequest, r))
+	assert.Equal(t, 0.125, of(t, Efficiency, r))
+	_, err := StSectorsPerRequest.Of(r)
+	assert.ErrorIs(t, err, ErrNoData)
+	assert.ErrorContains(t, err, "figures: st_sectors_per_request of strided_read, stride 32, n 2^10: 0/0: strided_read issues no stores")
+
+	// The model's time gives the time figures; its copy bandwidth is the profile's.
+	p := predict(t, `{"kernel":"vectorized_copy","n":67108864}`)
+	v := Model(p)
+	assert.Equal(t, p.TimeSeconds, of(t, TimeSeconds, v))
+	assert.InDelta(t, 2*67108864*4/p.TimeSeconds, of(t, UsefulBandwidth, v), 1e-3)
+	assert.InDelta(t, of(t, UsefulBandwidth, v)/4238e9, of(t, FractionOfMemcpy, v), 1e-12, "profiles.json: h200 copy_bandwidth 4238e9")
+	dram := p.Metrics[metrics.DRAMRead] + p.Metrics[metrics.DRAMWrite]
+	assert.InDelta(t, dram/float64(2*67108864*4), of(t, DRAMBytesPerUsefulByte, v), 1e-12)
+}
+
+func TestMeasuredFigures(t *testing.T) {
+	s, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":1024}`))
+	require.NoError(t, err)
+	p, err := sectors.Predict(s)
+	require.NoError(t, err)
+	timed := measure.Launch{Spec: s, TimeMs: 0.002, MemcpyMs: 0.001, MemcpyBytes: 4096, Verified: true}
+	v := Measured(timed, &p)
+	// 8192 useful bytes in 2 µs; the memcpy moved 2 × 4096 bytes in 1 µs.
+	assert.Equal(t, 2e-6, of(t, TimeSeconds, v))
+	assert.InDelta(t, 8192/2e-6, of(t, UsefulBandwidth, v), 1e-3)
+	assert.InDelta(t, 0.5, of(t, FractionOfMemcpy, v), 1e-12)
+	_, err = Efficiency.Of(v)
+	assert.ErrorIs(t, err, ErrNoData, "timed, not profiled")
+	assert.ErrorContains(t, err, "no ncu counters: the launch was not profiled")
+
+	profiled := measure.Launch{Spec: s, Verified: true, Metrics: metrics.Set{
+		metrics.LdRequests: 32, metrics.LdSectors: 160, metrics.StRequests: 32, metrics.StSectors: 128,
+		metrics.DRAMRead: 4096, metrics.DRAMWrite: 0,
+	}}
+	v = Measured(profiled, &p)
+	// The model's 8192 bytes the lanes use, over 32 × (160 + 128) sector bytes ncu counted.
+	assert.InDelta(t, 8192.0/(32*288), of(t, Efficiency, v), 1e-12)
+	assert.Equal(t, 5.0, of(t, LdSectorsPerRequest, v))
+	assert.Equal(t, 0.5, of(t, DRAMBytesPerUsefulByte, v))
+	_, err = TimeSeconds.Of(v)
+	assert.ErrorContains(t, err, "no time: the launch was not timed")
+	_, err = Efficiency.Of(Measured(profiled, nil))
+	assert.ErrorContains(t, err, "no count of the bytes the lanes use", "without the model, no efficiency")
+}
+
+// The first build's harness wrote useful_gbps, of_memcpy and memcpy_gbps
+// beside what it measured (testdata/first_build.jsonl: every twelfth
+// launch of the recording it made on the H200). The figures, computed
+// from what was measured, give the same numbers: one definition, kept.
+func TestFiguresAgreeWithTheFirstBuild(t *testing.T) {
+	f, err := os.Open("testdata/first_build.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		var legacy struct {
+			UsefulGBps float64 `json:"useful_gbps"`
+			MemcpyGBps float64 `json:"memcpy_gbps"`
+			OfMemcpy   float64 `json:"of_memcpy"`
+			MovedGBps  float64 `json:"moved_gbps"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &legacy))
+		set, err := measure.ReadSet(strings.NewReader(sc.Text()), "", measure.Origin{})
+		require.NoError(t, err)
+		l := set.Launches[0]
+		v := Measured(l, nil)
+		assert.InEpsilon(t, legacy.UsefulGBps*1e9, of(t, UsefulBandwidth, v), 1e-6, l.Spec.Brief())
+		assert.InEpsilon(t, legacy.MemcpyGBps*1e9, l.MemcpyBandwidth(), 1e-6, l.Spec.Brief())
+		assert.InEpsilon(t, legacy.OfMemcpy, of(t, FractionOfMemcpy, v), 1e-6, l.Spec.Brief())
+		if legacy.MovedGBps > 0 {
+			assert.InEpsilon(t, legacy.MovedGBps*1e9, of(t, DRAMBandwidth, v), 1e-6, l.Spec.Brief())
+		}
+		n++
+	}
+	require.NoError(t, sc.Err())
+	assert.Equal(t, 12, n)
+}
+
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range All() {
+		assert.False(t, seen[f.Name], "%s twice", f.Name)
+		seen[f.Name] = true
+		assert.NotEmpty(t, f.Label, f.Name)
+		assert.NotZero(t, f.Unit, f.Name)
+		assert.NotZero(t, f.Level, f.Name)
+		assert.Equal(t, f.Level == L1, f.Exact, "%s: the L1 figures, and only they, are exact", f.Name)
+		got, ok := Lookup(f.Name)
+		assert.True(t, ok)
+		assert.Equal(t, f.Name, got.Name)
+	}
+	for _, m := range metrics.All {
+		assert.True(t, seen[m], "metric %s is a figure", m)
+	}
+	_, ok := Lookup("sectors")
+	assert.False(t, ok)
+}
+
+func TestApplies(t *testing.T) {
+	w, err := spec.Parse([]byte(`{"kernel":"strided_write","n":4096,"stride":2}`))
+	require.NoError(t, err)
+	assert.ErrorContains(t, LdSectorsPerRequest.Applies(w), "strided_write issues no loads")
+	assert.NoError(t, StSectorsPerRequest.Applies(w))
+	assert.NoError(t, Efficiency.Applies(w))
+	g, err := spec.Parse([]byte(`{"kernel":"gather_copy","n":4096,"index_pattern":"sorted_random"}`))
+	require.NoError(t, err)
+	assert.NoError(t, LdSectorsPerRequest.Applies(g))
+}
+
+func TestUnits(t *testing.T) {
+	tests := []struct {
+		u    Unit
+		v    float64
+		want string
+	}{
+		{Count, 8388608, "8,388,608"},
+		{Count, -1234.4, "-1,234"},
+		{Count, 12, "12"},
+		{Ratio, 4.4196, "4.42"},
+		{Ratio, 32, "32"},
+		{Ratio, 0.125, "0.125"},
+		{Percent, 1, "100%"},
+		{Percent, 0.125, "12.5%"},
+		{Percent, 0.8889, "88.9%"},
+		{Fixed2, 8, "8.00"},
+		{GBps, 2725.4e9, "2725"},
+		{Microseconds, 197e-6, "197.0"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.u.Format(tt.v), "%v of unit %d", tt.v, tt.u)
+	}
+	assert.Equal(t, "NaN", Percent.Format(nan()))
+}
+
+func nan() float64 {
+	var zero float64
+	return zero / zero
+}

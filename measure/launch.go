@@ -1,0 +1,83 @@
+package measure
+
+import (
+	"encoding/json"
+
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+)
+
+// Launch is one launch as a GPU ran it: how long it took, how fast a
+// cudaMemcpy of its data went beside it, and what Nsight Compute counted.
+// A launch that could not be measured has Error set and nothing else but
+// Spec and Line.
+type Launch struct {
+	// Line is the spec's line in its input, when it came from one.
+	Line int       `json:"line,omitempty"`
+	Spec spec.Spec `json:"spec"`
+	// Error says why the launch was not measured: refused before it ran
+	// (it does not fit in memory, its index file is bad), a wrong result,
+	// or a source that does not hold it.
+	Error string `json:"error,omitempty"`
+
+	// TimeMs is the median of TimedLaunches launches, each timed alone
+	// between a CUDA event pair after warm-up launches, with the L2
+	// flushed before each; 0 when the launch was not timed.
+	TimeMs        float64 `json:"time_ms,omitempty"`
+	TimeMsMin     float64 `json:"time_ms_min,omitempty"`
+	TimeMsMax     float64 `json:"time_ms_max,omitempty"`
+	TimedLaunches int     `json:"timed_launches,omitempty"`
+	// MemcpyMs is the median time of a device-to-device cudaMemcpy of
+	// MemcpyBytes of the launch's data, timed the same way in the same
+	// run: the ceiling a copy can reach.
+	MemcpyMs    float64 `json:"memcpy_ms,omitempty"`
+	MemcpyBytes int64   `json:"memcpy_bytes,omitempty"`
+
+	// Threads and GridBlocks are the launch's shape as it ran.
+	Threads    int64 `json:"threads,omitempty"`
+	GridBlocks int64 `json:"grid_blocks,omitempty"`
+	// L2Fetch is cudaLimitMaxL2FetchGranularity as read back after
+	// setting it to the spec's.
+	L2Fetch int `json:"l2_fetch_granularity,omitempty"`
+	// Verified is true when the harness checked every output element.
+	Verified bool `json:"verified,omitempty"`
+
+	// Metrics are ncu's counts for the launch, keyed by metric name; nil
+	// when it was not profiled.
+	Metrics metrics.Set `json:"metrics,omitempty"`
+}
+
+// Failed reports whether the launch was not measured.
+func (l Launch) Failed() bool { return l.Error != "" }
+
+// Timed reports whether the launch has a time.
+func (l Launch) Timed() bool { return !l.Failed() && l.TimeMs > 0 }
+
+// Profiled reports whether the launch has ncu's counters.
+func (l Launch) Profiled() bool { return !l.Failed() && l.Metrics != nil }
+
+// Seconds is the launch's median time in seconds; 0 when not timed.
+func (l Launch) Seconds() float64 { return l.TimeMs / 1e3 }
+
+// MemcpyBandwidth is the cudaMemcpy beside the launch in bytes per
+// second, counting every byte read and written as the launch's useful
+// bytes do; 0 when not timed.
+func (l Launch) MemcpyBandwidth() float64 {
+	if l.MemcpyMs <= 0 {
+		return 0
+	}
+	return 2 * float64(l.MemcpyBytes) / (l.MemcpyMs / 1e3)
+}
+
+// MarshalJSON writes the launch as a line of a run file; the answer to a
+// bad input line, which has no spec, is written without one.
+func (l Launch) MarshalJSON() ([]byte, error) {
+	type plain Launch // without this method
+	if l.Spec.Kernel == "" {
+		return json.Marshal(struct {
+			Line  int    `json:"line,omitempty"`
+			Error string `json:"error"`
+		}{l.Line, l.Error})
+	}
+	return json.Marshal(plain(l))
+}
