@@ -16,11 +16,11 @@ import (
 	"time"
 )
 
-// Sources holds the harness's CUDA sources (src/), built into every binary
+// sources holds the harness's CUDA sources (src/), built into every binary
 // of the course so that a harness can be compiled wherever nvcc is.
 //
 //go:embed src
-var Sources embed.FS
+var sources embed.FS
 
 // CacheEnv names the environment variable that overrides the cache directory.
 const CacheEnv = "COALESCE_CACHE"
@@ -54,13 +54,13 @@ type Builder struct {
 	Nvcc     Nvcc          // zero: FindNvcc
 	CacheDir string        // "": CacheDir()
 	Timeout  time.Duration // for each nvcc run; 0: 5 minutes
-	Sources  fs.FS         // nil: Sources
+	Sources  fs.FS         // nil: the embedded harness sources
 	Log      io.Writer     // where to say that a build is happening; nil: nowhere
 }
 
-// HarnessKey returns the content hash of a harness built from srcs by the nvcc
+// harnessKey returns the content hash of a harness built from srcs by the nvcc
 // whose --version printed version, with arch.
-func HarnessKey(srcs fs.FS, version string, arch []string) (string, error) {
+func harnessKey(srcs fs.FS, version string, arch []string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "coalesce harness v1\x00")
 	var names []string
@@ -85,12 +85,12 @@ func HarnessKey(srcs fs.FS, version string, arch []string) (string, error) {
 		fmt.Fprintf(h, "file %s %d\x00", n, len(data))
 		h.Write(data)
 	}
-	fmt.Fprintf(h, "nvcc %s\x00flags %s\x00arch %s\x00", version, strings.Join(BuildFlags, " "), strings.Join(arch, " "))
+	fmt.Fprintf(h, "nvcc %s\x00flags %s\x00arch %s\x00", version, strings.Join(buildFlags, " "), strings.Join(arch, " "))
 	return hex.EncodeToString(h.Sum(nil))[:20], nil
 }
 
 // Build returns the harness for the sources, building it if the cache does
-// not hold it yet. It tries ArchNative first and falls back on ArchFallback
+// not hold it yet. It tries archNative first and falls back on archFallback
 // when nvcc cannot build for the local GPU.
 func (b Builder) Build(ctx context.Context) (*Harness, error) {
 	nv := b.Nvcc
@@ -102,7 +102,7 @@ func (b Builder) Build(ctx context.Context) (*Harness, error) {
 	}
 	srcs := b.Sources
 	if srcs == nil {
-		sub, err := fs.Sub(Sources, "src")
+		sub, err := fs.Sub(sources, "src")
 		if err != nil {
 			return nil, err
 		}
@@ -128,8 +128,8 @@ func (b Builder) Build(ctx context.Context) (*Harness, error) {
 		return nil, fmt.Errorf("cuda: harness cache: %w", err)
 	}
 	var failures []error
-	for _, arch := range [][]string{ArchNative, ArchFallback} {
-		key, err := HarnessKey(srcs, version, arch)
+	for _, arch := range [][]string{archNative, archFallback} {
+		key, err := harnessKey(srcs, version, arch)
 		if err != nil {
 			return nil, err
 		}

@@ -68,7 +68,7 @@ func TestBuildCache(t *testing.T) {
 	h1, err := f.b.Build(ctx)
 	require.NoError(t, err)
 	assert.Len(t, f.builds(t), 1, "a miss builds")
-	assert.Equal(t, ArchNative, h1.Arch)
+	assert.Equal(t, archNative, h1.Arch)
 	assert.Equal(t, "Cuda compilation tools, release 13.0, V13.0.88", h1.Nvcc)
 	assert.Equal(t, filepath.Join(f.b.CacheDir, "harness-"+h1.Key), h1.Path)
 	fi, err := os.Stat(h1.Path)
@@ -113,7 +113,7 @@ func TestBuildFallsBack(t *testing.T) {
 			t.Setenv("FAKE_NVCC_WARN", tt.warn)
 			h, err := f.b.Build(context.Background())
 			require.NoError(t, err)
-			assert.Equal(t, ArchFallback, h.Arch)
+			assert.Equal(t, archFallback, h.Arch)
 			builds := f.builds(t)
 			require.Len(t, builds, 2)
 			assert.Contains(t, builds[0], "-arch=native")
@@ -148,20 +148,20 @@ func TestBuildWithoutNvcc(t *testing.T) {
 
 func TestHarnessKey(t *testing.T) {
 	srcs := fstest.MapFS{"harness.cu": {Data: []byte("a")}}
-	k1, err := HarnessKey(srcs, "v1", ArchNative)
+	k1, err := harnessKey(srcs, "v1", archNative)
 	require.NoError(t, err)
-	k2, _ := HarnessKey(srcs, "v1", ArchNative)
+	k2, _ := harnessKey(srcs, "v1", archNative)
 	assert.Equal(t, k1, k2, "the key is a pure function of its inputs")
-	k3, _ := HarnessKey(srcs, "v1", ArchFallback)
-	k4, _ := HarnessKey(srcs, "v2", ArchNative)
-	k5, _ := HarnessKey(fstest.MapFS{"harness.cu": {Data: []byte("b")}}, "v1", ArchNative)
-	k6, _ := HarnessKey(fstest.MapFS{"harness2.cu": {Data: []byte("a")}}, "v1", ArchNative)
+	k3, _ := harnessKey(srcs, "v1", archFallback)
+	k4, _ := harnessKey(srcs, "v2", archNative)
+	k5, _ := harnessKey(fstest.MapFS{"harness.cu": {Data: []byte("b")}}, "v1", archNative)
+	k6, _ := harnessKey(fstest.MapFS{"harness2.cu": {Data: []byte("a")}}, "v1", archNative)
 	assert.Len(t, map[string]bool{k1: true, k3: true, k4: true, k5: true, k6: true}, 5)
 }
 
 func TestEmbeddedSources(t *testing.T) {
 	for _, name := range []string{"src/harness.cu", "src/kernels.cuh"} {
-		data, err := Sources.ReadFile(name)
+		data, err := sources.ReadFile(name)
 		require.NoError(t, err)
 		assert.NotEmpty(t, data)
 	}

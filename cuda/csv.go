@@ -13,8 +13,8 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 )
 
-// KernelMetrics is one row of ncu's raw page: one profiled kernel launch.
-type KernelMetrics struct {
+// kernelMetrics is one row of ncu's raw page: one profiled kernel launch.
+type kernelMetrics struct {
 	ID      int    // ncu's launch ID, in launch order
 	Name    string // the kernel's name as ncu prints it
 	Metrics metrics.Set
@@ -32,14 +32,14 @@ var unitScale = map[string]float64{
 	"Krequest": 1e3, "Mrequest": 1e6, "Grequest": 1e9,
 }
 
-// ParseNcuCSV reads what `ncu --csv --page raw` prints: lines of its own
+// parseNcuCSV reads what `ncu --csv --page raw` prints: lines of its own
 // (==PROF==, ==WARNING==) and, once the program has exited, a CSV table of
 // a header row ("ID", ..., "Kernel Name", ..., one column per metric), a
 // units row (empty cells under the non-metric columns, "byte", "sector"...)
 // and one row per profiled kernel. Numbers may carry thousands separators
 // ("1,048,576"). Every metric in want must be a column, and every value a
 // number.
-func ParseNcuCSV(data []byte, want []string) ([]KernelMetrics, error) {
+func parseNcuCSV(data []byte, want []string) ([]kernelMetrics, error) {
 	// Keep the CSV lines: those starting with a quote. ncu's own messages
 	// start with "==", the harness's output goes to a file.
 	var table bytes.Buffer
@@ -82,7 +82,7 @@ func ParseNcuCSV(data []byte, want []string) ([]KernelMetrics, error) {
 		}
 	}
 	var units []string
-	var rows []KernelMetrics
+	var rows []kernelMetrics
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -106,7 +106,7 @@ func ParseNcuCSV(data []byte, want []string) ([]KernelMetrics, error) {
 		if err != nil {
 			return nil, &OutputError{Source: "ncu", Line: line, Msg: fmt.Sprintf("ID %q is not an integer", rec[idCol])}
 		}
-		km := KernelMetrics{ID: id, Name: rec[nameCol], Metrics: metrics.Set{}}
+		km := kernelMetrics{ID: id, Name: rec[nameCol], Metrics: metrics.Set{}}
 		for _, m := range want {
 			unit := ""
 			if units != nil {

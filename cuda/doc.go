@@ -7,7 +7,7 @@
 //   - src/: the kernels (kernels.cuh), one per kernel of lessons/spec, each
 //     with exactly the semantics the spec package states, and the harness
 //     (harness.cu) that runs a spec line on the GPU, checks the result and
-//     times it. They are embedded in every Go binary (Sources).
+//     times it. They are embedded in every Go binary (sources).
 //   - the Go driver: Builder compiles the harness with nvcc once per content
 //     hash into a cache directory; GPU runs it (Run), runs it under Nsight
 //     Compute (Profile), or both (Measure).

@@ -257,9 +257,9 @@ func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Lau
 	if err != nil {
 		return nil, err
 	}
-	var rows []KernelMetrics
+	var rows []kernelMetrics
 	if profile {
-		if rows, err = ParseNcuCSV(stdout, metrics.All); err != nil {
+		if rows, err = parseNcuCSV(stdout, metrics.All); err != nil {
 			return nil, err
 		}
 		launched := 0
@@ -275,7 +275,7 @@ func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Lau
 	k := 0
 	for j, a := range answers {
 		l := &launches[p.Index[j]]
-		var km *KernelMetrics
+		var km *kernelMetrics
 		if profile && a.Launched {
 			km = &rows[k]
 			k++

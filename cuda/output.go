@@ -30,7 +30,7 @@ type harnessLine struct {
 
 // Minimums the harness promises for a timed result.
 const (
-	MinWarmups       = 3
+	minWarmups       = 3
 	MinTimedLaunches = 9
 )
 

@@ -81,7 +81,7 @@ func TestParseHarnessOutputRecorded(t *testing.T) {
 func TestParseNcuCSVRecorded(t *testing.T) {
 	data, err := os.ReadFile("testdata/probe_ncu.csv")
 	require.NoError(t, err)
-	rows, err := ParseNcuCSV(data, metrics.All)
+	rows, err := parseNcuCSV(data, metrics.All)
 	require.NoError(t, err)
 	require.Len(t, rows, 95, "one row per line of testdata/probe.jsonl")
 	// Row 0 is the probe's first line, a 1-byte coalesced copy of 2^20
@@ -121,13 +121,13 @@ func TestParseNcuCSV(t *testing.T) {
 	tests := []struct {
 		name string
 		data string
-		got  []KernelMetrics
+		got  []kernelMetrics
 		err  string
 	}{
 		{
 			name: "thousands separators",
 			data: csvOf(hdr, units, `"0","k_a","1,051,392","32,768"`, `"1","k_b","0","7"`),
-			got: []KernelMetrics{
+			got: []kernelMetrics{
 				{ID: 0, Name: "k_a", Metrics: metrics.Set{metrics.DRAMRead: 1051392, metrics.LdSectors: 32768}},
 				{ID: 1, Name: "k_b", Metrics: metrics.Set{metrics.DRAMRead: 0, metrics.LdSectors: 7}},
 			},
@@ -135,17 +135,17 @@ func TestParseNcuCSV(t *testing.T) {
 		{
 			name: "scaled units",
 			data: csvOf(hdr, `"","","Mbyte","Ksector"`, `"0","k_a","1.05","2.5"`),
-			got:  []KernelMetrics{{ID: 0, Name: "k_a", Metrics: metrics.Set{metrics.DRAMRead: 1.05e6, metrics.LdSectors: 2500}}},
+			got:  []kernelMetrics{{ID: 0, Name: "k_a", Metrics: metrics.Set{metrics.DRAMRead: 1.05e6, metrics.LdSectors: 2500}}},
 		},
 		{
 			name: "no units row",
 			data: hdr + "\n" + `"3","k_a","10","20"` + "\n",
-			got:  []KernelMetrics{{ID: 3, Name: "k_a", Metrics: metrics.Set{metrics.DRAMRead: 10, metrics.LdSectors: 20}}},
+			got:  []kernelMetrics{{ID: 3, Name: "k_a", Metrics: metrics.Set{metrics.DRAMRead: 10, metrics.LdSectors: 20}}},
 		},
 		{
 			name: "CRLF line ends",
 			data: strings.ReplaceAll(csvOf(hdr, units, `"0","k_a","1","2"`), "\n", "\r\n"),
-			got:  []KernelMetrics{{ID: 0, Name: "k_a", Metrics: metrics.Set{metrics.DRAMRead: 1, metrics.LdSectors: 2}}},
+			got:  []kernelMetrics{{ID: 0, Name: "k_a", Metrics: metrics.Set{metrics.DRAMRead: 1, metrics.LdSectors: 2}}},
 		},
 		{name: "header only", data: csvOf(hdr, units), got: nil},
 		{name: "no table", data: "==WARNING== No kernels were profiled.\n", err: "no CSV table"},
@@ -163,7 +163,7 @@ func TestParseNcuCSV(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseNcuCSV([]byte(tt.data), want)
+			got, err := parseNcuCSV([]byte(tt.data), want)
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
@@ -184,7 +184,7 @@ func FuzzParseNcuCSV(f *testing.F) {
 	}
 	want := []string{metrics.DRAMRead, metrics.LdSectors}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, err := ParseNcuCSV(data, want)
+		rows, err := parseNcuCSV(data, want)
 		if err != nil {
 			var oe *OutputError
 			if !assert.ErrorAs(t, err, &oe) {

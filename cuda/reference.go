@@ -40,7 +40,7 @@ func (g *GPU) collect(ctx context.Context) measure.Provenance {
 		reps = 20
 	}
 	if warm == 0 {
-		warm = MinWarmups
+		warm = minWarmups
 	}
 	p.Timing = fmt.Sprintf("median of %d launches, each between a CUDA event pair, after %d warm-up launches", reps, warm)
 	if !g.NoFlush {
@@ -50,7 +50,7 @@ func (g *GPU) collect(ctx context.Context) measure.Provenance {
 		if out, err := g.Ncu.VersionCmd().Run(ctx); err == nil {
 			p.Ncu = versionLine(string(out))
 		}
-		p.Profiling = "ncu " + strings.Join(ProfileArgs("harness", []string{"--profile"}), " ")
+		p.Profiling = "ncu " + strings.Join(profileArgs("harness", []string{"--profile"}), " ")
 	}
 	if smi, err := exec.LookPath("nvidia-smi"); err == nil {
 		q := "driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,pstate,power.draw,temperature.gpu"
@@ -74,14 +74,14 @@ func (g *GPU) collect(ctx context.Context) measure.Provenance {
 	return p
 }
 
-// ReferenceFile is the recording built into the course, made on its H200
+// referenceFile is the recording built into the course, made on its H200
 // from the sweep the lessons use (reference/sweep.jsonl) with
 //
 //	coalesce run -ncu -record cuda/reference/h200.jsonl cuda/reference/sweep.jsonl
 //
 // on a machine with an H200, nvcc and ncu (make reference). It is never
 // edited by hand.
-const ReferenceFile = "reference/h200.jsonl"
+const referenceFile = "reference/h200.jsonl"
 
 //go:embed reference
 var referenceFS embed.FS
@@ -90,16 +90,16 @@ var referenceFS embed.FS
 // on its H200, whose origin is Recorded. A build without it gives an
 // error wrapping ErrNoReference.
 var Recorded = sync.OnceValues(func() (*measure.Set, error) {
-	data, err := referenceFS.ReadFile(ReferenceFile)
+	data, err := referenceFS.ReadFile(referenceFile)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: %w: %s is not in this build", ErrNoReference, ReferenceFile)
+		return nil, fmt.Errorf("cuda: %w: %s is not in this build", ErrNoReference, referenceFile)
 	}
-	set, err := measure.ReadSet(bytes.NewReader(data), ReferenceFile, measure.Origin{Kind: measure.Recorded})
+	set, err := measure.ReadSet(bytes.NewReader(data), referenceFile, measure.Origin{Kind: measure.Recorded})
 	if err != nil {
 		return nil, err
 	}
 	if set.Provenance == nil {
-		return nil, fmt.Errorf("cuda: %s has no provenance", ReferenceFile)
+		return nil, fmt.Errorf("cuda: %s has no provenance", referenceFile)
 	}
 	return set, nil
 })

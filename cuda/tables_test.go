@@ -21,7 +21,7 @@ import (
 // without a GPU, when the two languages drift.
 func TestKernelTablesAgree(t *testing.T) {
 	read := func(name string) string {
-		b, err := fs.ReadFile(Sources, "src/"+name)
+		b, err := fs.ReadFile(sources, "src/"+name)
 		require.NoError(t, err)
 		return string(b)
 	}

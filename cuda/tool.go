@@ -19,7 +19,7 @@ import (
 // Invocation describes one run of an external program: which, with what,
 // for how long. Run starts it under a context; at the timeout (or when the
 // context ends) the program is sent an interrupt, then killed after
-// WaitDelay, so a tool that ignores the interrupt or a pipe held open by a
+// waitDelay, so a tool that ignores the interrupt or a pipe held open by a
 // grandchild cannot hang the caller.
 type Invocation struct {
 	Tool    string // name for messages: "nvcc", "ncu", "harness"
@@ -29,16 +29,16 @@ type Invocation struct {
 	Env     []string  // added to the environment
 	Stdin   io.Reader // nil is no input
 	Timeout time.Duration
-	// WaitDelay overrides the package's WaitDelay when positive.
+	// WaitDelay overrides the default waitDelay (5 s) when positive.
 	WaitDelay time.Duration
 	// Stderr, when set, also receives everything the program writes to its
 	// standard error, whether it succeeds or fails.
 	Stderr io.Writer
 }
 
-// WaitDelay is how long Run waits, after interrupting a program that
+// waitDelay is how long Run waits, after interrupting a program that
 // overran its time, before killing it and closing its pipes.
-const WaitDelay = 5 * time.Second
+const waitDelay = 5 * time.Second
 
 // maxStderr is how much of a tool's standard error an error keeps.
 const maxStderr = 8 << 10
@@ -55,7 +55,7 @@ func (inv Invocation) Run(ctx context.Context) (stdout []byte, err error) {
 	}
 	cmd := exec.CommandContext(ctx, inv.Path, inv.Args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = WaitDelay
+	cmd.WaitDelay = waitDelay
 	if inv.WaitDelay > 0 {
 		cmd.WaitDelay = inv.WaitDelay
 	}
@@ -177,14 +177,14 @@ func findNvcc(look func() (string, error)) (Nvcc, error) {
 // machine, and, where nvcc cannot see one (a container without the driver),
 // for Hopper, the course's reference device.
 var (
-	ArchNative   = []string{"-arch=native"}
-	ArchFallback = []string{"-gencode", "arch=compute_90,code=sm_90"}
+	archNative   = []string{"-arch=native"}
+	archFallback = []string{"-gencode", "arch=compute_90,code=sm_90"}
 )
 
-// BuildFlags are the flags every harness build uses besides the
+// buildFlags are the flags every harness build uses besides the
 // architecture: full optimization, and line information so that a profiler
 // can show which source line a load came from.
-var BuildFlags = []string{"-O3", "-lineinfo", "-std=c++17"}
+var buildFlags = []string{"-O3", "-lineinfo", "-std=c++17"}
 
 // VersionCmd is `nvcc --version`.
 func (n Nvcc) VersionCmd() Invocation {
@@ -193,7 +193,7 @@ func (n Nvcc) VersionCmd() Invocation {
 
 // BuildCmd compiles src (harness.cu, in dir) into the executable out.
 func (n Nvcc) BuildCmd(dir, src, out string, arch []string, timeout time.Duration) Invocation {
-	args := append(append(append([]string{}, BuildFlags...), arch...), "-o", out, src)
+	args := append(append(append([]string{}, buildFlags...), arch...), "-o", out, src)
 	return Invocation{Tool: "nvcc", Path: n.Path, Args: args, Dir: dir, Timeout: timeout}
 }
 
@@ -216,7 +216,7 @@ func (n Ncu) VersionCmd() Invocation {
 	return Invocation{Tool: "ncu", Path: n.Path, Args: []string{"--version"}, Timeout: time.Minute}
 }
 
-// ProfileArgs are ncu's arguments for reading the course's metrics from
+// profileArgs are ncu's arguments for reading the course's metrics from
 // every k_ kernel the harness launches:
 //
 //   - --clock-control none leaves the GPU's clocks as they are (ncu would
@@ -229,7 +229,7 @@ func (n Ncu) VersionCmd() Invocation {
 //
 // ncu's default cache control stays on: it flushes the caches before each
 // profiled kernel, so DRAM counts are those of a cold L2.
-func ProfileArgs(harness string, harnessArgs []string) []string {
+func profileArgs(harness string, harnessArgs []string) []string {
 	args := []string{
 		"--clock-control", "none",
 		"--metrics", strings.Join(metrics.All, ","),
@@ -242,5 +242,5 @@ func ProfileArgs(harness string, harnessArgs []string) []string {
 
 // ProfileCmd runs the harness under ncu.
 func (n Ncu) ProfileCmd(harness string, harnessArgs []string, timeout time.Duration) Invocation {
-	return Invocation{Tool: "ncu", Path: n.Path, Args: ProfileArgs(harness, harnessArgs), Timeout: timeout}
+	return Invocation{Tool: "ncu", Path: n.Path, Args: profileArgs(harness, harnessArgs), Timeout: timeout}
 }

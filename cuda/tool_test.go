@@ -186,11 +186,11 @@ func TestLookTool(t *testing.T) {
 
 func TestCommandLines(t *testing.T) {
 	nv := Nvcc{Path: "/cuda/bin/nvcc"}
-	b := nv.BuildCmd("/tmp/w", "harness.cu", "/tmp/w/harness", ArchNative, time.Minute)
+	b := nv.BuildCmd("/tmp/w", "harness.cu", "/tmp/w/harness", archNative, time.Minute)
 	assert.Equal(t, "/cuda/bin/nvcc", b.Path)
 	assert.Equal(t, "/tmp/w", b.Dir)
 	assert.Equal(t, []string{"-O3", "-lineinfo", "-std=c++17", "-arch=native", "-o", "/tmp/w/harness", "harness.cu"}, b.Args)
-	fb := nv.BuildCmd("/tmp/w", "harness.cu", "/tmp/w/harness", ArchFallback, time.Minute)
+	fb := nv.BuildCmd("/tmp/w", "harness.cu", "/tmp/w/harness", archFallback, time.Minute)
 	assert.Equal(t, []string{"-O3", "-lineinfo", "-std=c++17", "-gencode", "arch=compute_90,code=sm_90", "-o", "/tmp/w/harness", "harness.cu"}, fb.Args)
 	assert.Equal(t, []string{"--version"}, nv.VersionCmd().Args)
 

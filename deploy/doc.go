@@ -9,17 +9,6 @@
 // course_home.sh, and, under `make test-install`, install.sh into a
 // temporary prefix as the image does).
 //
-// Parse reads a Dockerfile into its instructions, one per logical line:
-//
-//	FROM nvidia/cuda:13.0.2-devel-ubuntu24.04
-//	RUN apt-get update \
-//	 && apt-get install -y tini      # one Instruction: RUN, line 2
-//	USER 1000
-//
-// gives Instructions FROM (line 1), RUN (line 2, continuation joined) and
-// USER (line 4). Comments and blank lines go; parser directives
-// (# syntax=..., # escape=...) are kept in Dockerfile.Directives. It is the
-// subset of the Dockerfile syntax this repository uses: heredocs (RUN <<EOF)
-// are refused with ErrHeredoc rather than misread. Errors are *ParseError
-// values with the line at fault, wrapping one of the Err variables.
+// Its tests read the Dockerfile with internal/dockerfile. The package has
+// no code of its own.
 package deploy

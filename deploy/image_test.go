@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coalescing-course/coalesce/internal/dockerfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,12 +25,12 @@ func readRepoFile(t *testing.T, name string) string {
 	return string(b)
 }
 
-func repoDockerfile(t *testing.T) (*Dockerfile, Stage) {
+func repoDockerfile(t *testing.T) (*dockerfile.Dockerfile, dockerfile.Stage) {
 	t.Helper()
 	f, err := os.Open(filepath.Join(root, "Dockerfile"))
 	require.NoError(t, err)
 	defer f.Close()
-	d, err := Parse(f)
+	d, err := dockerfile.Parse(f)
 	require.NoError(t, err)
 	stages := d.Stages()
 	require.NotEmpty(t, stages, "the Dockerfile has no FROM")
@@ -37,7 +38,7 @@ func repoDockerfile(t *testing.T) (*Dockerfile, Stage) {
 }
 
 // argDefaults returns the ARG defaults of the stage, for expanding ${NAME}.
-func argDefaults(s Stage) map[string]string {
+func argDefaults(s dockerfile.Stage) map[string]string {
 	args := map[string]string{}
 	for _, in := range s.Instructions {
 		if in.Cmd == "ARG" {
@@ -48,14 +49,14 @@ func argDefaults(s Stage) map[string]string {
 	return args
 }
 
-func expandArgs(s string, st Stage) string {
+func expandArgs(s string, st dockerfile.Stage) string {
 	args := argDefaults(st)
-	return expand(s, func(k string) string { return args[k] })
+	return dockerfile.Expand(s, func(k string) string { return args[k] })
 }
 
 // index returns the position in s.Instructions of the first instruction
 // for which match is true, or -1.
-func index(s Stage, match func(Instruction) bool) int {
+func index(s dockerfile.Stage, match func(dockerfile.Instruction) bool) int {
 	return slices.IndexFunc(s.Instructions, match)
 }
 
@@ -72,7 +73,7 @@ func goModVersion(t *testing.T) string {
 // docs/running.md.
 func TestDockerfile(t *testing.T) {
 	d, final := repoDockerfile(t)
-	cmdIdx := index(final, func(in Instruction) bool { return in.Cmd == "CMD" })
+	cmdIdx := index(final, func(in dockerfile.Instruction) bool { return in.Cmd == "CMD" })
 
 	tests := []struct {
 		name  string
@@ -80,27 +81,27 @@ func TestDockerfile(t *testing.T) {
 	}{
 		{"base image is nvidia/cuda devel, pinned to an exact version", func(t *testing.T) {
 			assert.NotContains(t, final.Image, "$", "the base image must be written out, not taken from an ARG")
-			ref := ParseImageRef(final.Image)
+			ref := dockerfile.ParseImageRef(final.Image)
 			assert.Equal(t, "nvidia/cuda", ref.Repository)
 			assert.NotEqual(t, "latest", ref.Tag)
 			assert.Regexp(t, `^\d+\.\d+\.\d+-devel-ubuntu\d+\.\d+$`, ref.Tag,
 				"want an exact CUDA version (X.Y.Z) of the devel variant")
 		}},
 		{"ncu: checked, else installed from the base image's CUDA release", func(t *testing.T) {
-			m := regexp.MustCompile(`^(\d+)\.(\d+)\.`).FindStringSubmatch(ParseImageRef(final.Image).Tag)
+			m := regexp.MustCompile(`^(\d+)\.(\d+)\.`).FindStringSubmatch(dockerfile.ParseImageRef(final.Image).Tag)
 			require.NotNil(t, m)
 			pkg := "cuda-nsight-compute-" + m[1] + "-" + m[2]
-			i := index(final, func(in Instruction) bool {
+			i := index(final, func(in dockerfile.Instruction) bool {
 				return in.Cmd == "RUN" && strings.Contains(in.Args, pkg) && strings.Contains(in.Args, "ncu --version")
 			})
 			assert.GreaterOrEqual(t, i, 0, "want a RUN that installs %s when ncu is missing and runs ncu --version", pkg)
-			assert.True(t, index(final, func(in Instruction) bool {
+			assert.True(t, index(final, func(in dockerfile.Instruction) bool {
 				return in.Cmd == "RUN" && strings.Contains(in.Args, "nvcc --version")
 			}) >= 0, "want a RUN that checks nvcc")
 		}},
 		{"a non-root user (uid 1000) is set before CMD", func(t *testing.T) {
 			require.GreaterOrEqual(t, cmdIdx, 0, "no CMD")
-			users := []Instruction{}
+			users := []dockerfile.Instruction{}
 			for _, in := range final.Instructions[:cmdIdx] {
 				if in.Cmd == "USER" {
 					users = append(users, in)
@@ -112,8 +113,8 @@ func TestDockerfile(t *testing.T) {
 			require.NoError(t, err, "USER %q: want a numeric uid, so that Kubernetes' runAsNonRoot can check it", user)
 			assert.Equal(t, 1000, uid)
 			// The uid has a passwd entry with a home directory.
-			i := index(final, func(in Instruction) bool {
-				w := Words(expandArgs(in.Args, final))
+			i := index(final, func(in dockerfile.Instruction) bool {
+				w := dockerfile.Words(expandArgs(in.Args, final))
 				j := slices.Index(w, "--uid")
 				return in.Cmd == "RUN" && slices.Contains(w, "useradd") && slices.Contains(w, "--create-home") &&
 					j >= 0 && j+1 < len(w) && w[j+1] == "1000"
@@ -128,7 +129,7 @@ func TestDockerfile(t *testing.T) {
 				}
 				runs++
 				env := final.Env(i)
-				for _, w := range Words(in.Args) { // inline NAME=value before the command
+				for _, w := range dockerfile.Words(in.Args) { // inline NAME=value before the command
 					if k, v, ok := strings.Cut(w, "="); ok && k == "KERNEL_PREFIX" {
 						env[k] = v
 					}
@@ -137,18 +138,18 @@ func TestDockerfile(t *testing.T) {
 				assert.Contains(t, []string{"/usr/local", "/usr"}, env["KERNEL_PREFIX"],
 					"line %d: install.sh must install the kernelspec under a system-wide prefix", in.Line)
 				assert.NotEmpty(t, env["VENV"], "line %d: VENV must be set (outside the course tree)", in.Line)
-				assert.Equal(t, -1, index(Stage{Instructions: final.Instructions[:i]}, func(in Instruction) bool { return in.Cmd == "USER" }),
+				assert.Equal(t, -1, index(dockerfile.Stage{Instructions: final.Instructions[:i]}, func(in dockerfile.Instruction) bool { return in.Cmd == "USER" }),
 					"line %d: install.sh writes under /usr/local and must run as root, before USER", in.Line)
 			}
 			assert.Positive(t, runs, "no RUN of scripts/install.sh")
-			assert.True(t, index(final, func(in Instruction) bool {
+			assert.True(t, index(final, func(in dockerfile.Instruction) bool {
 				return in.Cmd == "RUN" && strings.Contains(in.Args, "kernelspec list") && strings.Contains(in.Args, "/usr/local/share/jupyter/")
 			}) >= 0, "want a RUN that checks Jupyter finds the gonb kernelspec under /usr/local/share/jupyter with an empty HOME")
 		}},
 		{"jupyterhub-singleuser is installed and runs", func(t *testing.T) {
 			req := readRepoFile(t, "requirements.txt")
 			assert.Regexp(t, `(?m)^jupyterhub==\d+\.\d+\.\d+$`, req, "requirements.txt must pin jupyterhub exactly")
-			assert.True(t, index(final, func(in Instruction) bool {
+			assert.True(t, index(final, func(in dockerfile.Instruction) bool {
 				return in.Cmd == "RUN" && strings.Contains(in.Args, "jupyterhub-singleuser --version")
 			}) >= 0, "want a RUN that runs jupyterhub-singleuser --version")
 		}},
@@ -188,7 +189,7 @@ func TestDockerfile(t *testing.T) {
 			args := argDefaults(final)
 			assert.Equal(t, goModVersion(t), args["GO_VERSION"], "ARG GO_VERSION must equal go.mod's go directive")
 			assert.Regexp(t, `^[0-9a-f]{64}$`, args["GO_ZIP_SHA256"])
-			assert.True(t, index(final, func(in Instruction) bool {
+			assert.True(t, index(final, func(in dockerfile.Instruction) bool {
 				return in.Cmd == "RUN" && strings.Contains(in.Args, "install_go.sh") && strings.Contains(in.Args, "GO_ZIP_SHA256")
 			}) >= 0, "want a RUN of install_go.sh with GO_ZIP_SHA256")
 			env := final.Env(len(final.Instructions))
@@ -203,7 +204,7 @@ func TestDockerfile(t *testing.T) {
 				if _, ok := in.Flag("from"); ok {
 					continue
 				}
-				w := Words(in.Args)
+				w := dockerfile.Words(in.Args)
 				require.GreaterOrEqual(t, len(w), 2, "line %d", in.Line)
 				for _, src := range w[:len(w)-1] {
 					if src == "." {

@@ -80,5 +80,5 @@ func (g *Grader) Grade(id string, prediction float64) *Verdict {
 	if err != nil {
 		return &Verdict{ID: id, Prediction: prediction, Err: err}
 	}
-	return k.verdict(prediction)
+	return k.Verdict(prediction)
 }

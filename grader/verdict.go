@@ -50,8 +50,8 @@ type Verdict struct {
 	Err error
 }
 
-// verdict holds a prediction against a key.
-func (k *Key) verdict(prediction float64) *Verdict {
+// Verdict judges a prediction against the key's answers.
+func (k *Key) Verdict(prediction float64) *Verdict {
 	e := k.Exercise
 	v := &Verdict{
 		ID: e.ID, Exercise: e, Prediction: prediction,
@@ -270,4 +270,48 @@ func writeLinesHTML(b *strings.Builder, lines []string) {
 		fmt.Fprintf(b, `<p style="margin:0.2em 0">%s</p>`, html.EscapeString(lines[i]))
 		i++
 	}
+}
+
+// Number writes a number as the grader's texts do: integers whole, others
+// to four significant digits.
+func Number(v float64) string { return fmtNum(v) }
+
+// Points writes points earned of a maximum: "1 of 2 points".
+func Points(points, max float64) string { return pointsText(points, max) }
+
+// AnswerText writes the key's answer from src with its unit and tolerance,
+// as a report lists it: "4 sectors per request, exact", "16.69 DRAM bytes
+// per useful byte, within 20%". It is "" for a measured answer the key
+// does not have.
+func (k *Key) AnswerText(src Source) string {
+	e := k.Exercise
+	if src == Measurement {
+		if !k.HasMeasured {
+			return ""
+		}
+		return fmt.Sprintf("%s %s, %s", fmtAnswer(e, k.Measured), e.Unit, tolText(e.Tolerance.Measured))
+	}
+	return fmt.Sprintf("%s %s, %s", fmtAnswer(e, k.Model), e.Unit, tolText(e.Tolerance.Model))
+}
+
+// Markdown renders the section's lines as markdown: prose as paragraphs,
+// the preformatted lines (those starting with two spaces) as code blocks.
+func (s Section) Markdown() string {
+	var b strings.Builder
+	lines := s.Lines
+	for i := 0; i < len(lines); {
+		if strings.HasPrefix(lines[i], "  ") {
+			b.WriteString("```\n")
+			for ; i < len(lines) && strings.HasPrefix(lines[i], "  "); i++ {
+				b.WriteString(lines[i][2:])
+				b.WriteByte('\n')
+			}
+			b.WriteString("```\n\n")
+			continue
+		}
+		b.WriteString(lines[i])
+		b.WriteString("\n\n")
+		i++
+	}
+	return b.String()
 }

@@ -114,7 +114,7 @@ func TestKeyWithMeasurement(t *testing.T) {
 		k, err := g.Key("08-h200/block-32-slowdown")
 		require.NoError(t, err)
 		assert.False(t, k.Graded())
-		v := k.verdict(1.3)
+		v := k.Verdict(1.3)
 		assert.False(t, v.Graded)
 		assert.Zero(t, v.MaxPoints)
 		assert.Contains(t, v.String(), "NOT GRADED")
@@ -212,7 +212,7 @@ func TestVerdictHTMLEscapes(t *testing.T) {
 	e := b.Exercises[0]
 	e.Question = `Is <b>this</b> & "that" escaped?`
 	k := &Key{Exercise: &e, Model: 4, Explanation: []Section{{Title: "<i>T</i>", Lines: []string{"a < b", "  x <y>"}}}}
-	h := k.verdict(4).HTML()
+	h := k.Verdict(4).HTML()
 	assert.Contains(t, h, "Is &lt;b&gt;this&lt;/b&gt; &amp; &#34;that&#34; escaped?")
 	assert.Contains(t, h, "&lt;i&gt;T&lt;/i&gt;")
 	assert.Contains(t, h, "<pre style=\"margin:0.2em 0\">x &lt;y&gt;\n</pre>")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/grader/gradebook"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -27,7 +28,7 @@ const gradeUsage = `usage: coalesce grade [-out DIR] [-measure recorded|live|non
                       [-lessons all|L1,L2] [-max-size BYTES] [-q] SUBMISSIONS...
 
 Grades learners' saved notebooks (.ipynb files, or directories searched for
-them). The predictions are read from the grader.Check calls in the cells'
+them). The predictions are read from the lab.Check calls in the cells'
 source; no learner code is run. Writes DIR/gradebook.csv (one row per learner
 and exercise), DIR/totals.csv (one row per learner), DIR/gradebook.json and
 DIR/feedback/LEARNER.md.
@@ -46,7 +47,7 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	mode := fs.String("measure", "recorded", "measurement source: recorded (the H200 recording built in), live (this machine's GPU) or none")
 	refFile := fs.String("reference", "", "grade against the launches of this run file (coalesce run's output) instead of the built-in recording")
 	lessons := fs.String("lessons", "", "lessons to grade: all, or a comma-separated list; default: those the submissions touch")
-	maxSize := fs.Int64("max-size", grader.DefaultMaxBytes, "largest notebook file read, in bytes")
+	maxSize := fs.Int64("max-size", gradebook.DefaultMaxBytes, "largest notebook file read, in bytes")
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, gradeUsage)
@@ -69,7 +70,7 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	var opt grader.BatchOptions
+	var opt gradebook.Options
 	switch l := strings.TrimSpace(*lessons); l {
 	case "":
 	case "all":
@@ -81,7 +82,7 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 
-	inputs, skipped, err := grader.Collect(fs.Args())
+	inputs, skipped, err := gradebook.Collect(fs.Args())
 	if err != nil {
 		return err
 	}
@@ -101,11 +102,11 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			}
 		}
 	}
-	subs := g.Bank().ReadSubmissions(inputs, *maxSize, progress)
+	subs := gradebook.Reader{Bank: g.Bank(), Limit: *maxSize}.ReadAll(inputs, progress)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	gb, err := g.GradeAll(subs, opt)
+	gb, err := gradebook.Grade(g, subs, opt)
 	if err != nil {
 		return err
 	}
@@ -116,10 +117,10 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	fmt.Fprintf(stdout, "graded %s of %s: lessons %s; measurements: %s\n",
 		count(gb.Notebooks, "notebook"), count(len(gb.Totals), "learner"), orNone(strings.Join(gb.Lessons, ", ")), gb.Source)
-	for _, name := range []string{grader.GradebookCSV, grader.TotalsCSV, grader.GradebookJSON} {
+	for _, name := range []string{gradebook.GradebookCSV, gradebook.TotalsCSV, gradebook.GradebookJSON} {
 		fmt.Fprintf(stdout, "wrote %s\n", filepath.ToSlash(filepath.Join(*out, name)))
 	}
-	fmt.Fprintf(stdout, "wrote %s/ (%s)\n", filepath.ToSlash(filepath.Join(*out, grader.FeedbackDir)), count(len(gb.Totals), "file"))
+	fmt.Fprintf(stdout, "wrote %s/ (%s)\n", filepath.ToSlash(filepath.Join(*out, gradebook.FeedbackDir)), count(len(gb.Totals), "file"))
 	if gb.BadNotebooks > 0 {
 		fmt.Fprintf(stderr, "coalesce grade: %d of %s could not be graded; each has a bad-notebook row in the gradebook\n", gb.BadNotebooks, count(gb.Notebooks, "notebook"))
 		return errReported
@@ -159,10 +160,10 @@ func gradeSource(ctx context.Context, mode, refFile string, stderr io.Writer) (m
 // warnIdentities points out learners named after a lesson's file: a flat
 // folder of lesson notebooks without metadata, where every file would be a
 // learner of its own.
-func warnIdentities(gb *grader.Gradebook, b *grader.Bank, stderr io.Writer) {
+func warnIdentities(gb *gradebook.Gradebook, b *grader.Bank, stderr io.Writer) {
 	var odd []string
 	for _, t := range gb.Totals {
-		if t.IdentityFrom != grader.FromFileName {
+		if t.IdentityFrom != gradebook.FromFileName {
 			continue
 		}
 		for _, l := range b.Lessons {

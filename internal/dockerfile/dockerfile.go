@@ -1,4 +1,22 @@
-package deploy
+// Package dockerfile reads a Dockerfile into its instructions and stages,
+// enough for the tests of deploy to hold the course's image to what it
+// must do without a Docker engine: the base image, the user, the
+// environment, the install step.
+//
+// Parse reads a Dockerfile into its instructions, one per logical line:
+//
+//	FROM nvidia/cuda:13.0.2-devel-ubuntu24.04
+//	RUN apt-get update \
+//	 && apt-get install -y tini      # one Instruction: RUN, line 2
+//	USER 1000
+//
+// gives Instructions FROM (line 1), RUN (line 2, continuation joined) and
+// USER (line 4). Comments and blank lines go; parser directives
+// (# syntax=..., # escape=...) are kept in Dockerfile.Directives. It is the
+// subset of the Dockerfile syntax this repository uses: heredocs (RUN <<EOF)
+// are refused with ErrHeredoc rather than misread. Errors are *ParseError
+// values with the line at fault, wrapping one of the Err variables.
+package dockerfile
 
 import (
 	"bufio"
@@ -304,7 +322,7 @@ func (s Stage) Env(upto int) map[string]string {
 			for _, kv := range Words(in.Args) {
 				k, v, ok := strings.Cut(kv, "=")
 				if ok {
-					env[k] = expand(v, lookup)
+					env[k] = Expand(v, lookup)
 				}
 			}
 		case "ARG":
@@ -317,7 +335,9 @@ func (s Stage) Env(upto int) map[string]string {
 
 var varRE = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
 
-func expand(s string, lookup func(string) string) string {
+// Expand replaces $NAME and ${NAME} in s with lookup(NAME), as the
+// Dockerfile expands ARG and ENV values.
+func Expand(s string, lookup func(string) string) string {
 	return varRE.ReplaceAllStringFunc(s, func(m string) string {
 		sub := varRE.FindStringSubmatch(m)
 		name := sub[1] + sub[2]

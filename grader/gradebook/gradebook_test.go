@@ -1,4 +1,4 @@
-package grader
+package gradebook
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/grader/notebook"
+	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,18 +19,18 @@ const testLimit = 64 << 10
 
 func gradeSamples(t testing.TB) (*Gradebook, []string) {
 	t.Helper()
-	g := fixtureGrader(t)
+	g := testGrader(t)
 	inputs, skipped, err := Collect([]string{"testdata/submissions"})
 	require.NoError(t, err)
-	subs := g.Bank().ReadSubmissions(inputs, testLimit, nil)
-	gb, err := g.GradeAll(subs, BatchOptions{})
+	subs := Reader{Bank: g.Bank(), Limit: testLimit}.ReadAll(inputs, nil)
+	gb, err := Grade(g, subs, Options{})
 	require.NoError(t, err)
 	return gb, skipped
 }
 
 // TestGradebookGolden grades testdata/submissions (made by
 // testdata/make_submissions.py) against the invented reference and
-// compares the gradebook with testdata/gradebook/; -update rewrites it.
+// compares the gradebook with testdata/golden/; -update rewrites it.
 func TestGradebookGolden(t *testing.T) {
 	gb, skipped := gradeSamples(t)
 	assert.Equal(t, []string{filepath.Join("testdata", "submissions", "README.txt")}, skipped)
@@ -39,10 +39,10 @@ func TestGradebookGolden(t *testing.T) {
 	require.NoError(t, gb.WriteCSV(&csvOut))
 	require.NoError(t, gb.WriteTotalsCSV(&totals))
 	require.NoError(t, gb.WriteJSON(&js))
-	golden(t, "testdata/gradebook/gradebook.csv", csvOut.String())
-	golden(t, "testdata/gradebook/totals.csv", totals.String())
-	golden(t, "testdata/gradebook/gradebook.json", js.String())
-	golden(t, "testdata/gradebook/feedback-alan.md", gb.Feedback("Alan Turing"))
+	golden(t, "testdata/golden/gradebook.csv", csvOut.String())
+	golden(t, "testdata/golden/totals.csv", totals.String())
+	golden(t, "testdata/golden/gradebook.json", js.String())
+	golden(t, "testdata/golden/feedback-alan.md", gb.Feedback("Alan Turing"))
 }
 
 // TestGradebookRows checks, case by case, the rows the broken and odd

@@ -1,4 +1,4 @@
-package grader
+package gradebook
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/internal/words"
 )
 
@@ -56,7 +57,7 @@ type Row struct {
 	MaxPoints float64 `json:"max_points"`
 	Note      string  `json:"note"`
 
-	verdict *Verdict
+	verdict *grader.Verdict
 }
 
 // Total is one learner's sum over their rows.
@@ -83,49 +84,49 @@ type Gradebook struct {
 	Notebooks    int `json:"notebooks"`
 	BadNotebooks int `json:"bad_notebooks"`
 
-	keys map[string]*Key
+	keys map[string]*grader.Key
 }
 
 // ExerciseInfo is an exercise of a gradebook with its answer key.
 type ExerciseInfo struct {
-	ID        string   `json:"id"`
-	Lesson    string   `json:"lesson"`
-	Question  string   `json:"question"`
-	Unit      string   `json:"unit"`
-	GradedBy  Source   `json:"graded_by"`
-	Graded    bool     `json:"graded"`
-	Points    float64  `json:"points"`
-	Model     float64  `json:"model_answer"`
-	Measured  *float64 `json:"measured_answer"`
-	Tolerance float64  `json:"tolerance"`
+	ID        string        `json:"id"`
+	Lesson    string        `json:"lesson"`
+	Question  string        `json:"question"`
+	Unit      string        `json:"unit"`
+	GradedBy  grader.Source `json:"graded_by"`
+	Graded    bool          `json:"graded"`
+	Points    float64       `json:"points"`
+	Model     float64       `json:"model_answer"`
+	Measured  *float64      `json:"measured_answer"`
+	Tolerance float64       `json:"tolerance"`
 }
 
-// BatchOptions adjust GradeAll.
-type BatchOptions struct {
+// Options adjust Grade.
+type Options struct {
 	// Lessons whose exercises are graded; nil: every lesson some
 	// submission of the batch has a call for, or is named after.
 	Lessons []string
 }
 
-// GradeAll grades a batch of submissions: one row per learner and
+// Grade grades a batch of submissions with g: one row per learner and
 // exercise of the lessons graded, then one per unknown id or unreadable
 // call without an id, then one per bad notebook. Within a learner the
 // notebooks are taken in path order and their calls in cell order; for
 // each exercise the first call whose prediction can be read counts, and
 // the note lists the others.
-func (g *Grader) GradeAll(subs []Submission, opt BatchOptions) (*Gradebook, error) {
-	b := g.bank
-	gb := &Gradebook{Course: b.Course, Source: g.Source(), keys: map[string]*Key{}}
-	lessons, err := g.scope(subs, opt.Lessons)
+func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error) {
+	b := g.Bank()
+	gb := &Gradebook{Course: b.Course, Source: g.Source(), keys: map[string]*grader.Key{}}
+	lessons, err := scope(b, subs, opt.Lessons)
 	if err != nil {
 		return nil, err
 	}
 	gb.Lessons = lessons
-	var exercises []*Exercise
+	var exercises []*grader.Exercise
 	for _, l := range lessons {
 		exercises = append(exercises, b.OfLesson(l)...)
 	}
-	if err := g.keysFor(exercises, gb.keys); err != nil {
+	if err := keysFor(g, exercises, gb.keys); err != nil {
 		return nil, err
 	}
 	for _, e := range exercises {
@@ -156,7 +157,7 @@ func (g *Grader) GradeAll(subs []Submission, opt BatchOptions) (*Gradebook, erro
 	for _, learner := range sortedLearners(subs) {
 		mine := byLearner[learner]
 		slices.SortStableFunc(mine, func(a, b *Submission) int { return cmp.Compare(a.Path, b.Path) })
-		rows := g.learnerRows(learner, mine, exercises, gb.keys)
+		rows := learnerRows(b, learner, mine, exercises, gb.keys)
 		t := Total{Learner: learner, IdentityFrom: identity[learner]}
 		for _, r := range rows {
 			t.Points += r.Points
@@ -172,13 +173,12 @@ func (g *Grader) GradeAll(subs []Submission, opt BatchOptions) (*Gradebook, erro
 }
 
 // scope returns the lessons to grade, in bank order.
-func (g *Grader) scope(subs []Submission, want []string) ([]string, error) {
-	b := g.bank
+func scope(b *grader.Bank, subs []Submission, want []string) ([]string, error) {
 	in := map[string]bool{}
 	if want != nil {
 		for _, l := range want {
 			if b.Lesson(l) == nil {
-				return nil, fmt.Errorf("grader: no lesson %q: lessons are %s", l, strings.Join(b.LessonIDs(), ", "))
+				return nil, fmt.Errorf("gradebook: no lesson %q: lessons are %s", l, strings.Join(b.LessonIDs(), ", "))
 			}
 			in[l] = true
 		}
@@ -205,8 +205,8 @@ func (g *Grader) scope(subs []Submission, want []string) ([]string, error) {
 
 // keysFor computes the keys of the exercises concurrently: each runs the
 // model over a whole launch, which is most of a small batch's time.
-func (g *Grader) keysFor(exercises []*Exercise, into map[string]*Key) error {
-	keys := make([]*Key, len(exercises))
+func keysFor(g *grader.Grader, exercises []*grader.Exercise, into map[string]*grader.Key) error {
+	keys := make([]*grader.Key, len(exercises))
 	errs := make([]error, len(exercises))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
@@ -239,7 +239,7 @@ type located struct {
 // of the notebook counts them.
 func (l located) where() string { return fmt.Sprintf("cell %d, line %d", l.Cell+1, l.Line) }
 
-func (g *Grader) learnerRows(learner string, subs []*Submission, exercises []*Exercise, keys map[string]*Key) []Row {
+func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises []*grader.Exercise, keys map[string]*grader.Key) []Row {
 	var calls []located
 	type locMention struct {
 		Mention
@@ -280,7 +280,7 @@ func (g *Grader) learnerRows(learner string, subs []*Submission, exercises []*Ex
 		switch {
 		case first >= 0:
 			c := mine[first]
-			v := k.verdict(c.Value)
+			v := k.Verdict(c.Value)
 			r.verdict = v
 			r.Notebook, r.Prediction, r.PredictionText = c.path, ptr(c.Value), c.Arg
 			switch {
@@ -294,7 +294,7 @@ func (g *Grader) learnerRows(learner string, subs []*Submission, exercises []*Ex
 			}
 			notes = append(notes, c.where())
 			if c.Form == FormConstant {
-				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, fmtNum(c.Value))
+				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, grader.Number(c.Value))
 				if c.Truncated {
 					n += " (integer division drops the fraction: write 1.0/8, not 1/8)"
 				}
@@ -340,11 +340,11 @@ func (g *Grader) learnerRows(learner string, subs []*Submission, exercises []*Ex
 	reported := map[string]bool{}
 	for _, c := range calls {
 		if c.ID != "" {
-			if _, err := g.bank.Exercise(c.ID); err == nil || reported[c.ID] {
+			if _, err := b.Exercise(c.ID); err == nil || reported[c.ID] {
 				continue
 			}
 			reported[c.ID] = true
-			_, err := g.bank.Exercise(c.ID)
+			_, err := b.Exercise(c.ID)
 			rows = append(rows, Row{Learner: learner, Notebook: c.path, Exercise: c.ID, Status: UnknownExercise,
 				PredictionText: c.Arg, Prediction: predictionPtr(c.Call),
 				Note: c.where() + ": " + strings.TrimPrefix(err.Error(), "grader: ")})

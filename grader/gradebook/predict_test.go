@@ -1,4 +1,4 @@
-package grader
+package gradebook
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/grader/notebook"
+	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

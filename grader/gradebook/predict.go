@@ -1,4 +1,4 @@
-package grader
+package gradebook
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/coalescing-course/coalesce/grader/notebook"
+	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/coalescing-course/coalesce/internal/words"
 )
 

@@ -1,4 +1,4 @@
-package grader
+package gradebook
 
 import (
 	"encoding/base64"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coalescing-course/coalesce/grader"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,7 +27,7 @@ var (
 // broken in one of the ways the grader reports.
 func writeBatch(t testing.TB, dir string, n int) {
 	t.Helper()
-	b, err := Exercises()
+	b, err := grader.Exercises()
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(1, 2))
 	png := base64.StdEncoding.EncodeToString(make([]byte, 12<<10)) // a saved 12 KB plot
@@ -93,7 +94,7 @@ func TestWriteBatch(t *testing.T) {
 func BenchmarkGrade2000(b *testing.B) {
 	dir := b.TempDir()
 	writeBatch(b, dir, 2000)
-	g := fixtureGrader(b)
+	g := testGrader(b)
 	inputs, _, err := Collect([]string{dir})
 	require.NoError(b, err)
 	for _, e := range g.Bank().Exercises {
@@ -103,8 +104,8 @@ func BenchmarkGrade2000(b *testing.B) {
 	out := b.TempDir()
 	b.ResetTimer()
 	for b.Loop() {
-		subs := g.Bank().ReadSubmissions(inputs, 0, nil)
-		gb, err := g.GradeAll(subs, BatchOptions{})
+		subs := Reader{Bank: g.Bank()}.ReadAll(inputs, nil)
+		gb, err := Grade(g, subs, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -122,11 +123,11 @@ func BenchmarkFindCalls(b *testing.B) {
 	writeBatch(b, dir, 8)
 	data, err := os.ReadFile(filepath.Join(dir, "learner0000", "03-strided.ipynb"))
 	require.NoError(b, err)
-	bank, err := Exercises()
+	bank, err := grader.Exercises()
 	require.NoError(b, err)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		s := bank.ParseSubmission(Input{Path: "x.ipynb"}, data, 0)
+		s := Reader{Bank: bank}.Parse(Input{Path: "x.ipynb"}, data)
 		if len(s.Found.Calls) != 3 {
 			b.Fatalf("%d calls", len(s.Found.Calls))
 		}

@@ -3,7 +3,7 @@ package notebook_test
 import (
 	"fmt"
 
-	"github.com/coalescing-course/coalesce/grader/notebook"
+	"github.com/coalescing-course/coalesce/internal/notebook"
 )
 
 // A GoNB cell taken apart: the shell line set aside, the import a

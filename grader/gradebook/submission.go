@@ -1,4 +1,4 @@
-package grader
+package gradebook
 
 import (
 	"errors"
@@ -12,7 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/coalescing-course/coalesce/grader/notebook"
+	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/internal/notebook"
 )
 
 // DefaultMaxBytes is the largest notebook file graded: 16 MiB, room for a
@@ -138,35 +139,45 @@ func Identify(md *notebook.Metadata, path, root string) (learner, from string) {
 	return strings.TrimSuffix(base, filepath.Ext(base)), FromFileName
 }
 
-// ReadSubmission reads and parses one notebook file, refusing files over
-// limit bytes (limit <= 0: DefaultMaxBytes). It never fails: what is wrong
-// with the file is the submission's Problem.
-func (b *Bank) ReadSubmission(in Input, limit int64) Submission {
-	if limit <= 0 {
-		limit = DefaultMaxBytes
+// Reader reads learners' saved notebooks as submissions to the lessons of
+// a bank. Its zero Limit is DefaultMaxBytes.
+type Reader struct {
+	Bank *grader.Bank
+	// Limit is the largest file read, in bytes; <= 0 is DefaultMaxBytes.
+	Limit int64
+}
+
+func (r Reader) limit() int64 {
+	if r.Limit <= 0 {
+		return DefaultMaxBytes
 	}
+	return r.Limit
+}
+
+// Read reads and parses one notebook file, refusing files over the limit.
+// It never fails: what is wrong with the file is the submission's Problem.
+func (r Reader) Read(in Input) Submission {
+	limit := r.limit()
 	f, err := os.Open(in.Path)
 	if err != nil {
-		return b.problem(in, nil, fmt.Sprintf("cannot read the file: %v", errors.Unwrap(err)))
+		return r.problem(in, nil, fmt.Sprintf("cannot read the file: %v", errors.Unwrap(err)))
 	}
 	defer f.Close()
 	if info, err := f.Stat(); err == nil && info.Size() > limit {
-		return b.problem(in, nil, fmt.Sprintf("the file is %s, over the %s limit (coalesce grade -max-size); it was not read", sizeStr(info.Size()), sizeStr(limit)))
+		return r.problem(in, nil, fmt.Sprintf("the file is %s, over the %s limit (coalesce grade -max-size); it was not read", sizeStr(info.Size()), sizeStr(limit)))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return b.problem(in, nil, fmt.Sprintf("cannot read the file: %v", err))
+		return r.problem(in, nil, fmt.Sprintf("cannot read the file: %v", err))
 	}
-	return b.ParseSubmission(in, data, limit)
+	return r.Parse(in, data)
 }
 
-// ParseSubmission is ReadSubmission on a file's contents.
-func (b *Bank) ParseSubmission(in Input, data []byte, limit int64) Submission {
-	if limit <= 0 {
-		limit = DefaultMaxBytes
-	}
+// Parse is Read on a file's contents.
+func (r Reader) Parse(in Input, data []byte) Submission {
+	limit := r.limit()
 	if int64(len(data)) > limit {
-		return b.problem(in, nil, fmt.Sprintf("the file is over the %s limit (coalesce grade -max-size); it was not read", sizeStr(limit)))
+		return r.problem(in, nil, fmt.Sprintf("the file is over the %s limit (coalesce grade -max-size); it was not read", sizeStr(limit)))
 	}
 	nb, err := notebook.Parse(data)
 	if err != nil {
@@ -176,11 +187,11 @@ func (b *Bank) ParseSubmission(in Input, data []byte, limit int64) Submission {
 			msg = "malformed JSON: " + msg
 		case errors.Is(err, notebook.ErrVersion), errors.Is(err, notebook.ErrNotNotebook):
 		}
-		return b.problem(in, nil, msg)
+		return r.problem(in, nil, msg)
 	}
 	s := Submission{Path: in.Path, Folder: folderOf(in)}
 	s.Learner, s.IdentityFrom = Identify(&nb.Metadata, in.Path, in.Root)
-	s.Lesson = b.lessonOf(nb.Metadata.Lesson, in.Path)
+	s.Lesson = r.lessonOf(nb.Metadata.Lesson, in.Path)
 	if !nb.Metadata.IsGo() {
 		s.Problem = fmt.Sprintf("not a Go notebook: its kernel is %s; the course's notebooks run on GoNB", nb.Metadata.Kernel())
 		return s
@@ -231,21 +242,21 @@ func reconcile(subs []Submission) {
 	}
 }
 
-func (b *Bank) problem(in Input, md *notebook.Metadata, msg string) Submission {
+func (r Reader) problem(in Input, md *notebook.Metadata, msg string) Submission {
 	s := Submission{Path: in.Path, Folder: folderOf(in), Problem: msg}
 	s.Learner, s.IdentityFrom = Identify(md, in.Path, in.Root)
-	s.Lesson = b.lessonOf("", in.Path)
+	s.Lesson = r.lessonOf("", in.Path)
 	return s
 }
 
 // lessonOf returns the bank lesson a notebook says it is, by metadata or
 // by the start of its file name.
-func (b *Bank) lessonOf(meta, path string) string {
-	if meta != "" && b.Lesson(meta) != nil {
+func (r Reader) lessonOf(meta, path string) string {
+	if meta != "" && r.Bank.Lesson(meta) != nil {
 		return meta
 	}
 	base := filepath.Base(path)
-	for _, l := range b.Lessons {
+	for _, l := range r.Bank.Lessons {
 		if strings.HasPrefix(base, l.ID) {
 			return l.ID
 		}
@@ -253,9 +264,9 @@ func (b *Bank) lessonOf(meta, path string) string {
 	return ""
 }
 
-// ReadSubmissions reads every input on GOMAXPROCS workers, in input order,
+// ReadAll reads every input on GOMAXPROCS workers, in input order,
 // calling progress (when not nil) after each file with the count done.
-func (b *Bank) ReadSubmissions(inputs []Input, limit int64, progress func(done int)) []Submission {
+func (r Reader) ReadAll(inputs []Input, progress func(done int)) []Submission {
 	subs := make([]Submission, len(inputs))
 	var (
 		wg   sync.WaitGroup
@@ -268,7 +279,7 @@ func (b *Bank) ReadSubmissions(inputs []Input, limit int64, progress func(done i
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				subs[i] = b.ReadSubmission(inputs[i], limit)
+				subs[i] = r.Read(inputs[i])
 				if progress != nil {
 					mu.Lock()
 					done++

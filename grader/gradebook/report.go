@@ -1,4 +1,4 @@
-package grader
+package gradebook
 
 import (
 	"encoding/csv"
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/coalescing-course/coalesce/grader"
 )
 
 // GradebookHeader is the header of gradebook.csv.
@@ -75,7 +77,7 @@ func (gb *Gradebook) Feedback(learner string) string {
 	fmt.Fprintf(&b, "# Feedback for %s\n\n", learner)
 	for _, t := range gb.Totals {
 		if t.Learner == learner {
-			fmt.Fprintf(&b, "Total: %s of %s points (%s%%).\n\n", fmtNum(t.Points), fmtNum(t.MaxPoints), csvNum(t.Percent))
+			fmt.Fprintf(&b, "Total: %s of %s points (%s%%).\n\n", grader.Number(t.Points), grader.Number(t.MaxPoints), csvNum(t.Percent))
 		}
 	}
 	fmt.Fprintf(&b, "Measurements: %s.\n", gb.Source)
@@ -104,7 +106,7 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 	}
 	points := ""
 	if r.MaxPoints > 0 {
-		points = ", " + pointsText(r.Points, r.MaxPoints)
+		points = ", " + grader.Points(r.Points, r.MaxPoints)
 	}
 	fmt.Fprintf(b, "## %s: %s%s\n\n", title, r.Status, points)
 	k := gb.keys[r.Exercise]
@@ -112,18 +114,17 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 		fmt.Fprintf(b, "%s\n", r.Note)
 		return
 	}
-	e := k.Exercise
-	fmt.Fprintf(b, "%s\n\n", e.Question)
+	fmt.Fprintf(b, "%s\n\n", k.Exercise.Question)
 	if r.Prediction != nil {
-		fmt.Fprintf(b, "- Your prediction: %s\n", fmtNum(*r.Prediction))
+		fmt.Fprintf(b, "- Your prediction: %s\n", grader.Number(*r.Prediction))
 	} else if r.PredictionText != "" {
 		fmt.Fprintf(b, "- Your prediction: `%s` (not read)\n", r.PredictionText)
 	} else {
 		b.WriteString("- Your prediction: none\n")
 	}
-	fmt.Fprintf(b, "- Model: %s %s, %s\n", fmtAnswer(e, k.Model), e.Unit, tolText(e.Tolerance.Model))
+	fmt.Fprintf(b, "- Model: %s\n", k.AnswerText(grader.Model))
 	if k.HasMeasured {
-		fmt.Fprintf(b, "- Measured (%s): %s %s, %s\n", k.Source, fmtAnswer(e, k.Measured), e.Unit, tolText(e.Tolerance.Measured))
+		fmt.Fprintf(b, "- Measured (%s): %s\n", k.Source, k.AnswerText(grader.Measurement))
 	} else {
 		fmt.Fprintf(b, "- Measured: none (%s)\n", k.NoMeasurement)
 	}
@@ -134,25 +135,7 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 		return // the answer is above; the explanation is for an attempt
 	}
 	for _, s := range k.Explanation {
-		fmt.Fprintf(b, "\n### %s\n\n", s.Title)
-		writeLinesMarkdown(b, s.Lines)
-	}
-}
-
-func writeLinesMarkdown(b *strings.Builder, lines []string) {
-	for i := 0; i < len(lines); {
-		if strings.HasPrefix(lines[i], "  ") {
-			b.WriteString("```\n")
-			for ; i < len(lines) && strings.HasPrefix(lines[i], "  "); i++ {
-				b.WriteString(lines[i][2:])
-				b.WriteByte('\n')
-			}
-			b.WriteString("```\n\n")
-			continue
-		}
-		b.WriteString(lines[i])
-		b.WriteString("\n\n")
-		i++
+		fmt.Fprintf(b, "\n### %s\n\n%s", s.Title, s.Markdown())
 	}
 }
 
@@ -170,16 +153,16 @@ const (
 // replaced by '_'; two learners whose names collide get -2, -3...
 func (gb *Gradebook) WriteDir(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, FeedbackDir), 0o755); err != nil {
-		return fmt.Errorf("grader: %w", err)
+		return fmt.Errorf("gradebook: %w", err)
 	}
 	write := func(name string, f func(io.Writer) error) error {
 		file, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
-			return fmt.Errorf("grader: %w", err)
+			return fmt.Errorf("gradebook: %w", err)
 		}
 		if err := f(file); err != nil {
 			file.Close()
-			return fmt.Errorf("grader: writing %s: %w", name, err)
+			return fmt.Errorf("gradebook: writing %s: %w", name, err)
 		}
 		return file.Close()
 	}
@@ -195,7 +178,7 @@ func (gb *Gradebook) WriteDir(dir string) error {
 	for learner, name := range gb.FeedbackFiles() {
 		text := gb.Feedback(learner)
 		if err := os.WriteFile(filepath.Join(dir, FeedbackDir, name), []byte(text), 0o644); err != nil {
-			return fmt.Errorf("grader: %w", err)
+			return fmt.Errorf("gradebook: %w", err)
 		}
 	}
 	return nil

@@ -1,0 +1,213 @@
+package coalesce
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
+)
+
+// The data the published accuracy is measured on, all made on the course's
+// H200 (provenance in each file, logs in cuda/device/log): the probe and
+// the recorded sweep, which the DRAM and time models were fitted to, and
+// the held-out launches measured afterwards to test them.
+const (
+	probeFile   = "cuda/testdata/probe_metrics.jsonl"
+	sweepFile   = "cuda/reference/h200.jsonl"
+	holdoutFile = "cuda/testdata/holdout_metrics.jsonl"
+)
+
+// paired is one measured launch and the model's prediction of it.
+type paired struct {
+	l measure.Launch
+	p sectors.Prediction
+}
+
+// readPaired reads a run file of the repository and predicts its launches,
+// once per test binary.
+var readPaired = func() func(path string) ([]paired, error) {
+	var mu sync.Mutex
+	cache := map[string][]paired{}
+	return func(path string) ([]paired, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ps, ok := cache[path]; ok {
+			return ps, nil
+		}
+		set, err := measure.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		ls := set.Measured()
+		specs := make([]spec.Spec, len(ls))
+		for i, l := range ls {
+			specs[i] = l.Spec
+		}
+		preds, err := sectors.PredictAll(specs...)
+		if err != nil {
+			return nil, err
+		}
+		ps := make([]paired, len(ls))
+		for i := range ls {
+			ps[i] = paired{ls[i], preds[i]}
+		}
+		cache[path] = ps
+		return ps, nil
+	}
+}()
+
+func paired3(t *testing.T) (probe, sweep, holdout []paired) {
+	t.Helper()
+	var err error
+	probe, err = readPaired(probeFile)
+	require.NoError(t, err)
+	sweep, err = readPaired(sweepFile)
+	require.NoError(t, err)
+	holdout, err = readPaired(holdoutFile)
+	require.NoError(t, err)
+	return probe, sweep, holdout
+}
+
+// within reports whether the model is within tol of the measurement,
+// relative to the measurement: |model - measured| <= tol × measured.
+func within(model, measured, tol float64) bool {
+	return math.Abs(model-measured) <= tol*measured
+}
+
+// l1Exact counts the launches whose four L1 counts the model has exactly.
+func l1Exact(ps []paired) int {
+	n := 0
+	for _, x := range ps {
+		exact := true
+		for _, m := range metrics.All {
+			if metrics.Exact(m) && x.l.Metrics[m] != x.p.Metrics[m] {
+				exact = false
+			}
+		}
+		if exact {
+			n++
+		}
+	}
+	return n
+}
+
+// dramWithin counts the DRAM counts over 4 MB, and those the model has
+// within 15 %.
+func dramWithin(ps []paired) (ok, of int) {
+	for _, x := range ps {
+		for _, m := range []string{metrics.DRAMRead, metrics.DRAMWrite} {
+			if v := x.l.Metrics[m]; v > 4e6 {
+				of++
+				if within(x.p.Metrics[m], v, 0.15) {
+					ok++
+				}
+			}
+		}
+	}
+	return ok, of
+}
+
+// copyFamily are the kernels the time model is built for: copies that
+// stream every byte they touch.
+var copyFamily = []spec.Kernel{spec.CoalescedCopy, spec.OffsetCopy, spec.VectorizedCopy, spec.GridStrideCopy}
+
+func timeWithin(ps []paired, tol float64, keep func(spec.Spec) bool) (ok, of int) {
+	for _, x := range ps {
+		if !x.l.Timed() || !keep(x.l.Spec) {
+			continue
+		}
+		of++
+		if within(x.p.TimeSeconds, x.l.Seconds(), tol) {
+			ok++
+		}
+	}
+	return ok, of
+}
+
+func find(t *testing.T, ps []paired, text string) paired {
+	t.Helper()
+	s, err := spec.Parse([]byte(text))
+	require.NoError(t, err)
+	for _, x := range ps {
+		if x.l.Spec == s {
+			return x
+		}
+	}
+	t.Fatalf("%s is not in the data", s.Brief())
+	return paired{}
+}
+
+// published returns a file's text with its line breaks and comment marks
+// folded, so that a claim matches however the text wraps.
+func published(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return strings.Join(strings.Fields(strings.ReplaceAll(string(b), "\n//", "\n")), " ")
+}
+
+// TestPublishedAccuracy computes, from the committed measurements, every
+// accuracy figure the README and the model's documentation publish, and
+// requires them to say exactly that: a change to the model that moves a
+// published figure fails here, with the figure to publish instead.
+func TestPublishedAccuracy(t *testing.T) {
+	probe, sweep, holdout := paired3(t)
+	all := slices.Concat(probe, sweep, holdout)
+	readme := published(t, "README.md")
+	sectorsDoc := published(t, "lessons/sectors/doc.go")
+	claim := func(where, text, format string, args ...any) {
+		t.Helper()
+		want := fmt.Sprintf(format, args...)
+		assert.Contains(t, text, want, "%s should say: %q", where, want)
+	}
+
+	// L1: exact on every launch, not merely on most.
+	exact := l1Exact(all)
+	assert.Equal(t, len(all), exact, "the model's L1 counts must equal ncu's on every measured launch")
+	claim("README.md", readme, "the model equals ncu on all %d launches measured (%d probe, %d reference, %d held out)",
+		exact, len(probe), len(sweep), len(holdout))
+
+	// DRAM, counts over 4 MB, within 15 %.
+	okP, ofP := dramWithin(probe)
+	okS, ofS := dramWithin(sweep)
+	okH, ofH := dramWithin(holdout)
+	claim("README.md", readme, "within 15 %% of ncu on %d of %d in the launches the L2 model was fitted to, and on %d of %d in %d launches measured afterwards",
+		okP+okS, ofP+ofS, okH, ofH, len(holdout))
+	claim("lessons/sectors/doc.go", sectorsDoc, "the model is within 15 %% of ncu on %d of %d in the probe and %d of %d in the recorded sweep", okP, ofP, okS, ofS)
+	claim("lessons/sectors/doc.go", sectorsDoc, "and on %d of %d in cuda/testdata/holdout_metrics.jsonl, %d launches made afterwards", okH, ofH, len(holdout))
+
+	// Time: the copy family, and everything.
+	inFamily := func(s spec.Spec) bool { return slices.Contains(copyFamily, s.Kernel) }
+	okC, ofC := timeWithin(sweep, 0.16, inFamily)
+	assert.Equal(t, ofC, okC, "the time model must hold within 16 %% on every copy-family launch of the sweep")
+	claim("README.md", readme, "within 16 %% on all %d copy-family launches", ofC)
+	ok25, of25 := timeWithin(sweep, 0.25, func(spec.Spec) bool { return true })
+	claim("lessons/sectors/doc.go", sectorsDoc, "within 16 %% of the measured time on all %d copy-family launches of the recorded sweep, and within 25 %% on %d of its %d launches",
+		ofC, ok25, of25)
+	s32 := find(t, sweep, `{"kernel":"strided_copy","n":67108864,"stride":32}`)
+	slow := fmt.Sprintf("%.1f", s32.l.Seconds()/s32.p.TimeSeconds)
+	claim("README.md", readme, "stride ≥ 32: %s× too fast", slow)
+	claim("lessons/sectors/doc.go", sectorsDoc, "at stride 32 the measured time is %s times the model's", slow)
+
+	// Copies against cudaMemcpy, measured in the same run.
+	of := func(text string) string {
+		x := find(t, sweep, text)
+		f, err := figures.FractionOfMemcpy.Of(figures.Measured(x.l, nil))
+		require.NoError(t, err)
+		return strings.TrimSuffix(figures.Percent.Format(f), "%")
+	}
+	claim("README.md", readme, "the page's one-float-per-thread copy reaches %s %% of cudaMemcpy; `vectorized_copy` (16-byte loads) reaches %s %%",
+		of(`{"kernel":"coalesced_copy","n":67108864}`), of(`{"kernel":"vectorized_copy","n":67108864,"width":4}`))
+}

@@ -1,0 +1,58 @@
+// Package coalesce is the map of a course on GPU global memory and
+// coalescing: Go notebooks (GoNB) that predict with an exact sector model,
+// measure on a real GPU, and grade what learners predict. It holds no code;
+// go doc on each package below says what it does.
+//
+// # Layers
+//
+// Each package imports only packages of the layers below its own
+// (TestLayers holds them to it):
+//
+//	6  cmd/coalesce        the command line over all of it
+//	5  lab                 the notebook face: what cells call; the only package that talks to GoNB
+//	   grader/gradebook    an instructor's batch grading of saved notebooks
+//	4  lessons/plots       the charts and the warp diagram (draws; never displays)
+//	   grader              the exercise bank, answer keys and verdicts
+//	3  lessons/figures     every derived figure, defined once, for model and measurement
+//	   cuda                the kernels, the harness and the live GPU; the course's recording
+//	2  lessons/sectors     the model: addresses to sectors, requests, DRAM bytes and time
+//	   measure             a measured launch, a set of them, the run-file format
+//	1  lessons/spec        the experiment spec: the kernel table and the field table
+//	0  lessons/devices     GPU profiles (profiles.json)
+//	   lessons/metrics     Nsight Compute's metric names
+//	   internal/...        plumbing: words, notebook (ipynb reading), dockerfile
+//
+// deploy holds only the tests of the Docker image and its install.
+//
+// # To add a kernel
+//
+//  1. lessons/spec/kernels.go: its entry in the kernel table (fields,
+//     rules, threads, buffers, useful bytes, memcpy ceiling) and its name.
+//  2. cuda/src/kernels.cuh: its CUDA body, named k_<kernel>; and
+//     cuda/src/harness.cu: its line in kKernels, which fills its buffers,
+//     launches it and checks its output.
+//  3. lessons/sectors/addresses.go: its address function, the model's copy
+//     of the body (and its loads in flight, when not one).
+//
+// TestKernelTableIsComplete (spec), TestKernelTablesAgree (cuda) and
+// TestEveryKernelHasAddresses (sectors) fail until all three are there;
+// TestGPUProfileMatchesModel then holds the model to ncu on a GPU.
+//
+// # To add a GPU profile
+//
+// One record in lessons/devices/profiles.json, every number with its
+// provenance. A spec then names it with "device".
+//
+// # To add an exercise
+//
+// One entry in grader/exercises.json: its id, question, unit, specs, the
+// figure it asks for, what grades it and its tolerances. ParseBank refuses
+// what does not hold together; the lesson's notebook asks for it with
+// lab.Check.
+//
+// # To add a figure
+//
+// One variable in lessons/figures (name, label, unit, level, how it is
+// computed from Values) and its place in the derived list; exercises,
+// tables, charts and `coalesce compare -figures` can then all use it.
+package coalesce

@@ -1,0 +1,83 @@
+// Package gradebook grades a class's saved notebooks at once, for the
+// instructor (`coalesce grade`): it finds every learner's predictions in
+// their notebooks' source, asks the grader for each verdict, and writes a
+// gradebook (CSV and JSON), the totals, and a feedback file per learner.
+//
+// Grading never runs learner code. The notebooks are read as JSON, the Go
+// in their code cells parsed with go/parser, and the predictions read from
+// the source: a submission cannot change its own grade or touch the
+// grading machine, and the outputs saved in a notebook (which a learner
+// could edit) are never read.
+//
+// # What counts as a prediction
+//
+// A prediction is one call in a code cell, the exercise's id and a number
+// written in the call (lab.Check; grader.Check in notebooks saved from the
+// course's first build):
+//
+//	%%
+//	lab.Check("03-strided/sectors-stride-32", 32)
+//
+// The prediction is the call's second argument, read from the source:
+//
+//   - a number, signed or not: 32, -0.5, 1e3, 0x20;
+//   - arithmetic on numbers (+ - * / % and parentheses), evaluated with Go's
+//     own rules for untyped constants, so that the gradebook agrees with
+//     what the learner's notebook showed: 64/2 is 32, and 1/8 is 0 (integer
+//     division; the note says so), while 1.0/8 is 0.125;
+//   - anything else is unreadable, with the reason: a variable, a function
+//     call or conversion, a string, a call in a cell that does not compile
+//     (such a call never ran), a call with other than two arguments, an id
+//     that is not a string literal.
+//
+// Calls are found wherever they are in a code cell (after %%, in a
+// function, as an argument), under the name lab (or grader), any name a
+// cell imports the package as, or bare after a dot import. A call in a comment,
+// a markdown or raw cell, or a cell GoNB does not compile as Go
+// (%%writefile, %%bash...) is not graded; the gradebook's note points to
+// it. Cells are found in any order and split any way: only their source
+// matters, not their place.
+//
+// When a learner has several calls for one exercise (in one notebook or
+// across notebooks), the first whose prediction can be read counts, in the
+// order of notebook paths, then cells, then lines; the note lists the
+// others. The first is the prediction made before the answer was seen.
+//
+// # Who a submission belongs to
+//
+// Identify: metadata.coalesce.learner, else the first name of
+// metadata.authors, else the first folder below the directory given to
+// `coalesce grade` (SUBMISSIONS/ada/03-strided.ipynb is ada's), else the
+// file name without .ipynb (SUBMISSIONS/ada.ipynb is ada's). A notebook
+// named by its folder (one that cannot be read has no metadata) takes the
+// name its folder's other notebooks agree on.
+//
+// # JSON schema
+//
+// gradebook.json, written by (*Gradebook).WriteJSON, is one object:
+//
+//	{
+//	  "course": "coalesce",
+//	  "measurement_source": "recorded on NVIDIA H200, 2026-11-29",  // or "none: <why>"
+//	  "lessons": ["03-strided", ...],           // the lessons graded
+//	  "exercises": [{                           // their exercises, with the keys
+//	    "id", "lesson", "question", "unit",
+//	    "graded_by": "model" | "measurement",
+//	    "graded": bool,                         // false: measured, no measurement
+//	    "points", "model_answer",
+//	    "measured_answer": number | null,
+//	    "tolerance": number                     // of the answer that grades
+//	  }],
+//	  "rows": [{                                // as gradebook.csv, one per learner × exercise
+//	    "learner", "notebook", "exercise", "lesson",
+//	    "prediction": number | null, "prediction_text": "64/2",
+//	    "model_answer": number | null, "measured_answer": number | null,
+//	    "measurement_source", "verdict", "points", "max_points", "note"
+//	  }],
+//	  "totals": [{"learner", "identity_from", "points", "max_points", "percent"}],
+//	  "notebooks": int, "bad_notebooks": int
+//	}
+//
+// verdict is one of right, wrong, ungraded, missing, unreadable,
+// unknown-exercise, bad-notebook (see Status).
+package gradebook
