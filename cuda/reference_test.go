@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,4 +107,42 @@ func TestPlanUsesTheLiveGPUsWave(t *testing.T) {
 	assert.Equal(t, 4.0, got["unroll"])
 	assert.Equal(t, 0.0, got["grid"])
 	assert.NotContains(t, got, "device", "the harness runs on the GPU at hand")
+}
+
+// The harness rebuilt on launch plans (issue 10) measured the recorded
+// sweep again on the same H200 (cuda/device/check.sh, check run 1 in
+// NOTES.md): a changed harness must count what the first one counted and
+// run no slower or faster than the spread of two runs.
+func TestRebuiltHarnessReproducesTheRecording(t *testing.T) {
+	old, err := Recorded()
+	require.NoError(t, err)
+	again, err := measure.ReadFile("testdata/sweep_check1.jsonl")
+	require.NoError(t, err)
+	require.NotNil(t, again.Provenance)
+	assert.Equal(t, old.Provenance.Device.GPU, again.Provenance.Device.GPU, "the same kind of GPU")
+
+	var ratios []float64
+	for _, l := range old.Measured() {
+		a, ok := again.Lookup(l.Spec)
+		if !assert.True(t, ok, "not measured again: %s", l.Spec.Brief()) {
+			continue
+		}
+		for _, m := range metrics.All {
+			if metrics.Exact(m) {
+				assert.Equal(t, l.Metrics[m], a.Metrics[m], "%s: %s", l.Spec.Brief(), m)
+			}
+		}
+		// DRAM counts of launches that stream (over 4 MB) move by a few
+		// kilobytes between runs: refreshes, the flush before each launch.
+		if rd := l.Metrics[metrics.DRAMRead]; rd > 4e6 {
+			assert.InEpsilon(t, rd, a.Metrics[metrics.DRAMRead], 0.01, "%s: DRAM read", l.Spec.Brief())
+		}
+		ratios = append(ratios, a.TimeMs/l.TimeMs)
+	}
+	require.Len(t, ratios, len(old.Measured()))
+	slices.Sort(ratios)
+	median := ratios[len(ratios)/2]
+	assert.InDelta(t, 1, median, 0.02, "median time ratio, new harness over the recording")
+	assert.InDelta(t, 1, ratios[0], 0.15, "fastest ratio")
+	assert.InDelta(t, 1, ratios[len(ratios)-1], 0.15, "slowest ratio")
 }

@@ -54,7 +54,7 @@ func testSet(t testing.TB) *Set {
 			{Line: 1, Spec: mustSpec(t, `{"kernel":"coalesced_copy","n":1024}`), TimeMs: 0.5, TimeMsMin: 0.4, TimeMsMax: 0.6,
 				TimedLaunches: 20, MemcpyMs: 0.25, MemcpyBytes: 4096, Threads: 1024, GridBlocks: 4, L2Fetch: 64, Verified: true,
 				Metrics: metrics.Set{metrics.LdSectors: 128, metrics.DRAMRead: 4096}},
-			{Line: 2, Error: "spec: field \"n\": value not allowed 0"},
+			{Line: 2, Error: "spec: field \"n\": value 0 not allowed"},
 			{Line: 3, Spec: mustSpec(t, `{"kernel":"strided_copy","n":1024,"stride":4}`), Error: "verification failed"},
 		},
 	}
@@ -67,7 +67,7 @@ func TestRoundTrip(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	require.Len(t, lines, 4, "the provenance, then one line a launch")
 	assert.True(t, strings.HasPrefix(lines[0], `{"provenance":{"device":{"gpu":"NVIDIA H200"`))
-	assert.Equal(t, `{"line":2,"error":"spec: field \"n\": value not allowed 0"}`, lines[2], "a bad input line has no spec")
+	assert.Equal(t, `{"line":2,"error":"spec: field \"n\": value 0 not allowed"}`, lines[2], "a bad input line has no spec")
 
 	out, err := ReadSet(&b, "run.jsonl", Origin{Kind: FromFile, File: "run.jsonl"})
 	require.NoError(t, err)

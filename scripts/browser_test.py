@@ -6,9 +6,8 @@ Usage (`make test-browser` does this, with the venv's python):
     .venv/bin/python scripts/browser_test.py [--timeout S] [NOTEBOOK.ipynb ...]
 
 Notebooks: the arguments, else env BROWSER_NOTEBOOKS (space-separated), else
-notebooks/index.ipynb and the first lesson notebooks/NN-*.ipynb. While no
-lesson exists, deploy/testdata/browser-lesson.ipynb (a plot and a grader
-check) stands in for it, and the test says so.
+notebooks/index.ipynb and the first lesson notebooks/NN-*.ipynb (an error if
+there is none: the course without a lesson is broken).
 
 What happens:
 
@@ -63,7 +62,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "build" / "browser"
-STAND_IN = ROOT / "deploy" / "testdata" / "browser-lesson.ipynb"
 LESSON_RE = re.compile(r"^\d\d-.*\.ipynb$")
 
 # Flags for Debian's Chromium on a closed network, headless, possibly as root.
@@ -152,12 +150,9 @@ def default_notebooks() -> list[Path]:
         return [Path(p) for p in env]
     nbs = [ROOT / "notebooks" / "index.ipynb"]
     lessons = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if LESSON_RE.match(p.name))
-    if lessons:
-        nbs.append(lessons[0])
-    else:
-        log("NOTE: notebooks/ has no lesson NN-*.ipynb yet; the stand-in "
-            f"{STAND_IN.relative_to(ROOT)} is the lesson of this run")
-        nbs.append(STAND_IN)
+    if not lessons:
+        raise SystemExit("browser: notebooks/ has no lesson NN-*.ipynb to open")
+    nbs.append(lessons[0])
     return nbs
 
 

@@ -28,6 +28,17 @@ func init() {
 	}
 }
 
+const compareUsage = `usage: coalesce compare [-json] [-recorded | -measured RUN] [-figures F,...] [FILE]
+
+Reads experiment specs, one JSON object per line (FILE, or standard input),
+and prints, for each, the model's value of every figure beside the measured
+one and their ratio. The measurements are live on this machine's GPU when it
+has one (nvcc, and ncu for the counters), else the H200 recording built into
+the course, and the first line says which. -measured takes them from a run
+file that coalesce run wrote instead. Figures are named as lessons/figures
+names them (ncu's metric names, time_seconds, fraction_of_memcpy, ...).
+`
+
 // defaultFigures are compare's columns: ncu's counts and the time.
 var defaultFigures = append(append([]string{}, metrics.All...), figures.TimeSeconds.Name)
 
@@ -53,13 +64,12 @@ type compareRow struct {
 
 func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "one JSON object per line instead of a table")
 	recorded := fs.Bool("recorded", false, "use the recording built into the course even when this machine has a GPU")
-	measured := fs.String("measured", "", "use the launches of an earlier `coalesce run` saved in this file")
+	measured := fs.String("measured", "", "use the launches of the run file `RUN` (what coalesce run wrote)")
 	figList := fs.String("figures", strings.Join(defaultFigures, ","), "the figures to compare (lessons/figures names)")
-	if err := fs.Parse(args); err != nil {
-		return usagef("compare: %v", err)
+	if err := parseFlags(fs, compareUsage, args, stdout); err != nil {
+		return err
 	}
 	if *recorded && *measured != "" {
 		return usagef("compare: -recorded and -measured name two sources: want one")
@@ -139,7 +149,7 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	if bad > 0 {
-		fmt.Fprintf(stderr, "coalesce compare: %d line(s) without a comparison, answered in place\n", bad)
+		fmt.Fprintf(stderr, "coalesce compare: %s without a comparison, answered in place\n", words.Plural(bad, "line"))
 		return errReported
 	}
 	return nil

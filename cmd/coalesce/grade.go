@@ -36,25 +36,18 @@ DIR/feedback/LEARNER.md.
 A learner is metadata.coalesce.learner, else metadata.authors[0].name, else
 the first folder below a directory named here, else the file name.
 Exit status 1 when some file could not be read (it still has its row).
-
-flags:
 `
 
 func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	out := fs.String("out", "grades", "directory to write the gradebook and feedback into")
 	mode := fs.String("measure", "recorded", "measurement source: recorded (the H200 recording built in), live (this machine's GPU) or none")
 	refFile := fs.String("reference", "", "grade against the launches of this run file (coalesce run's output) instead of the built-in recording")
 	lessons := fs.String("lessons", "", "lessons to grade: all, or a comma-separated list; default: those the submissions touch")
 	maxSize := fs.Int64("max-size", gradebook.DefaultMaxBytes, "largest notebook file read, in bytes")
 	quiet := fs.Bool("q", false, "no progress lines")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, gradeUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return usagef("grade: %v", err)
+	if err := parseFlags(fs, gradeUsage, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
 		return usagef("grade: no submissions given: want notebook files or directories")

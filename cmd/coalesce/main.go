@@ -11,13 +11,15 @@
 //	coalesce plot KIND OUT         draw a course plot to OUT (.png or .svg)
 //	coalesce grade SUBMISSIONS...  grade learners' saved notebooks
 //
-// FILE defaults to standard input. Exit status: 0 on success, 1 when a
+// coalesce COMMAND -h prints the command's usage and flags. FILE defaults to
+// standard input. Exit status: 0 on success, 1 when a
 // command fails or any input line is bad, 2 on a usage error.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -43,6 +45,37 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// errHelped is returned when a command printed its usage because it was
+// asked to (-h): the command succeeded.
+var errHelped = errors.New("usage shown")
+
+// parseFlags parses a command's flags. Asked for help (-h, -help), it writes
+// doc and the flags with their defaults to stdout and returns errHelped;
+// a flag error is a usage error naming the command.
+func parseFlags(fs *flag.FlagSet, doc string, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, doc)
+		if hasFlags(fs) {
+			fmt.Fprint(stdout, "\nflags:\n")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+		}
+		return errHelped
+	case err != nil:
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	return nil
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
 // errReported is returned when the command already wrote what went wrong
 // (bad lines answered in place) and only the exit status remains to be set.
 var errReported = errors.New("some input was bad; see the output")
@@ -50,7 +83,7 @@ var errReported = errors.New("some input was bad; see the output")
 func exitCode(err error, stderr io.Writer) int {
 	var ue *usageError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errHelped):
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "coalesce: %v\n\n%s", err, usage())
@@ -86,7 +119,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if !ok {
 		return usagef("unknown command %q: want one of %s", name, strings.Join(commandNames(), ", "))
 	}
-	return cmd.run(ctx, args[1:], stdin, stdout, stderr)
+	if err := cmd.run(ctx, args[1:], stdin, stdout, stderr); !errors.Is(err, errHelped) {
+		return err
+	}
+	return nil
 }
 
 func commandNames() []string {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -17,6 +18,15 @@ import (
 func init() {
 	commands["model"] = command{summary: "predict specs (JSON lines from FILE or stdin) with the sector model", run: runModel}
 }
+
+const modelUsage = `usage: coalesce model [FILE]
+
+Reads experiment specs, one JSON object per line (FILE, or standard input),
+and writes one JSON line per spec: the spec with its defaults, the ncu
+metrics the model predicts and the figures derived from them. A bad line is
+answered in its place with {"line":N,"error":"..."}; the others are still
+answered, and the exit status is 1.
+`
 
 // lineError is the answer to a bad input line, written in its place.
 type lineError struct {
@@ -36,12 +46,8 @@ func lineErrorOf(num int, err error) lineError {
 
 func runModel(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("model", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: coalesce model [FILE]\n\nReads experiment specs, one JSON object per line, and writes one JSON line\nper spec: the spec with its defaults, the ncu metrics the model predicts and\nthe figures derived from them. A bad line is answered with {\"line\":N,\"error\":...}.")
-	}
-	if err := fs.Parse(args); err != nil {
-		return usagef("%v", err)
+	if err := parseFlags(fs, modelUsage, args, stdout); err != nil {
+		return err
 	}
 	in, done, err := openInput(fs.Args(), stdin)
 	if err != nil {
@@ -75,7 +81,7 @@ func runModel(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 	if bad > 0 {
-		fmt.Fprintf(stderr, "coalesce model: %d bad line(s), answered in place\n", bad)
+		fmt.Fprintf(stderr, "coalesce model: %s, answered in place\n", words.Plural(bad, "bad line"))
 		return errReported
 	}
 	return nil

@@ -33,10 +33,22 @@ type runFlags struct {
 	reps    int
 }
 
-func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []string, error) {
+const runUsage = `usage: coalesce run [-ncu [-ncu-csv FILE]] [-record FILE] [-reps N] [-timeout D] [FILE]
+       coalesce run -emit DIR [FILE]
+       coalesce run -harness
+
+Measures experiment specs, one JSON object per line (FILE, or standard
+input), on this machine's GPU: the harness is built with nvcc (once per
+source and compiler, cached), times every launch with CUDA events (median
+after warm-up) and, with -ncu, reads the course's counters with Nsight
+Compute. Writes a run file to standard output: the provenance (GPU, driver,
+CUDA, harness, command) first, then one launch a line, a bad spec answered
+in its place with its line number and error.
+`
+
+func parseRunFlags(args []string, stdout io.Writer) (*runFlags, []string, error) {
 	f := &runFlags{}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.BoolVar(&f.ncu, "ncu", false, "also read the course's metrics with Nsight Compute")
 	fs.StringVar(&f.record, "record", "", "also write the measured launches, with their provenance, to this run file (cuda/reference/h200.jsonl is one)")
 	fs.StringVar(&f.ncuCSV, "ncu-csv", "", "save ncu's raw output (the CSV) in this file")
@@ -44,14 +56,14 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 	fs.BoolVar(&f.harness, "harness", false, "build the harness (or find it in the cache), print its path and stop")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Minute, "limit for each harness or ncu run")
 	fs.IntVar(&f.reps, "reps", 0, "timed launches per spec (at least 9; 0: the harness's 20)")
-	if err := fs.Parse(args); err != nil {
-		return nil, nil, usagef("%s: %v", name, err)
+	if err := parseFlags(fs, runUsage, args, stdout); err != nil {
+		return nil, nil, err
 	}
 	if f.ncuCSV != "" && !f.ncu {
-		return nil, nil, usagef("%s: -ncu-csv needs -ncu", name)
+		return nil, nil, usagef("run: -ncu-csv needs -ncu")
 	}
 	if f.reps != 0 && f.reps < cuda.MinTimedLaunches {
-		return nil, nil, usagef("%s: -reps %d: want at least %d", name, f.reps, cuda.MinTimedLaunches)
+		return nil, nil, usagef("run: -reps %d: want at least %d", f.reps, cuda.MinTimedLaunches)
 	}
 	return f, fs.Args(), nil
 }
@@ -67,7 +79,7 @@ func readSpecs(args []string, stdin io.Reader) ([]spec.Line, error) {
 }
 
 func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	f, rest, err := parseRunFlags("run", args, stderr)
+	f, rest, err := parseRunFlags(args, stdout)
 	if err != nil {
 		return err
 	}
@@ -155,7 +167,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "coalesce: %s written to %s\n", words.Plural(len(set.Launches)-bad, "launch"), f.record)
 	}
 	if bad > 0 {
-		fmt.Fprintf(stderr, "coalesce run: %d line(s) not measured, answered in place\n", bad)
+		fmt.Fprintf(stderr, "coalesce run: %s not measured, answered in place\n", words.Plural(bad, "line"))
 		return errReported
 	}
 	return nil

@@ -17,6 +17,13 @@ func init() {
 	commands["table"] = command{summary: "the seed's table of sectors per warp and efficiency, computed by the model", run: runTable}
 }
 
+const tableUsage = `usage: coalesce table [-json]
+
+Prints the source page's table of access patterns (sectors per warp, useful
+bytes, efficiency, DRAM bytes per useful byte), every figure computed by the
+sector model for the H200 profile.
+`
+
 // SeedTable lists the rows of the source document's table, as specs large
 // enough (64 MiB a buffer, past the L2) that the DRAM column shows a
 // streaming launch rather than one that lives in the cache.
@@ -39,10 +46,9 @@ type tableRow struct {
 
 func runTable(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("table", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "write one JSON line per row")
-	if err := fs.Parse(args); err != nil {
-		return usagef("%v", err)
+	if err := parseFlags(fs, tableUsage, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("table takes no arguments, got %q", fs.Args())

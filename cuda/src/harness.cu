@@ -11,10 +11,10 @@
 // arguments its body takes, and every size derived from them, so that the
 // harness computes none of the spec's rules:
 //
-//   {"kernel":"strided_copy","n":1048576,"elem_bytes":4,"stride":32,
-//    "block":256,"blocks":128,"threads":32768,
+//   {"kernel":"strided_copy","n":1048576,"block":256,"elem_bytes":4,
+//    "stride":32,"l2_fetch_granularity":64,"blocks":128,"threads":32768,
 //    "bytes_in":4194304,"bytes_out":4194304,
-//    "memcpy_from":"in","memcpy_to":"out","l2_fetch_granularity":64}
+//    "memcpy_from":"in","memcpy_to":"out"}
 //
 // bytes_NAME sizes the buffer the kernel calls NAME; memcpy_from names the
 // buffer whose cudaMemcpy is the launch's ceiling and memcpy_to where it

@@ -29,7 +29,7 @@ import (
 // charts draw testdata/model_snapshot.jsonl (the model's predictions, as
 // coalesce model printed them when the goldens were made) beside
 // testdata/h200_recorded.jsonl (the strided_copy, update_x_aos and
-// update_x_soa records of cuda/reference/h200.json, recorded on the
+// update_x_soa launches of cuda/reference/h200.jsonl, recorded on the
 // course's H200 on 2026-11-29), so that tuning the model's DRAM and time
 // parameters, or re-recording, does not move them.
 

@@ -96,7 +96,7 @@ func TestStructData(t *testing.T) {
 }
 
 // The data behind the bandwidth and DRAM charts, from the testdata snapshot
-// and recording. Expected values are the recording's own: the harness
+// and recording. Expected values are the recording's own: the first harness
 // printed useful_gbps 2692.10775 for strided_copy at stride 1 (useful bytes
 // 536870912 over 0.199424006 ms), and its ncu counts.
 func TestMeasuredData(t *testing.T) {

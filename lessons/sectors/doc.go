@@ -35,7 +35,7 @@
 //
 // (NVIDIA H200, driver 580.159.04, CUDA 13.0, ncu 2025.3.1 with
 // --clock-control none and its default --cache-control all, 2026-11-29),
-// and cuda/reference/h200.json, recorded the same way from
+// and cuda/reference/h200.jsonl, recorded the same way from
 // cuda/reference/sweep.jsonl.
 //
 // The fetch granularity decides what a sparse read costs. strided_read of

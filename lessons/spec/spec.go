@@ -131,14 +131,22 @@ type FieldError struct {
 	Err     error  // one of the Err variables
 }
 
+// Error reads as a sentence about the field, then what is allowed:
+//
+//	spec: field "stride": value 0 not allowed: want an integer from 1 to ...
+//	spec: field "elem_bytes" does not apply to this kernel: update_x_aos takes ...
 func (e *FieldError) Error() string {
 	switch {
 	case errors.Is(e.Err, ErrMissing):
-		return fmt.Sprintf("spec: %s %q: %s", e.Err, e.Field, e.Allowed)
-	case errors.Is(e.Err, ErrUnknownField), errors.Is(e.Err, ErrNotApplicable):
-		return fmt.Sprintf("spec: %s %q: %s", e.Err, e.Field, e.Allowed)
-	default:
+		return fmt.Sprintf("spec: field %q is required: %s", e.Field, e.Allowed)
+	case errors.Is(e.Err, ErrUnknownField):
+		return fmt.Sprintf("spec: unknown field %q: %s", e.Field, e.Allowed)
+	case errors.Is(e.Err, ErrNotApplicable):
+		return fmt.Sprintf("spec: field %q does not apply to this kernel: %s", e.Field, e.Allowed)
+	case errors.Is(e.Err, ErrUnknownKernel):
 		return fmt.Sprintf("spec: field %q: %s %s: %s", e.Field, e.Err, e.Value, e.Allowed)
+	default:
+		return fmt.Sprintf("spec: field %q: value %s not allowed: %s", e.Field, e.Value, e.Allowed)
 	}
 }
 
