@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"encoding/json"
 	"fmt"
 	"image/color"
 	"math"
@@ -63,32 +62,8 @@ func InstructionDiagram(s spec.Spec, w int64, instr int) (*plot.Plot, error) {
 	}
 	t0, lanes := FirstThread(s, w)
 	title := fmt.Sprintf("%s — warp %d (threads %d–%d), instruction %d of %d: %s",
-		shortSpec(s), w, t0, t0+int64(lanes)-1, instr, len(ins), in)
+		s.Brief(spec.FieldN), w, t0, t0+int64(lanes)-1, instr, len(ins), in)
 	return warpDiagram(in.Warp, title, in.Buffer)
-}
-
-// shortSpec writes a spec's kernel and the fields of its own that set the
-// access pattern: "strided_copy, elem_bytes 4, stride 32".
-func shortSpec(s spec.Spec) string {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return string(s.Kernel)
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil {
-		return string(s.Kernel)
-	}
-	parts := []string{string(s.Kernel)}
-	for _, f := range spec.Fields(s.Kernel) {
-		switch f {
-		case spec.FieldKernel, spec.FieldN, spec.FieldBlock, spec.FieldL2Fetch, spec.FieldDevice, spec.FieldSeed, spec.FieldIndexFile:
-			continue
-		}
-		if v, ok := m[f]; ok {
-			parts = append(parts, f+" "+strings.Trim(string(v), `"`))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // warpDrawing is the plotter behind WarpDiagram: it draws in the plot's
