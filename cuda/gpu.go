@@ -103,6 +103,18 @@ const (
 
 // harnessError turns the harness's "no device" and "no driver" exits into
 // the *MissingError callers branch on.
+// ncuDiagnostics returns the lines ncu writes about itself (==ERROR==,
+// ==WARNING==) from its standard output, where its CSV also goes.
+func ncuDiagnostics(stdout []byte) string {
+	var keep []string
+	for line := range strings.Lines(string(stdout)) {
+		if strings.HasPrefix(line, "==ERROR==") || strings.HasPrefix(line, "==WARNING==") {
+			keep = append(keep, strings.TrimRight(line, "\r\n"))
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
 func harnessError(err error) error {
 	var te *ToolError
 	if !errors.As(err, &te) {
@@ -245,6 +257,10 @@ func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Lau
 		// Status 1 only says some launch got an error line: the answers
 		// still tell which. Anything else failed the run as a whole.
 		var te *ToolError
+		if profile && errors.As(runErr, &te) {
+			// ncu reports its own failures on stdout, not stderr.
+			te.Stderr = strings.TrimSpace(te.Stderr + "\n" + ncuDiagnostics(stdout))
+		}
 		if !errors.As(runErr, &te) || te.ExitCode != exitSomeLineFailed {
 			return nil, harnessError(runErr)
 		}

@@ -337,6 +337,21 @@ func TestProfileErrors(t *testing.T) {
 	}
 }
 
+// ncu that fails says why on its standard output; the error carries it.
+func TestProfileFailureKeepsNcusReason(t *testing.T) {
+	specs := mustParse(t, threeSpecs[0])
+	f := newFake(t)
+	f.answer(good(1, specs[0], false))
+	f.stdout("==PROF== Connected to process 42\n==ERROR== Failed to profile \"k_coalesced_copy\" in process 42\n\"ID\",\"Kernel Name\"\n")
+	t.Setenv("FAKE_EXIT", "9")
+	f.gpu.Ncu = &f.ncu
+	_, err := f.gpu.Measure(context.Background(), specs, measure.Counters)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "exited with status 9")
+	assert.ErrorContains(t, err, `==ERROR== Failed to profile "k_coalesced_copy"`)
+	assert.NotContains(t, err.Error(), "==PROF==", "only ncu's diagnostics, not its chatter")
+}
+
 func TestMeasureMergesMetrics(t *testing.T) {
 	f := newFake(t)
 	specs := mustParse(t, `{"kernel":"coalesced_copy","n":1048576,"elem_bytes":1}`)

@@ -236,7 +236,8 @@ var shortNames = map[string]string{
 }
 
 func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []figures.Figure) error {
-	fmt.Fprintf(w, "# %s: %s\n", h.Source, h.Label)
+	// The label names its source: "live: GPU, date", "recorded on GPU, date".
+	fmt.Fprintf(w, "# %s\n", h.Label)
 	if h.Why != "" {
 		fmt.Fprintf(w, "# (no live measurement: %s)\n", h.Why)
 	}

@@ -1,7 +1,8 @@
 #!/bin/bash
 # check.sh: the run on the device machine that checks the harness and the
 # measurement layer after a change to either. It builds the harness,
-# runs the GPU tests of cuda, lab and grader, runs compute-sanitizer over
+# runs the GPU tests of cuda (random launches too), lab and grader, runs
+# compute-sanitizer over
 # small launches of every kernel (whose answers become
 # cuda/testdata/sanitize.txt, which TestParseHarnessOutputRecorded reads),
 # and measures the recorded sweep again, for the recording to be compared
@@ -38,6 +39,10 @@ for p in cuda lab grader; do
     grep -E '^(--- |ok|PASS|FAIL)|SKIP' "$OUT/gputest_$p.txt" | grep -v '^    ---' | head -40
   fi
 done
+
+say random launches, five more seeds: model L1 against ncu
+(cd cuda && ../.devbin/cuda.test -test.run RandomLaunches -test.count 5 -test.v > "$OUT/gputest_random.txt" 2>&1; echo "rc=$?")
+grep -E 'seed|L1 exact|^(--- |ok|PASS|FAIL)' "$OUT/gputest_random.txt" | grep -v '^    ---' | head -20
 
 say the recorded sweep, measured again
 time $B run -ncu cuda/reference/sweep.jsonl > "$OUT/sweep_again.jsonl"; echo "rc=$?"

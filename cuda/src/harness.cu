@@ -463,6 +463,7 @@ struct Run {
     Buffer* copy_src = nullptr;  // what the cudaMemcpy ceiling copies
     Buffer* copy_dst = nullptr;
     std::function<void()> launch;
+    const void* fn = nullptr;  // the kernel launch runs, for its attributes
     std::function<void()> check;
     const char* checked = "output elements";  // what the check counts, for its message
 
@@ -580,19 +581,24 @@ template <typename T> static void prep_elem(Run& r) {
     Result* res = dev.result;
     if (k == "coalesced_copy") {
         r.launch = [=] { k_coalesced_copy<T><<<g, b>>>(in, out, n); };
+        r.fn = (const void*)k_coalesced_copy<T>;
         r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, 1, 0, FromInput, res); };
     } else if (k == "strided_copy") {
         r.launch = [=] { k_strided_copy<T><<<g, b>>>(in, out, n, stride); };
+        r.fn = (const void*)k_strided_copy<T>;
         r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, stride, 0, FromInput, res); };
     } else if (k == "strided_read") {
         T sentinel = all_ones<T>();
         r.launch = [=] { k_strided_read<T><<<g, b>>>(in, out, n, stride, sentinel); };
+        r.fn = (const void*)k_strided_read<T>;
         r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, stride, 0, NothingWritten, res); };
     } else if (k == "strided_write") {
         r.launch = [=] { k_strided_write<T><<<g, b>>>(out, n, stride); };
+        r.fn = (const void*)k_strided_write<T>;
         r.check = [=] { check_elements<T><<<hb, 256>>>(out, out, n, stride, 0, FromIndex, res); };
     } else {
         r.launch = [=] { k_offset_copy<T><<<g, b>>>(in, out, n, offset); };
+        r.fn = (const void*)k_offset_copy<T>;
         r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, 1, offset, FromInput, res); };
     }
 }
@@ -619,6 +625,15 @@ static void launch_grid_stride(int unroll, dim3 g, dim3 b, const V* in, V* out, 
     }
 }
 
+// grid_stride_fn returns the instance of k_grid_stride_copy that
+// launch_grid_stride launches for unroll.
+template <typename V, int U>
+static const void* grid_stride_fn(int unroll) {
+    if (unroll == U) return (const void*)k_grid_stride_copy<V, U>;
+    if constexpr (U < 16) return grid_stride_fn<V, U + 1>(unroll);
+    return nullptr;
+}
+
 // The vector copies: vectorized_copy and grid_stride_copy move n floats as
 // n/width vectors of width floats.
 template <typename V> static void prep_vectors(Run& r) {
@@ -628,11 +643,13 @@ template <typename V> static void prep_vectors(Run& r) {
     dim3 g = r.grid(), b = r.blk();
     if (r.kernel == "vectorized_copy") {
         r.launch = [=] { k_vectorized_copy<V><<<g, b>>>(in, out, nvec); };
+        r.fn = (const void*)k_vectorized_copy<V>;
     } else {
         long long u = r.p.integer("unroll");
         if (u < 1 || u > 16) throw Failure(strf("plan: unroll %lld: the body is built for 1 to 16", u));
         int ui = (int)u;
         r.launch = [=] { launch_grid_stride<V, 1>(ui, g, b, in, out, nvec); };
+        r.fn = grid_stride_fn<V, 1>(ui);
     }
 }
 
@@ -668,6 +685,7 @@ static void prep_gather(Run& r) {
     int hb = dev.helper_blocks;
     Result* res = dev.result;
     r.launch = [=] { k_gather_copy<<<g, b>>>(in, out, idx, n); };
+    r.fn = (const void*)k_gather_copy;
     r.check = [=] { check_gather<<<hb, 256>>>((const uint32_t*)in, (const uint32_t*)out, idx, n, res); };
 }
 
@@ -692,8 +710,10 @@ static void prep_update(Run& r, const char* name, bool aos) {
         int sbi = (int)sb, foi = (int)fo;
         char* base = r.buf(name).as<char>();
         r.launch = [=] { k_update_x_aos<<<g, b>>>(base, n, sbi, foi); };
+        r.fn = (const void*)k_update_x_aos;
     } else {
         r.launch = [=] { k_update_x_soa<<<g, b>>>(p, n); };
+        r.fn = (const void*)k_update_x_soa;
     }
     int wps = (int)(sb / 4), xw = (int)(fo / 4), hb = dev.helper_blocks;
     Result* res = dev.result;
@@ -718,8 +738,13 @@ static void prep_sum_fields(Run& r) {
     dim3 g = r.grid(), b = r.blk();
     int sbi = (int)sb, wps = (int)(sb / 4), hb = dev.helper_blocks;
     Result* res = dev.result;
-    if (vec) r.launch = [=] { k_sum_fields_aos<true><<<g, b>>>(base, out, n, sbi); };
-    else r.launch = [=] { k_sum_fields_aos<false><<<g, b>>>(base, out, n, sbi); };
+    if (vec) {
+        r.launch = [=] { k_sum_fields_aos<true><<<g, b>>>(base, out, n, sbi); };
+        r.fn = (const void*)k_sum_fields_aos<true>;
+    } else {
+        r.launch = [=] { k_sum_fields_aos<false><<<g, b>>>(base, out, n, sbi); };
+        r.fn = (const void*)k_sum_fields_aos<false>;
+    }
     r.check = [=] { check_sum<<<hb, 256>>>(out, n, wps, res); };
 }
 
@@ -740,6 +765,22 @@ static const std::map<std::string, void (*)(Run&)> kKernels = {
     {"sum_fields_aos", prep_sum_fields},
 };
 
+// check_fits refuses a block the compiled kernel cannot start: a block's
+// threads share the SM's registers, so a body that needs many (an unrolled
+// grid_stride_copy holds U vectors in flight) launches only smaller blocks,
+// and the launch would fail with cudaErrorLaunchOutOfResources. Refused here,
+// before anything runs, the line gets a reason a learner can act on and a
+// profiler's run goes on to the next line.
+static void check_fits(const Run& r) {
+    cudaFuncAttributes a;
+    CK(cudaFuncGetAttributes(&a, r.fn));
+    if (r.block > a.maxThreadsPerBlock)
+        throw Failure(strf("block %lld: %s as compiled for this GPU uses %d registers a thread, so a block holds at most %d threads: "
+                           "want block <= %d%s",
+                           r.block, r.kernel.c_str(), a.numRegs, a.maxThreadsPerBlock, a.maxThreadsPerBlock,
+                           r.kernel == "grid_stride_copy" ? ", or a smaller unroll" : ""));
+}
+
 static void prepare(Run& r) {
     r.kernel = r.p.kernel();
     auto it = kKernels.find(r.kernel);
@@ -757,7 +798,8 @@ static void prepare(Run& r) {
         throw Failure(strf("plan: %lld threads in %lld blocks of %lld: want the last block to hold some", r.threads, r.blocks, r.block));
     allocate(r);
     it->second(r);
-    if (!r.launch || !r.check) throw Failure("plan: " + r.kernel + " was not prepared");
+    if (!r.launch || !r.check || !r.fn) throw Failure("plan: " + r.kernel + " was not prepared");
+    check_fits(r);
 }
 
 // poison_outputs writes 0xA5 into every buffer the kernel writes and does

@@ -148,23 +148,36 @@ __global__ void k_vectorized_copy(const V* in, V* out, long long nvec) {
 // still touch neighbouring vectors in every load, so each load is coalesced.
 // U is a template constant because v[] must be indexed by constants to stay
 // in registers; the loop bound nvec stays a run-time argument.
+//
+// The loop runs while any lane of the warp has work (a vote), the same
+// number of rounds for all its lanes; the lanes past nvec are masked. Were
+// each thread to loop on its own base, the lanes of the one warp that
+// straddles the end would disagree on the trip count, and ptxas, which peels
+// an odd trip and unrolls the loop by two, would run lanes of different
+// rounds in one instruction: measured on the H200 (cuda/NOTES.md, check run
+// 2), up to U-1 extra requests, each touching two places at once. The vote,
+// and comparing u*T with the vectors left rather than each index with nvec,
+// also keep the registers low enough for a block of 1024 threads at every
+// unroll of float and float2 (cuda/device/gridstride.sh prints them).
 template <typename V, int U>
 __global__ void k_grid_stride_copy(const V* in, V* out, long long nvec) {
     const long long T = (long long)gridDim.x * blockDim.x;
-    for (long long base = thread_index(); base < nvec; base += T * U) {
+    const unsigned lanes = __activemask();  // the warp's lanes, before any branch
+    for (long long base = thread_index(); __any_sync(lanes, base < nvec); base += T * U) {
+        const long long left = nvec - base;  // this lane's vectors from base on
+        const V* src = in + base;            // dereferenced only where u*T < left
+        V* dst = out + base;
         V v[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            long long i = base + u * T;
-            if (i < nvec) {
-                v[u] = in[i];
+            if (u * T < left) {
+                v[u] = src[u * T];
             }
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            long long i = base + u * T;
-            if (i < nvec) {
-                out[i] = v[u];
+            if (u * T < left) {
+                dst[u * T] = v[u];
             }
         }
     }

@@ -62,7 +62,9 @@ var addresses = map[spec.Kernel]kernelModel{
 	}},
 	spec.GridStrideCopy: {warp: func(m *sim) warpFunc {
 		// Each trip of the loop loads unroll vectors T threads apart,
-		// then stores them.
+		// then stores them. The warp loops while its first lane has a
+		// vector left, as the kernel's vote decides: lanes of one warp
+		// never run different trips in one instruction.
 		in, out, w := m.buf("in"), m.buf("out"), uint64(4*m.s.Width)
 		vec := vectorType(m.s.Width)
 		nv := m.s.N / int64(m.s.Width)

@@ -24,7 +24,8 @@
 //	vectorized_copy  n floats, n/width threads, one width*4-byte load and store each
 //	grid_stride_copy n floats in vectors of width floats; grid*block threads walk
 //	                 them with a grid-stride loop, unroll independent loads in
-//	                 flight before the stores
+//	                 flight before the stores; a warp loops while any of its
+//	                 lanes has a vector left
 //	gather_copy      n threads; out[t] = in[idx[t]], idx int32, elements 4 bytes
 //	update_x_aos     n structs of struct_bytes; p[t].x += 1 (x at field_offset)
 //	update_x_soa     n floats; x[t] += 1
@@ -52,6 +53,13 @@
 //
 // TestKernelTablesAgree (cuda) and TestEveryKernelHasAddresses (sectors)
 // fail until all three are in place.
+//
+// A valid spec is one the model can predict; a GPU may still refuse to run
+// it. Beyond its memory, the one limit the spec cannot know is registers: a
+// block's threads share an SM's 65536, so a body that needs many (a
+// grid_stride_copy of width 4 holding 11 or more vectors in flight, on the
+// H200 with CUDA 13) starts only smaller blocks, and the harness refuses the
+// launch with the largest block that fits.
 package spec
 
 import (
