@@ -169,3 +169,14 @@ func TestBankExerciseUnknown(t *testing.T) {
 	_, err = b.Exercise("99-nope/x")
 	assert.Contains(t, err.Error(), "lessons are 01-sectors")
 }
+
+// BenchmarkParseBank is what every notebook's first lab.Exercises or
+// lab.Check pays to read the bank. Validating a gather's figure must not
+// generate its indices: with 2^25 of them to shuffle, that cost 1.8 s.
+func BenchmarkParseBank(b *testing.B) {
+	for b.Loop() {
+		if _, err := ParseBank(bankJSON); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

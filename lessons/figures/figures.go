@@ -364,9 +364,12 @@ func (f Figure) Applies(s spec.Spec) error {
 	if f.Name != LdSectorsPerRequest.Name && f.Name != StSectorsPerRequest.Name {
 		return nil
 	}
-	idx, err := s.FirstIndices(sectors.WarpSize)
-	if err != nil && s.Kernel == spec.GatherCopy {
-		return err
+	// Whether a kernel loads or stores does not depend on where a gather's
+	// indices point: index 0, valid for every n, stands in for them, and
+	// spares generating (for a random pattern, shuffling) all n.
+	var idx []int32
+	if s.Kernel == spec.GatherCopy {
+		idx = make([]int32, min(int64(sectors.WarpSize), s.N))
 	}
 	ins, err := sectors.WarpInstructions(s, idx, 0)
 	if err != nil {
