@@ -4,17 +4,13 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/coalescing-course/coalesce/grader"
 )
 
-// The notebook's grader: the course's bank, and the notebook's
-// measurement source, made on first use.
-var (
-	graderMu  sync.Mutex
-	theGrader func() (*grader.Grader, error) = sync.OnceValues(newGrader)
-)
+// theGrader is the notebook's grader: the course's bank, and the
+// notebook's measurement source, made on first use.
+var theGrader = newOnDemand(newGrader)
 
 func newGrader() (*grader.Grader, error) {
 	src, err := source()
@@ -22,19 +18,6 @@ func newGrader() (*grader.Grader, error) {
 		return grader.New(grader.Options{NoSource: err.Error()})
 	}
 	return grader.New(grader.Options{Source: src})
-}
-
-func notebookGrader() (*grader.Grader, error) {
-	graderMu.Lock()
-	get := theGrader
-	graderMu.Unlock()
-	return get()
-}
-
-func resetGrader() {
-	graderMu.Lock()
-	theGrader = sync.OnceValues(newGrader)
-	graderMu.Unlock()
 }
 
 // Check records a prediction and answers it at once: the verdict against
@@ -47,7 +30,7 @@ func resetGrader() {
 // so that `coalesce grade` can read it from the saved notebook; the
 // measured answers come from the notebook's own source (Measure's).
 func Check(id string, prediction float64) *grader.Verdict {
-	g, err := notebookGrader()
+	g, err := theGrader.value()
 	var v *grader.Verdict
 	if err != nil {
 		v = &grader.Verdict{ID: id, Prediction: prediction, Err: err}
@@ -76,7 +59,7 @@ func Exercises() (*grader.Bank, error) { return grader.Exercises() }
 // read it as the learner's prediction. An exercise that cannot be graded
 // ends the cell with the error (Must).
 func Planted(id string, wrong float64) {
-	g, err := notebookGrader()
+	g, err := theGrader.value()
 	if err == nil {
 		err = planted(g, id, wrong)
 	}

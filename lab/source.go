@@ -19,12 +19,40 @@ import (
 // time, timing the launches and profiling them.
 var Timeout = 10 * time.Minute
 
-// The notebook's measurement source, opened once per program from
-// COALESCE_MEASURE; tests replace it with useSource.
-var (
-	sourceMu  sync.Mutex
-	theSource func() (measure.Source, error) = sync.OnceValues(openSource)
-)
+// onDemand is a value made by open on first use, once per program, which
+// tests can replace (set) or send back to open (reset).
+type onDemand[T any] struct {
+	mu   sync.Mutex
+	open func() (T, error)
+	get  func() (T, error)
+}
+
+func newOnDemand[T any](open func() (T, error)) *onDemand[T] {
+	return &onDemand[T]{open: open, get: sync.OnceValues(open)}
+}
+
+func (o *onDemand[T]) value() (T, error) {
+	o.mu.Lock()
+	get := o.get
+	o.mu.Unlock()
+	return get()
+}
+
+func (o *onDemand[T]) set(v T, err error) {
+	o.mu.Lock()
+	o.get = func() (T, error) { return v, err }
+	o.mu.Unlock()
+}
+
+func (o *onDemand[T]) reset() {
+	o.mu.Lock()
+	o.get = sync.OnceValues(o.open)
+	o.mu.Unlock()
+}
+
+// theSource is the notebook's measurement source, opened from
+// COALESCE_MEASURE.
+var theSource = newOnDemand(openSource)
 
 func openSource() (measure.Source, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
@@ -37,27 +65,20 @@ func openSource() (measure.Source, error) {
 }
 
 // source returns the notebook's measurement source.
-func source() (measure.Source, error) {
-	sourceMu.Lock()
-	get := theSource
-	sourceMu.Unlock()
-	return get()
-}
+func source() (measure.Source, error) { return theSource.value() }
 
 // useSource makes src (or err) the notebook's source; tests use it. It
 // resets the notebook's grader, whose measured answers come from it.
 func useSource(src measure.Source, err error) {
-	setSource(func() (measure.Source, error) { return src, err })
+	theSource.set(src, err)
+	theGrader.reset()
 }
 
-// resetSource makes the notebook open its source again on first use.
-func resetSource() { setSource(sync.OnceValues(openSource)) }
-
-func setSource(get func() (measure.Source, error)) {
-	sourceMu.Lock()
-	theSource = get
-	sourceMu.Unlock()
-	resetGrader()
+// resetSource makes the notebook open its source, and its grader, again
+// on first use.
+func resetSource() {
+	theSource.reset()
+	theGrader.reset()
 }
 
 // Measurements are launches measured live or looked up in the recording,
