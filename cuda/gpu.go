@@ -257,11 +257,12 @@ func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Lau
 		// Status 1 only says some launch got an error line: the answers
 		// still tell which. Anything else failed the run as a whole.
 		var te *ToolError
-		if profile && errors.As(runErr, &te) {
+		isTool := errors.As(runErr, &te)
+		if isTool && profile {
 			// ncu reports its own failures on stdout, not stderr.
 			te.Stderr = strings.TrimSpace(te.Stderr + "\n" + ncuDiagnostics(stdout))
 		}
-		if !errors.As(runErr, &te) || te.ExitCode != exitSomeLineFailed {
+		if !isTool || te.ExitCode != exitSomeLineFailed {
 			return nil, harnessError(runErr)
 		}
 	}

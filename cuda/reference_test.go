@@ -34,14 +34,9 @@ func TestRecordedCoversTheSweep(t *testing.T) {
 	assert.NotEmpty(t, p.Ncu)
 	assert.Contains(t, p.Command, "coalesce run -ncu -record")
 	assert.Equal(t, "recorded on NVIDIA H200, 2026-11-29", set.Label())
-	f, err := os.Open("reference/sweep.jsonl")
-	require.NoError(t, err)
-	defer f.Close()
-	lines, err := spec.ReadAll(f)
-	require.NoError(t, err)
+	lines := readSpecFile(t, "reference/sweep.jsonl")
 	require.NotEmpty(t, lines)
 	for _, l := range lines {
-		require.NoError(t, l.Err)
 		r, ok := set.Lookup(l.Spec)
 		if !assert.True(t, ok, "line %d not recorded: %s", l.Num, l.Spec) {
 			continue
@@ -166,18 +161,19 @@ func TestRebuiltHarnessReproducesTheRecording(t *testing.T) {
 // and five of 2): 18 loads, 63 sectors. After, every launch equals the
 // model.
 func TestGridStrideTailCounts(t *testing.T) {
-	specs := readSpecFile(t, "testdata/grid_stride_tail.jsonl")
+	lines := readSpecFile(t, "testdata/grid_stride_tail.jsonl")
 	l1 := []string{metrics.LdRequests, metrics.LdSectors, metrics.StRequests, metrics.StSectors}
 	read := func(file string) []kernelMetrics {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
 		rows, err := parseNcuCSV(data, l1)
 		require.NoError(t, err)
-		require.Len(t, rows, len(specs), "one profiled kernel a spec")
+		require.Len(t, rows, len(lines), "one profiled kernel a spec")
 		return rows
 	}
 	before, after := read("device/log/gridstride_before_ncu.csv"), read("device/log/gridstride_after_ncu.csv")
-	for i, s := range specs {
+	for i, l := range lines {
+		s := l.Spec
 		p, err := sectors.Predict(s)
 		require.NoError(t, err)
 		for _, m := range l1 {
@@ -192,17 +188,15 @@ func TestGridStrideTailCounts(t *testing.T) {
 }
 
 // readSpecFile reads a file of specs, one a line, every one valid.
-func readSpecFile(t *testing.T, path string) []spec.Spec {
+func readSpecFile(t *testing.T, path string) []spec.Line {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	lines, err := spec.ReadAll(f)
 	require.NoError(t, err)
-	var out []spec.Spec
 	for _, l := range lines {
-		require.NoError(t, l.Err, "line %d", l.Num)
-		out = append(out, l.Spec)
+		require.NoError(t, l.Err, "%s:%d", path, l.Num)
 	}
-	return out
+	return lines
 }
