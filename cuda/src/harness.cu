@@ -485,6 +485,16 @@ struct Run {
     dim3 blk() const { return dim3((unsigned)block); }
 };
 
+// set_kernel makes k, called with args, the run's launch, on the plan's
+// grid, and the function whose attributes check_fits reads: one kernel for
+// both, so the check is always about the body that runs.
+template <typename... P, typename... A>
+static void set_kernel(Run& r, void (*k)(P...), A... args) {
+    dim3 g = r.grid(), b = r.blk();
+    r.fn = (const void*)k;
+    r.launch = [=] { k<<<g, b>>>(args...); };
+}
+
 // allocate makes every buffer the plan sizes, and the memcpy scratch,
 // after checking that they fit in free memory.
 static void allocate(Run& r) {
@@ -576,29 +586,23 @@ template <typename T> static void prep_elem(Run& r) {
         fill_bytes(r.buf("in"));
         in = r.buf("in").as<T>();
     }
-    dim3 g = r.grid(), b = r.blk();
     int hb = dev.helper_blocks;
     Result* res = dev.result;
     if (k == "coalesced_copy") {
-        r.launch = [=] { k_coalesced_copy<T><<<g, b>>>(in, out, n); };
-        r.fn = (const void*)k_coalesced_copy<T>;
+        set_kernel(r, k_coalesced_copy<T>, in, out, n);
         r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, 1, 0, FromInput, res); };
     } else if (k == "strided_copy") {
-        r.launch = [=] { k_strided_copy<T><<<g, b>>>(in, out, n, stride); };
-        r.fn = (const void*)k_strided_copy<T>;
+        set_kernel(r, k_strided_copy<T>, in, out, n, stride);
         r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, stride, 0, FromInput, res); };
     } else if (k == "strided_read") {
         T sentinel = all_ones<T>();
-        r.launch = [=] { k_strided_read<T><<<g, b>>>(in, out, n, stride, sentinel); };
-        r.fn = (const void*)k_strided_read<T>;
+        set_kernel(r, k_strided_read<T>, in, out, n, stride, sentinel);
         r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, stride, 0, NothingWritten, res); };
     } else if (k == "strided_write") {
-        r.launch = [=] { k_strided_write<T><<<g, b>>>(out, n, stride); };
-        r.fn = (const void*)k_strided_write<T>;
+        set_kernel(r, k_strided_write<T>, out, n, stride);
         r.check = [=] { check_elements<T><<<hb, 256>>>(out, out, n, stride, 0, FromIndex, res); };
     } else {
-        r.launch = [=] { k_offset_copy<T><<<g, b>>>(in, out, n, offset); };
-        r.fn = (const void*)k_offset_copy<T>;
+        set_kernel(r, k_offset_copy<T>, in, out, n, offset);
         r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, 1, offset, FromInput, res); };
     }
 }
@@ -614,23 +618,12 @@ static void prep_copy_family(Run& r) {
     }
 }
 
-// launch_grid_stride picks the instance of k_grid_stride_copy whose unroll
-// U equals the plan's, counting U up from 1 at compile time.
+// grid_stride_kernel returns the instance of k_grid_stride_copy whose
+// unroll U equals the plan's, counting U up from 1 at compile time.
 template <typename V, int U>
-static void launch_grid_stride(int unroll, dim3 g, dim3 b, const V* in, V* out, long long nvec) {
-    if (unroll == U) {
-        k_grid_stride_copy<V, U><<<g, b>>>(in, out, nvec);
-    } else if constexpr (U < 16) {
-        launch_grid_stride<V, U + 1>(unroll, g, b, in, out, nvec);
-    }
-}
-
-// grid_stride_fn returns the instance of k_grid_stride_copy that
-// launch_grid_stride launches for unroll.
-template <typename V, int U>
-static const void* grid_stride_fn(int unroll) {
-    if (unroll == U) return (const void*)k_grid_stride_copy<V, U>;
-    if constexpr (U < 16) return grid_stride_fn<V, U + 1>(unroll);
+static auto grid_stride_kernel(int unroll) -> void (*)(const V*, V*, long long) {
+    if (unroll == U) return k_grid_stride_copy<V, U>;
+    if constexpr (U < 16) return grid_stride_kernel<V, U + 1>(unroll);
     return nullptr;
 }
 
@@ -640,16 +633,12 @@ template <typename V> static void prep_vectors(Run& r) {
     long long nvec = r.n / (long long)(sizeof(V) / 4);
     const V* in = r.buf("in").as<V>();
     V* out = r.buf("out").as<V>();
-    dim3 g = r.grid(), b = r.blk();
     if (r.kernel == "vectorized_copy") {
-        r.launch = [=] { k_vectorized_copy<V><<<g, b>>>(in, out, nvec); };
-        r.fn = (const void*)k_vectorized_copy<V>;
+        set_kernel(r, k_vectorized_copy<V>, in, out, nvec);
     } else {
         long long u = r.p.integer("unroll");
         if (u < 1 || u > 16) throw Failure(strf("plan: unroll %lld: the body is built for 1 to 16", u));
-        int ui = (int)u;
-        r.launch = [=] { launch_grid_stride<V, 1>(ui, g, b, in, out, nvec); };
-        r.fn = grid_stride_fn<V, 1>(ui);
+        set_kernel(r, grid_stride_kernel<V, 1>((int)u), in, out, nvec);
     }
 }
 
@@ -681,11 +670,9 @@ static void prep_gather(Run& r) {
     const float* in = r.buf("in").as<float>();
     float* out = r.buf("out").as<float>();
     const int* idx = r.buf("idx").as<int>();
-    dim3 g = r.grid(), b = r.blk();
     int hb = dev.helper_blocks;
     Result* res = dev.result;
-    r.launch = [=] { k_gather_copy<<<g, b>>>(in, out, idx, n); };
-    r.fn = (const void*)k_gather_copy;
+    set_kernel(r, k_gather_copy, in, out, idx, n);
     r.check = [=] { check_gather<<<hb, 256>>>((const uint32_t*)in, (const uint32_t*)out, idx, n, res); };
 }
 
@@ -705,15 +692,12 @@ static void prep_update(Run& r, const char* name, bool aos) {
     long long nwords = n * sb / 4;
     fill_floats(r.buf(name), nwords);
     float* p = r.buf(name).as<float>();
-    dim3 g = r.grid(), b = r.blk();
     if (aos) {
         int sbi = (int)sb, foi = (int)fo;
         char* base = r.buf(name).as<char>();
-        r.launch = [=] { k_update_x_aos<<<g, b>>>(base, n, sbi, foi); };
-        r.fn = (const void*)k_update_x_aos;
+        set_kernel(r, k_update_x_aos, base, n, sbi, foi);
     } else {
-        r.launch = [=] { k_update_x_soa<<<g, b>>>(p, n); };
-        r.fn = (const void*)k_update_x_soa;
+        set_kernel(r, k_update_x_soa, p, n);
     }
     int wps = (int)(sb / 4), xw = (int)(fo / 4), hb = dev.helper_blocks;
     Result* res = dev.result;
@@ -735,15 +719,12 @@ static void prep_sum_fields(Run& r) {
     fill_floats(r.buf("p"), n * sb / 4);
     const char* base = r.buf("p").as<char>();
     float* out = r.buf("out").as<float>();
-    dim3 g = r.grid(), b = r.blk();
     int sbi = (int)sb, wps = (int)(sb / 4), hb = dev.helper_blocks;
     Result* res = dev.result;
     if (vec) {
-        r.launch = [=] { k_sum_fields_aos<true><<<g, b>>>(base, out, n, sbi); };
-        r.fn = (const void*)k_sum_fields_aos<true>;
+        set_kernel(r, k_sum_fields_aos<true>, base, out, n, sbi);
     } else {
-        r.launch = [=] { k_sum_fields_aos<false><<<g, b>>>(base, out, n, sbi); };
-        r.fn = (const void*)k_sum_fields_aos<false>;
+        set_kernel(r, k_sum_fields_aos<false>, base, out, n, sbi);
     }
     r.check = [=] { check_sum<<<hb, 256>>>(out, n, wps, res); };
 }
