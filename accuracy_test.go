@@ -91,8 +91,8 @@ func l1Exact(ps []paired) int {
 	n := 0
 	for _, x := range ps {
 		exact := true
-		for _, m := range metrics.All {
-			if metrics.Exact(m) && x.l.Metrics[m] != x.p.Metrics[m] {
+		for _, m := range metrics.L1 {
+			if x.l.Metrics[m] != x.p.Metrics[m] {
 				exact = false
 			}
 		}

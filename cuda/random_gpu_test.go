@@ -108,10 +108,8 @@ func TestGPURandomLaunchesMatchModel(t *testing.T) {
 		t.Run(fmt.Sprintf("%d_%s", i, specs[i].Kernel), func(t *testing.T) {
 			require.False(t, l.Failed(), "%s: %s", specs[i], l.Error)
 			ok := true
-			for _, m := range metrics.All {
-				if metrics.Exact(m) {
-					ok = assert.Equal(t, preds[i].Metrics[m], l.Metrics[m], "%s\n%s: model %v, ncu %v", specs[i], m, preds[i].Metrics[m], l.Metrics[m]) && ok
-				}
+			for _, m := range metrics.L1 {
+				ok = assert.Equal(t, preds[i].Metrics[m], l.Metrics[m], "%s\n%s: model %v, ncu %v", specs[i], m, preds[i].Metrics[m], l.Metrics[m]) && ok
 			}
 			if ok {
 				exact++

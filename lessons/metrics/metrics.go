@@ -29,12 +29,14 @@ const (
 // the --metrics list the harness gives ncu.
 var All = []string{LdRequests, LdSectors, StRequests, StSectors, DRAMRead, DRAMWrite}
 
-// Exact reports whether the model's value of metric m is exact (an L1
-// count, fixed by the addresses alone) rather than an estimate (DRAM bytes,
-// which depend on what the L2 holds).
-func Exact(m string) bool {
-	return m == LdRequests || m == LdSectors || m == StRequests || m == StSectors
-}
+// L1 lists the metrics the model has exactly: the L1's requests and
+// sectors, fixed by the addresses alone, where DRAM bytes depend on what
+// the L2 holds and the model estimates them.
+var L1 = []string{LdRequests, LdSectors, StRequests, StSectors}
+
+// Exact reports whether the model's value of metric m is exact (one of L1)
+// rather than an estimate.
+func Exact(m string) bool { return slices.Contains(L1, m) }
 
 // Known reports whether m is one of the course's metrics.
 func Known(m string) bool { return slices.Contains(All, m) }
