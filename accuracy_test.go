@@ -201,6 +201,26 @@ func TestPublishedAccuracy(t *testing.T) {
 	claim("README.md", readme, "stride ≥ 32: %s× too fast", slow)
 	claim("lessons/sectors/doc.go", sectorsDoc, "at stride 32 the measured time is %s times the model's", slow)
 
+	// Where the GPU beats the time model: the ranges of measured / model.
+	span := func(keep func(spec.Spec) bool) string {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, x := range sweep {
+			if x.l.Timed() && keep(x.l.Spec) {
+				r := x.l.Seconds() / x.p.TimeSeconds
+				lo, hi = min(lo, r), max(hi, r)
+			}
+		}
+		require.False(t, math.IsInf(lo, 0), "no launch of the class is in the sweep")
+		return fmt.Sprintf("%.2f to %.2f", lo, hi)
+	}
+	denseGather := span(func(s spec.Spec) bool {
+		return s.Kernel == spec.GatherCopy && s.IndexPattern != "random" && s.IndexPattern != "random_perm"
+	})
+	denseRead := span(func(s spec.Spec) bool { return s.Kernel == spec.StridedRead && s.Stride <= 16 })
+	sums := span(func(s spec.Spec) bool { return s.Kernel == spec.SumFieldsAoS })
+	claim("lessons/sectors/doc.go", sectorsDoc, "dense gathers (every index pattern but the two random ones) take %s times the model's time, strided_read at strides 2 to 16 %s, and sum_fields_aos %s",
+		denseGather, denseRead, sums)
+
 	// Copies against cudaMemcpy, measured in the same run.
 	of := func(text string) string {
 		x := find(t, sweep, text)

@@ -1,0 +1,54 @@
+package grader
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTimeMissesPointTheWay holds the time explanation to the direction of
+// the miss: a GPU faster than the model must not be told the reasons a GPU
+// is slower (the 04 sorted-gather speedup was, before).
+func TestTimeMissesPointTheWay(t *testing.T) {
+	s, err := spec.Parse([]byte(`{"kernel":"gather_copy","n":1048576,"index_pattern":"sorted_random"}`))
+	require.NoError(t, err)
+	const modelSeconds = 100e-6
+	tests := []struct {
+		name     string
+		measured float64 // seconds
+		want     []string
+		not      []string
+	}{
+		// 40 µs / 100 µs = 0.4: faster by more than the 25 % tolerance.
+		{"faster", 40e-6, []string{"0.4× the model's time (faster", "faster than the model: the model's Little's-law limit"}, []string{"slower than the model: "}},
+		// 200 µs / 100 µs = 2: slower.
+		{"slower", 200e-6, []string{"2× the model's time (slower", "slower than the model: the model charges DRAM"}, []string{"faster than the model: "}},
+		// 110 µs / 100 µs = 1.1: within 25 %.
+		{"within", 110e-6, []string{"1.1× the model's time (slower"}, []string{"faster than the model: ", "slower than the model: "}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k := &Key{
+				Exercise: &Exercise{Specs: []spec.Spec{s}, Tolerance: Tolerance{Measured: 0.25}},
+				Parts: []Part{{
+					Spec:        s,
+					Prediction:  sectors.Prediction{TimeSeconds: modelSeconds, Time: sectors.TimeParts{Bound: "latency"}},
+					HasMeasured: true,
+					Launch:      measure.Launch{Spec: s, TimeMs: tc.measured * 1e3, Verified: true},
+				}},
+			}
+			text := strings.Join(timeMisses(k), "\n")
+			for _, w := range tc.want {
+				assert.Contains(t, text, w)
+			}
+			for _, n := range tc.not {
+				assert.NotContains(t, text, n)
+			}
+		})
+	}
+}
