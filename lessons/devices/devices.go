@@ -26,6 +26,11 @@ type Profile struct {
 	SMs int `json:"sms"`
 	// MaxThreadsPerSM is the most threads one SM holds at once.
 	MaxThreadsPerSM int `json:"max_threads_per_sm"`
+	// MaxBlocksPerSM is the most blocks one SM holds at once, whatever
+	// their size (cudaDeviceProp.maxBlocksPerMultiProcessor): 32 on
+	// compute capability 9.0, so blocks of one warp fill only half of an
+	// H200 SM's 2048 thread slots.
+	MaxBlocksPerSM int `json:"max_blocks_per_sm"`
 	// WarpSize is the number of lanes that issue one memory instruction together.
 	WarpSize int `json:"warp_size"`
 	// SectorBytes is the unit L1 and L2 track and fetch: 32 bytes.
@@ -150,8 +155,8 @@ func (p Profile) Validate() error {
 	switch {
 	case p.Name == "":
 		return errors.New("devices: profile without a name")
-	case p.SMs < 1 || p.MaxThreadsPerSM < 32 || p.WarpSize != 32:
-		return fmt.Errorf("devices: %s: want sms >= 1, max_threads_per_sm >= 32 and warp_size 32", p.Name)
+	case p.SMs < 1 || p.MaxThreadsPerSM < 32 || p.MaxBlocksPerSM < 1 || p.WarpSize != 32:
+		return fmt.Errorf("devices: %s: want sms >= 1, max_threads_per_sm >= 32, max_blocks_per_sm >= 1 and warp_size 32", p.Name)
 	case p.SectorBytes != 32 || p.LineBytes != 128:
 		return fmt.Errorf("devices: %s: want 32-byte sectors in 128-byte lines", p.Name)
 	case p.DRAM.Spread < 0 || p.DRAM.Spread >= 1:

@@ -32,7 +32,7 @@ func estimateTime(d devices.Profile, s spec.Spec, p Prediction) TimeParts {
 	bandwidth := dram / t.CopyBandwidth
 
 	warpsPerBlock := (int64(s.Block) + WarpSize - 1) / WarpSize
-	perSM := float64(min(32, int64(d.MaxThreadsPerSM/WarpSize)/warpsPerBlock) * warpsPerBlock)
+	perSM := float64(min(int64(d.MaxBlocksPerSM), int64(d.MaxThreadsPerSM/WarpSize)/warpsPerBlock) * warpsPerBlock)
 	perSM = max(1, min(perSM, float64(p.Warps)/float64(d.SMs)))
 	inFlight, depth := loadsInFlight(s)
 	// The bytes one request keeps in flight: its sectors'. A kernel that
