@@ -5,7 +5,11 @@
 #   make test            every test suite (the prerequisites of `test`); CI runs it via .ci/run
 #   make test-go         go vet + go test
 #   make test-notebooks  clean-notebook check + headless execution of notebooks/*.ipynb
-#                        (NOTEBOOKS="notebooks/a.ipynb ..." to pick, NOTEBOOK_TIMEOUT=s per cell)
+#                        (NOTEBOOKS="notebooks/a.ipynb ..." to pick, NOTEBOOK_TIMEOUT=s per cell,
+#                        NOTEBOOK_TOTAL_BUDGET=s for all, default 120); also fails a markdown number
+#                        no cell writes or prints, and measured specs that differ from
+#                        lab/testdata/notebook-specs.jsonl
+#   make notebook-specs  rewrite lab/testdata/notebook-specs.jsonl from a run of every notebook
 #   make test-install    install.sh into a temporary system-wide-like prefix, as the Dockerfile runs it
 #   make test-browser    JupyterLab in headless Chromium: index + first lesson, run all, check, screenshots
 #                        in build/browser/ (BROWSER_NOTEBOOKS="..." to pick; installs chromium as root)
@@ -54,7 +58,7 @@ BROWSER_NOTEBOOKS ?=
 export CHROMIUM BROWSER_NOTEBOOKS
 TEST_REQ_STAMP := $(VENV)/.coalesce-test-requirements.sha256
 
-.PHONY: help setup lab test test-go test-notebooks check-notebooks test-install test-browser \
+.PHONY: help setup lab test test-go test-notebooks notebook-specs check-notebooks test-install test-browser \
 	chromium test-requirements clean distclean
 
 help:
@@ -83,6 +87,10 @@ check-notebooks:
 
 test-notebooks: setup check-notebooks
 	@$(VPY) scripts/run_notebooks.py $(NOTEBOOKS)
+
+# The specs the notebooks measure, for lab's TestGPUNotebookSpecs (COALESCE_LIVE_TEST=1 on a GPU).
+notebook-specs: setup
+	@$(VPY) scripts/run_notebooks.py --update-specs
 
 # The Dockerfile's install step, tested: deploy's TestInstallIntoPrefix.
 test-install: setup

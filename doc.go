@@ -9,6 +9,7 @@
 // (TestLayers holds them to it):
 //
 //	6  cmd/coalesce        the command line over all of it
+//	   internal/notebook/cmd/numbers  the notebooks' numbers check (scripts/run_notebooks.py runs it)
 //	5  lab                 the notebook face: what cells call; the only package that talks to GoNB
 //	   grader/gradebook    an instructor's batch grading of saved notebooks
 //	4  lessons/plots       the charts and the warp diagram (draws; never displays)

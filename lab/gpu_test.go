@@ -69,3 +69,40 @@ func TestGPULive(t *testing.T) {
 	assert.Contains(t, p.Profiling(), "ncu --clock-control none")
 	t.Log("\n" + p.Counters().String())
 }
+
+// TestGPUNotebookSpecs measures, live and in one batch, every launch the
+// notebooks measure or profile (testdata/notebook-specs.jsonl): each must
+// run verified, and where ncu ran, its L1 counts must equal the model's,
+// which has them exactly (metrics.L1).
+func TestGPUNotebookSpecs(t *testing.T) {
+	if os.Getenv(LiveTestEnv) == "" {
+		t.Skipf("set %s=1 on a machine with an NVIDIA GPU and the CUDA toolkit", LiveTestEnv)
+	}
+	specs := notebookSpecs(t)
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	src, err := cuda.OpenSource(ctx, cuda.LiveMode, cuda.Builder{})
+	require.NoError(t, err)
+	useSource(src, nil)
+	t.Cleanup(resetSource)
+	m, err := Measure(specs...)
+	require.NoError(t, err)
+	preds, err := Predict(specs...)
+	require.NoError(t, err)
+	require.Len(t, m.Launches, len(specs))
+	profiled := 0
+	for i, l := range m.Launches {
+		assert.True(t, l.Verified, "%s did not run verified", l.Spec)
+		if !l.Profiled() {
+			continue
+		}
+		profiled++
+		for _, name := range metrics.L1 {
+			assert.Equal(t, preds[i].Metrics[name], l.Metrics[name], "%s: %s, model against ncu", l.Spec, name)
+		}
+	}
+	if gpu := src.(*cuda.GPU); gpu.Ncu == nil {
+		t.Logf("no ncu (%s): the L1 counts are not checked", gpu.NoNcu)
+	}
+	t.Logf("%s: %d launches verified, %d profiled", m.Label(), len(specs), profiled)
+}

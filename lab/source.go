@@ -51,7 +51,7 @@ func (o *onDemand[T]) reset() {
 }
 
 // theSource is the notebook's measurement source, opened from
-// COALESCE_MEASURE.
+// COALESCE_MEASURE, writing down what it is asked under SpecLogEnv.
 var theSource = newOnDemand(openSource)
 
 func openSource() (measure.Source, error) {
@@ -61,7 +61,7 @@ func openSource() (measure.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
-	return src, nil
+	return logSpecs(src, os.Getenv(SpecLogEnv)), nil
 }
 
 // source returns the notebook's measurement source.

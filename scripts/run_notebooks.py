@@ -25,6 +25,18 @@ A notebook fails, and execution of it stops, at the first code cell that
 
   * or runs longer than the per-cell timeout (--timeout, env NOTEBOOK_TIMEOUT, 120 s).
 
+After it ran, a notebook fails when a markdown cell states a number that no code
+cell writes or prints and that is no definition of the allow-list (course issue
+11; the check is internal/notebook/cmd/numbers, `go doc ./internal/notebook
+Definitions` lists the allow-list). All the notebooks together fail when they
+take longer than NOTEBOOK_TOTAL_BUDGET seconds (default 120: the README's bound
+on the 2-core CI machine).
+
+Every spec the notebooks measure or profile goes, through the kernels' env
+COALESCE_SPEC_LOG, to build/notebooks/specs.jsonl. When every notebook ran,
+that log must equal lab/testdata/notebook-specs.jsonl, the list lab's GPU test
+measures live; --update-specs rewrites the committed file from the log.
+
 Executed copies go to build/notebooks/NAME.ipynb and NAME.html (also when the
 notebook fails, for debugging), and the kernel's own log to NAME.kernel.log.
 The last line printed is "N passed, M failed".
@@ -36,11 +48,14 @@ import argparse
 import html
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+COMMITTED_SPECS = ROOT / "lab" / "testdata" / "notebook-specs.jsonl"
+SPEC_LOG_ENV = "COALESCE_SPEC_LOG"  # lab.SpecLogEnv
 KNOWN_KEYS = {"expect", "expect_png", "allow_stderr", "allow_error"}
 IMAGE_MIMES = ("image/png", "image/svg+xml")
 TEXT_MIMES = ("text/plain", "text/html", "text/markdown")
@@ -212,8 +227,44 @@ def export_html(nb, dest: Path) -> str | None:
         return f"HTML export failed: {type(e).__name__}: {e}"
 
 
-def run_one(path: Path, args, out_dir: Path) -> tuple[bool, str]:
-    """Runs one notebook; returns (ok, message)."""
+def check_numbers(checker: Path, executed: Path) -> str:
+    """Runs the numbers check on an executed notebook; returns what it found ("" if fine)."""
+    res = subprocess.run([str(checker), str(executed)], capture_output=True, text=True)
+    if res.returncode == 0:
+        return ""
+    found = (res.stdout + res.stderr).strip().replace(f"{executed}: ", "")
+    return ("a markdown cell states a number no code cell writes or prints (print the result "
+            "in a cell, or say it without the number; definitions: go doc ./internal/notebook "
+            f"Definitions):\n{found}")
+
+
+def read_specs(path: Path) -> list[str]:
+    if not path.is_file():
+        return []
+    return sorted({ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()})
+
+
+def compare_specs(log: Path, update: bool) -> str:
+    """Compares the specs the notebooks measured with the committed list; returns the problem."""
+    got, want = read_specs(log), read_specs(COMMITTED_SPECS)
+    if update:
+        COMMITTED_SPECS.parent.mkdir(parents=True, exist_ok=True)
+        COMMITTED_SPECS.write_text("".join(s + "\n" for s in got), encoding="utf-8")
+        print(f"specs: wrote {len(got)} to {COMMITTED_SPECS.relative_to(ROOT)}", flush=True)
+        return ""
+    new, gone = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+    if not new and not gone:
+        print(f"specs: the notebooks measure the {len(got)} specs of "
+              f"{COMMITTED_SPECS.relative_to(ROOT)}", flush=True)
+        return ""
+    lines = [f"the specs the notebooks measure ({log}) differ from {COMMITTED_SPECS.relative_to(ROOT)}:"]
+    lines += [f"  + {s}" for s in new] + [f"  - {s}" for s in gone]
+    lines.append("  regenerate it with `make notebook-specs` (runs every notebook), then commit it")
+    return "\n".join(lines)
+
+
+def run_one(path: Path, args, out_dir: Path) -> tuple[bool, str, bool]:
+    """Runs one notebook; returns (ok, message, whether every cell ran)."""
     nb = nbformat.read(path, as_version=4)
     name = path.stem
     kernel_log = out_dir / f"{name}.kernel.log"
@@ -232,7 +283,7 @@ def run_one(path: Path, args, out_dir: Path) -> tuple[bool, str]:
     with open(kernel_log, "w") as log:
         try:
             # Kernel stdout/stderr (GoNB's own logging) go to the log file, not the console.
-            client.execute(stdout=log, stderr=log)
+            client.execute(stdout=log, stderr=log, env=dict(os.environ, **{SPEC_LOG_ENV: str(args.spec_log)}))
         except CellCheckFailed as e:
             ok, msg = False, f"{where_now(nb, client)}: {e}\n{outputs_now(nb, client)}"
         except CellTimeoutError:
@@ -250,7 +301,12 @@ def run_one(path: Path, args, out_dir: Path) -> tuple[bool, str]:
         err = export_html(nb, out_dir / f"{name}.html")
         if err and ok:
             ok, msg = False, err
-    return ok, msg
+    ran = ok
+    if ok:
+        found = check_numbers(args.numbers, out_nb)
+        if found:
+            ok, msg = False, found
+    return ok, msg, ran
 
 
 def main() -> int:
@@ -265,6 +321,11 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "notebooks",
                     help="where executed copies and HTML go (default build/notebooks)")
     ap.add_argument("--no-html", action="store_true", help="skip the HTML export")
+    ap.add_argument("--update-specs", action="store_true",
+                    help=f"rewrite {COMMITTED_SPECS.relative_to(ROOT)} from the specs the notebooks measure")
+    ap.add_argument("--budget", type=float, default=float(os.environ.get("NOTEBOOK_TOTAL_BUDGET", "120")),
+                    help="fail when all the notebooks take longer, in seconds "
+                         "(env NOTEBOOK_TOTAL_BUDGET; default 120)")
     args = ap.parse_args()
 
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -280,15 +341,27 @@ def main() -> int:
 
     check_kernel(args.kernel)
     args.out.mkdir(parents=True, exist_ok=True)
+    every = {p.resolve() for p in (ROOT / "notebooks").glob("*.ipynb")} <= {p.resolve() for p in paths}
+    if args.update_specs and not every:
+        die("--update-specs needs every notebook to run (give no notebook names)")
+    args.numbers = args.out / "numbers"
+    build = subprocess.run(["go", "build", "-o", str(args.numbers), "./internal/notebook/cmd/numbers"],
+                           cwd=ROOT, capture_output=True, text=True)
+    if build.returncode != 0:
+        die(f"building the numbers check failed:\n{build.stdout}{build.stderr}")
+    args.spec_log = (args.out / "specs.jsonl").resolve()
+    args.spec_log.unlink(missing_ok=True)
 
     t_all = time.monotonic()
     passed = failed = 0
+    all_ran = True
     for path in paths:
         t0 = time.monotonic()
         try:
-            ok, msg = run_one(path, args, args.out)
+            ok, msg, ran = run_one(path, args, args.out)
         except Exception as e:  # noqa: BLE001 - e.g. an unreadable notebook
-            ok, msg = False, f"{type(e).__name__}: {e}"
+            ok, msg, ran = False, f"{type(e).__name__}: {e}", False
+        all_ran = all_ran and ran
         dt = time.monotonic() - t0
         try:
             shown = path.resolve().relative_to(ROOT)
@@ -302,9 +375,21 @@ def main() -> int:
             copy = args.out / f"{path.stem}.ipynb"
             where = f"\n     executed copy: {copy}" if copy.is_file() else ""
             print(f"FAIL {shown} ({dt:.1f}s): {msg.rstrip()}{where}", flush=True)
-    print(f"notebooks: total wall time {time.monotonic() - t_all:.1f}s", flush=True)
+    total = time.monotonic() - t_all
+    print(f"notebooks: total wall time {total:.1f}s (budget {args.budget:.0f}s)", flush=True)
+    status = 1 if failed else 0
+    if total > args.budget:
+        print(f"FAIL the notebooks took {total:.1f}s, over the budget of {args.budget:.0f}s "
+              "(NOTEBOOK_TOTAL_BUDGET); the times per notebook are above", flush=True)
+        status = 1
+    # A notebook that failed only the numbers check ran every cell: its specs count.
+    if every and all_ran:
+        problem = compare_specs(args.spec_log, args.update_specs)
+        if problem:
+            print(f"FAIL {problem}", flush=True)
+            status = 1
     print(f"{passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    return status
 
 
 if __name__ == "__main__":
