@@ -232,7 +232,14 @@ def run_one(path: Path, args, out_dir: Path) -> tuple[bool, str]:
     with open(kernel_log, "w") as log:
         try:
             # Kernel stdout/stderr (GoNB's own logging) go to the log file, not the console.
-            client.execute(stdout=log, stderr=log)
+            # Attempts (lab.Check) go to build/, not beside the notebook, and
+            # start afresh each run: JPY_SESSION_NAME names the file, as
+            # Jupyter Server does (internal/attempt).
+            attempts = out_dir / "attempts"
+            (attempts / f"{name}.json").unlink(missing_ok=True)
+            env = {**os.environ, "COALESCE_ATTEMPTS": str(attempts),
+                   "JPY_SESSION_NAME": str(path.resolve())}
+            client.execute(stdout=log, stderr=log, env=env)
         except CellCheckFailed as e:
             ok, msg = False, f"{where_now(nb, client)}: {e}\n{outputs_now(nb, client)}"
         except CellTimeoutError:
