@@ -85,8 +85,10 @@ test-go:
 check-notebooks:
 	@$(PYTHON) scripts/check_clean_notebooks.py
 
+# Without NOTEBOOKS, also a notebook with no setup cell (the kernel's go.work).
 test-notebooks: setup check-notebooks
 	@$(VPY) scripts/run_notebooks.py $(NOTEBOOKS)
+	@$(if $(NOTEBOOKS),,$(VPY) scripts/run_notebooks.py scripts/testdata/no-setup.ipynb)
 
 # The specs the notebooks measure, for lab's TestGPUNotebookSpecs (COALESCE_LIVE_TEST=1 on a GPU).
 notebook-specs: setup

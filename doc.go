@@ -21,7 +21,7 @@
 //	1  lessons/spec        the experiment spec: the kernel table and the field table
 //	0  lessons/devices     GPU profiles (profiles.json)
 //	   lessons/metrics     Nsight Compute's metric names
-//	   internal/...        plumbing: words, notebook (ipynb reading), dockerfile
+//	   internal/...        plumbing: words, notebook (ipynb reading), attempt (a learner's attempts), dockerfile
 //
 // deploy holds only the tests of the Docker image and its install.
 //

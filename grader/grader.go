@@ -74,8 +74,17 @@ func (g *Grader) Key(id string) (*Key, error) {
 }
 
 // Grade judges a prediction for exercise id. It never fails: a verdict
-// that cannot be given (an unknown id) has Err set.
+// that cannot be given (an unknown id) has Err set. A prediction that is
+// not a finite number (a placeholder) gets an Unanswered verdict, made
+// without computing the key.
 func (g *Grader) Grade(id string, prediction float64) *Verdict {
+	if !Answered(prediction) {
+		e, err := g.bank.Exercise(id)
+		if err != nil {
+			return &Verdict{ID: id, Prediction: prediction, Err: err}
+		}
+		return unanswered(id, e, prediction)
+	}
 	k, err := g.Key(id)
 	if err != nil {
 		return &Verdict{ID: id, Prediction: prediction, Err: err}

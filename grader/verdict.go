@@ -45,14 +45,35 @@ type Verdict struct {
 	Hints []string
 	// Explanation is the case's explanation, the same for every learner.
 	Explanation []Section
+	// Unanswered is true when the prediction is not a number a learner
+	// writes (NaN or an infinity: the placeholder a lesson ships,
+	// lab.YourPrediction). The verdict then asks for a prediction and
+	// holds nothing of the key: no answer, no explanation.
+	Unanswered bool
 	// Err is why there is no verdict: an unknown exercise, a model that
 	// failed. The other fields are then empty.
 	Err error
 }
 
+// WritePredictionFirst is what an unanswered verdict says.
+const WritePredictionFirst = "Write your prediction first: replace lab.YourPrediction with your number and run the cell again."
+
+// Answered reports whether p is a prediction a learner wrote: a finite
+// number. NaN and the infinities are placeholders.
+func Answered(p float64) bool { return !math.IsNaN(p) && !math.IsInf(p, 0) }
+
+// unanswered is the verdict on a placeholder for exercise e (nil when the
+// bank does not have it): the question, and nothing of the key.
+func unanswered(id string, e *Exercise, p float64) *Verdict {
+	return &Verdict{ID: id, Exercise: e, Prediction: p, Unanswered: true}
+}
+
 // Verdict judges a prediction against the key's answers.
 func (k *Key) Verdict(prediction float64) *Verdict {
 	e := k.Exercise
+	if !Answered(prediction) {
+		return unanswered(e.ID, e, prediction)
+	}
 	v := &Verdict{
 		ID: e.ID, Exercise: e, Prediction: prediction,
 		Model:         Judgement{Value: k.Model, Tolerance: e.Tolerance.Model, Right: Within(prediction, k.Model, e.Tolerance.Model)},
@@ -128,6 +149,13 @@ func (v *Verdict) String() string {
 		return b.String()
 	}
 	e := v.Exercise
+	if v.Unanswered {
+		fmt.Fprintf(&b, "%s: %s\n", v.ID, WritePredictionFirst)
+		if e != nil {
+			fmt.Fprintf(&b, "%s\n", e.Question)
+		}
+		return b.String()
+	}
 	if v.Graded {
 		fmt.Fprintf(&b, "%s: %s (%s, %s)\n", e.ID, strings.ToUpper(v.word()), pointsText(v.Points, v.MaxPoints), v.gradedLine())
 	} else {
@@ -207,6 +235,14 @@ func (v *Verdict) HTML() string {
 		return b.String()
 	}
 	e := v.Exercise
+	if v.Unanswered {
+		fmt.Fprintf(&b, `<div><b style="color:#666">YOUR PREDICTION?</b> <code>%s</code> — %s</div>`, esc(v.ID), esc(WritePredictionFirst))
+		if e != nil {
+			fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p>`, esc(e.Question))
+		}
+		b.WriteString(`</div>`)
+		return b.String()
+	}
 	color, points := "#a00", pointsText(v.Points, v.MaxPoints)+", "
 	switch {
 	case !v.Graded:

@@ -2,9 +2,11 @@ package grader
 
 import (
 	"flag"
+	"html"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -229,4 +231,43 @@ func golden(t *testing.T, path, got string) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test ./grader -update to create it")
 	assert.Equal(t, string(want), got, "differs from %s (go test ./grader -update rewrites it; review the diff)", path)
+}
+
+// TestUnansweredRevealsNothing: a placeholder (NaN, either infinity) gets
+// a verdict that asks for a prediction and shows the question, and holds
+// no digit beyond those of the id and the question: so none of the key's
+// numbers. The same key's answered verdict does print the model's answer,
+// so the search would find it.
+func TestUnansweredRevealsNothing(t *testing.T) {
+	g, _ := graders(t)
+	tags := regexp.MustCompile(`<[^>]*>`)
+	digit := regexp.MustCompile(`[0-9]`)
+	for _, e := range g.Bank().Exercises {
+		t.Run(e.ID, func(t *testing.T) {
+			k, err := g.Key(e.ID)
+			require.NoError(t, err)
+			answered := k.Verdict(k.Model + 1)
+			require.Contains(t, answered.String(), fmtAnswer(k.Exercise, k.Model), "an answered verdict shows the model's answer")
+			for _, p := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				for _, v := range []*Verdict{g.Grade(e.ID, p), k.Verdict(p)} {
+					require.NoError(t, v.Err)
+					assert.True(t, v.Unanswered)
+					assert.Zero(t, v.Model.Value+v.Points+v.MaxPoints)
+					assert.Nil(t, v.Measurement)
+					assert.Empty(t, v.Explanation)
+					text := v.String()
+					assert.Contains(t, text, WritePredictionFirst)
+					assert.Contains(t, text, e.Question)
+					page := html.UnescapeString(tags.ReplaceAllString(v.HTML(), " "))
+					assert.Contains(t, page, WritePredictionFirst)
+					for _, s := range []string{text, page} {
+						rest := strings.ReplaceAll(strings.ReplaceAll(s, e.Question, ""), e.ID, "")
+						assert.False(t, digit.MatchString(rest), "a digit beyond the id and the question: %q", rest)
+					}
+				}
+			}
+		})
+	}
+	v := g.Grade("01-sectors/no-such-exercise", math.NaN())
+	assert.ErrorIs(t, v.Err, ErrUnknownExercise)
 }

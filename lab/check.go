@@ -1,12 +1,40 @@
 package lab
 
 import (
+	"encoding/json"
 	"fmt"
+	"html"
+	"math"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/internal/attempt"
 )
+
+// YourPrediction is the placeholder a lesson's Check cells ship with,
+//
+//	lab.Check("03-strided/sectors-stride-32", lab.YourPrediction)
+//
+// It is NaN, a number no learner writes, so that 0 is a real prediction.
+// Check with it (or any NaN or infinity) says "write your prediction
+// first", shows the question and nothing of the answer, and records
+// nothing; `coalesce grade` counts it as missing.
+var YourPrediction = math.NaN()
+
+// now is the clock of the attempts; tests set it.
+var now = time.Now
+
+// attempts returns the notebook's attempt store (attempt.Locate), ok
+// false when nothing is recorded (outside a notebook, with no
+// COALESCE_ATTEMPTS folder).
+func attempts() (s attempt.Store, ok bool) {
+	cwd, _ := os.Getwd()
+	p := attempt.Locate(os.Getenv, cwd, inNotebook)
+	return attempt.Store{Path: p}, p != ""
+}
 
 // theGrader is the notebook's grader: the course's bank, and the
 // notebook's measurement source, made on first use.
@@ -29,6 +57,13 @@ func newGrader() (*grader.Grader, error) {
 //
 // so that `coalesce grade` can read it from the saved notebook; the
 // measured answers come from the notebook's own source (Measure's).
+//
+// Every real prediction is an attempt: Check counts them per exercise in
+// the notebook's attempt file (package attempt: beside the notebook, in
+// .coalesce/attempts/) and puts the record, first and last prediction and
+// count, in the cell's output as well (attempt.MIMEType), where the saved
+// notebook keeps it for the instructor. The placeholder YourPrediction
+// shows the question only and records nothing.
 func Check(id string, prediction float64) *grader.Verdict {
 	g, err := theGrader.value()
 	var v *grader.Verdict
@@ -37,8 +72,45 @@ func Check(id string, prediction float64) *grader.Verdict {
 	} else {
 		v = g.Grade(id, prediction)
 	}
-	showHTML(v.HTML(), v.String())
+	if v.Unanswered || v.Err != nil {
+		showHTML(v.HTML(), v.String())
+		return v
+	}
+	store, ok := attempts()
+	if !ok {
+		showHTML(v.HTML(), v.String())
+		return v
+	}
+	rec, err := store.Add(id, prediction, now())
+	if rec.Attempts == 0 { // nothing recorded: say why, under the verdict
+		note := fmt.Sprintf("(This attempt was not recorded: %v)", err)
+		showHTML(v.HTML()+noteHTML(note), v.String()+note+"\n")
+		return v
+	}
+	note := attemptNote(rec)
+	if err != nil { // recorded, in a new file: the old one did not parse
+		note += fmt.Sprintf(" (%v)", err)
+	}
+	js, jerr := json.Marshal(rec)
+	if jerr != nil {
+		showHTML(v.HTML()+noteHTML(note), v.String()+note+"\n")
+		return v
+	}
+	showAttempt(v.HTML()+noteHTML(note), v.String()+note+"\n", string(js))
 	return v
+}
+
+// attemptNote says which attempt this was and, from the second on, what
+// the first prediction was: the one made before the answer was seen.
+func attemptNote(r attempt.Record) string {
+	if r.Attempts == 1 {
+		return "Attempt 1 at this exercise."
+	}
+	return fmt.Sprintf("Attempt %d at this exercise; your first prediction was %s.", r.Attempts, grader.Number(r.First.Value))
+}
+
+func noteHTML(note string) string {
+	return `<p style="margin:0.2em 0;color:#555">` + html.EscapeString(note) + `</p>`
 }
 
 // Exercises returns the course's exercise bank, for a notebook that lists
@@ -58,7 +130,25 @@ func Exercises() (*grader.Bank, error) { return grader.Exercises() }
 // It records nothing: it makes no Check call, so `coalesce grade` does not
 // read it as the learner's prediction. An exercise that cannot be graded
 // ends the cell with the error (Must).
+//
+// Since it prints the answer, in a notebook it runs only after the learner
+// has made a real prediction for id (an attempt that Check recorded);
+// before that it says so and ends the cell cleanly, so that Run All on a
+// fresh notebook reveals nothing. Outside a notebook, with no attempt
+// folder configured (COALESCE_ATTEMPTS), there is no learner to wait for.
 func Planted(id string, wrong float64) {
+	if store, ok := attempts(); ok {
+		_, made, err := store.Get(id)
+		if !made {
+			msg := fmt.Sprintf("Checking the checker runs after your own prediction for %s (above).", id)
+			if err != nil {
+				msg += fmt.Sprintf(" (Your attempts cannot be read: %v)", err)
+			}
+			fmt.Fprintln(stdout(), msg)
+			flush()
+			return
+		}
+	}
 	g, err := theGrader.value()
 	if err == nil {
 		err = planted(g, id, wrong)

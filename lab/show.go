@@ -12,6 +12,7 @@ import (
 	"github.com/janpfeifer/gonb/gonbui/protocol"
 	"gonum.org/v1/plot"
 
+	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -42,6 +43,22 @@ func showHTML(htmlText, text string) {
 	gonbui.SendData(&protocol.DisplayData{Data: map[protocol.MIMEType]any{
 		protocol.MIMETextHTML:  htmlText,
 		protocol.MIMETextPlain: text,
+	}})
+	gonbui.Sync()
+}
+
+// showAttempt is showHTML with a Check's attempt record (JSON) in the
+// same output, under attempt.MIMEType, for the saved notebook to keep: a
+// front end shows the HTML and ignores the type it does not know.
+func showAttempt(htmlText, text, record string) {
+	if !inNotebook {
+		fmt.Fprint(stdout(), text)
+		return
+	}
+	gonbui.SendData(&protocol.DisplayData{Data: map[protocol.MIMEType]any{
+		protocol.MIMETextHTML:  htmlText,
+		protocol.MIMETextPlain: text,
+		attempt.MIMEType:       record,
 	}})
 	gonbui.Sync()
 }

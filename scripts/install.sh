@@ -105,8 +105,10 @@ fi
 # pin the kernel's environment: PATH gets $BIN_DIR (goimports, gopls) and Go's
 # own bin dir, whatever PATH Jupyter is started with; GOFLAGS is reset so a
 # user's GOFLAGS=-mod=mod cannot break the go.work workspace cells compile in.
+# --go_work=$ROOT gives every new notebook a go.work that uses the course, so
+# that a notebook whose setup cell was skipped still imports lab.
 kernel_stamp="$KERNEL_DIR/.coalesce-kernel.sha256"
-kernel_want="$( { cat "$tools_stamp"; echo "$BIN_DIR $goroot_bin $KERNEL_DIR"; } | sha256sum | cut -d' ' -f1)"
+kernel_want="$( { cat "$tools_stamp"; echo "$BIN_DIR $goroot_bin $KERNEL_DIR $ROOT"; } | sha256sum | cut -d' ' -f1)"
 if [[ "$FORCE" == 1 || ! -f "$KERNEL_DIR/kernel.json" || "$(cat "$kernel_stamp" 2>/dev/null)" != "$kernel_want" ]]; then
   say "installing the GoNB kernelspec into $KERNEL_DIR"
   mkdir -p "$KERNEL_PREFIX/share/jupyter"
@@ -114,7 +116,7 @@ if [[ "$FORCE" == 1 || ! -f "$KERNEL_DIR/kernel.json" || "$(cat "$kernel_stamp" 
   [[ "$INSTALL_GOPLS" == 1 ]] || deps_flag=(--force_deps)
   run_quiet "gonb --install" env PATH="$BIN_DIR:$goroot_bin:$PATH" \
     JUPYTER_DATA_DIR="$KERNEL_PREFIX/share/jupyter" \
-    "$BIN_DIR/gonb" --install "${deps_flag[@]}"
+    "$BIN_DIR/gonb" --install --go_work="$ROOT" "${deps_flag[@]}"
   run_quiet "configuring kernel.json" "$VENV/bin/python" - "$KERNEL_DIR/kernel.json" "$BIN_DIR" "$goroot_bin" <<'PY'
 import json, sys
 path, bin_dir, goroot_bin = sys.argv[1:]

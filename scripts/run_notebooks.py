@@ -283,7 +283,15 @@ def run_one(path: Path, args, out_dir: Path) -> tuple[bool, str, bool]:
     with open(kernel_log, "w") as log:
         try:
             # Kernel stdout/stderr (GoNB's own logging) go to the log file, not the console.
-            client.execute(stdout=log, stderr=log, env=dict(os.environ, **{SPEC_LOG_ENV: str(args.spec_log)}))
+            # Attempts (lab.Check) go to build/, not beside the notebook, and
+            # start afresh each run: JPY_SESSION_NAME names the file, as
+            # Jupyter Server does (internal/attempt).
+            attempts = out_dir / "attempts"
+            (attempts / f"{name}.json").unlink(missing_ok=True)
+            env = {**os.environ, "COALESCE_ATTEMPTS": str(attempts),
+                   "JPY_SESSION_NAME": str(path.resolve()),
+                   SPEC_LOG_ENV: str(args.spec_log)}
+            client.execute(stdout=log, stderr=log, env=env)
         except CellCheckFailed as e:
             ok, msg = False, f"{where_now(nb, client)}: {e}\n{outputs_now(nb, client)}"
         except CellTimeoutError:

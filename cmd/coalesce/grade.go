@@ -43,6 +43,7 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	out := fs.String("out", "grades", "directory to write the gradebook and feedback into")
 	mode := fs.String("measure", "recorded", "measurement source: recorded (the H200 recording built in), live (this machine's GPU) or none")
 	refFile := fs.String("reference", "", "grade against the launches of this run file (coalesce run's output) instead of the built-in recording")
+	firstAttempt := fs.Bool("first-attempt", false, "grade each exercise's first attempt, where the saved notebook's outputs hold an attempt record (learner-editable evidence), instead of the prediction in the source")
 	lessons := fs.String("lessons", "", "lessons to grade: all, or a comma-separated list; default: those the submissions touch")
 	maxSize := fs.Int64("max-size", gradebook.DefaultMaxBytes, "largest notebook file read, in bytes")
 	quiet := fs.Bool("q", false, "no progress lines")
@@ -63,7 +64,7 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	var opt gradebook.Options
+	opt := gradebook.Options{FirstAttempt: *firstAttempt}
 	switch l := strings.TrimSpace(*lessons); l {
 	case "":
 	case "all":

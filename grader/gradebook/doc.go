@@ -6,8 +6,8 @@
 // Grading never runs learner code. The notebooks are read as JSON, the Go
 // in their code cells parsed with go/parser, and the predictions read from
 // the source: a submission cannot change its own grade or touch the
-// grading machine, and the outputs saved in a notebook (which a learner
-// could edit) are never read.
+// grading machine. Of the outputs saved in a notebook (which a learner
+// could edit) only the attempt records are read (see "First attempts").
 //
 // # What counts as a prediction
 //
@@ -37,6 +37,24 @@
 // (%%writefile, %%bash...) is not graded; the gradebook's note points to
 // it. Cells are found in any order and split any way: only their source
 // matters, not their place.
+//
+// The placeholder a lesson ships, lab.Check(id, lab.YourPrediction), is no
+// prediction: the exercise is missing, and the note says the placeholder
+// is still there.
+//
+// # First attempts
+//
+// Every lab.Check that ran with a real prediction puts an attempt record
+// in its cell's output (package internal/attempt, MIME type
+// application/vnd.coalesce.attempt+json): the exercise's first prediction
+// and time, the number of attempts, the last. The gradebook reports the
+// record's first prediction and count (columns first_attempt and
+// attempts; the note says when the first differs from the graded one:
+// a learner who ran 0 and then copied the answer). With
+// Options.FirstAttempt (`coalesce grade -first-attempt`) the first
+// attempt is what is graded. A record is evidence, not proof: it lives in
+// the notebook's outputs, which the learner can edit or clear; a notebook
+// saved without outputs has none, and its source's prediction is graded.
 //
 // When a learner has several calls for one exercise (in one notebook or
 // across notebooks), the first whose prediction can be read counts, in the
@@ -72,7 +90,8 @@
 //	    "learner", "notebook", "exercise", "lesson",
 //	    "prediction": number | null, "prediction_text": "64/2",
 //	    "model_answer": number | null, "measured_answer": number | null,
-//	    "measurement_source", "verdict", "points", "max_points", "note"
+//	    "measurement_source", "verdict", "points", "max_points", "note",
+//	    "first_attempt": number | null, "attempts": int  // from the attempt record; 0: none
 //	  }],
 //	  "totals": [{"learner", "identity_from", "points", "max_points", "percent"}],
 //	  "notebooks": int, "bad_notebooks": int

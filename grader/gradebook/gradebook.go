@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/internal/words"
 )
 
@@ -25,7 +26,8 @@ const (
 	// when there is none: no points, and none counted against the learner.
 	Ungraded Status = "ungraded"
 	// Missing is an exercise with no Check call that ran (one in a comment
-	// or a markdown cell does not count; the note says so).
+	// or a markdown cell does not count; the note says so), or whose calls
+	// still hold the placeholder lab.YourPrediction.
 	Missing Status = "missing"
 	// Unreadable is a Check call whose prediction is not a number written
 	// in the call, or that sits in a cell that does not compile.
@@ -56,6 +58,12 @@ type Row struct {
 	Points    float64 `json:"points"`
 	MaxPoints float64 `json:"max_points"`
 	Note      string  `json:"note"`
+	// FirstAttempt and Attempts come from the attempt record the saved
+	// notebook's outputs hold for the exercise (package attempt): the
+	// learner's first prediction and how many they made; nil and 0 when
+	// there is none.
+	FirstAttempt *float64 `json:"first_attempt"`
+	Attempts     int      `json:"attempts"`
 
 	verdict *grader.Verdict
 }
@@ -106,6 +114,10 @@ type Options struct {
 	// Lessons whose exercises are graded; nil: every lesson some
 	// submission of the batch has a call for, or is named after.
 	Lessons []string
+	// FirstAttempt grades, where the saved notebook holds an attempt
+	// record for the exercise, the record's first prediction instead of
+	// the one written in the source (`coalesce grade -first-attempt`).
+	FirstAttempt bool
 }
 
 // Grade grades a batch of submissions with g: one row per learner and
@@ -157,7 +169,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	for _, learner := range sortedLearners(subs) {
 		mine := byLearner[learner]
 		slices.SortStableFunc(mine, func(a, b *Submission) int { return cmp.Compare(a.Path, b.Path) })
-		rows := learnerRows(b, learner, mine, exercises, gb.keys)
+		rows := learnerRows(b, learner, mine, exercises, gb.keys, opt.FirstAttempt)
 		t := Total{Learner: learner, IdentityFrom: identity[learner]}
 		for _, r := range rows {
 			t.Points += r.Points
@@ -229,18 +241,38 @@ func keysFor(g *grader.Grader, exercises []*grader.Exercise, into map[string]*gr
 	return nil
 }
 
-// located is a call with the notebook it is in.
+// located is a call, or an attempt record, with the notebook it is in.
 type located struct {
 	Call
-	path string
+	path     string
+	attempts attempt.Record
 }
 
 // where locates a call for a note; cells are counted from 1, as a reader
 // of the notebook counts them.
 func (l located) where() string { return fmt.Sprintf("cell %d, line %d", l.Cell+1, l.Line) }
 
-func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises []*grader.Exercise, keys map[string]*grader.Key) []Row {
+func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises []*grader.Exercise, keys map[string]*grader.Key, firstAttempt bool) []Row {
 	var calls []located
+	// The attempt record of each exercise: the one with the most attempts
+	// (a cell's output holds the count when it ran, so the latest has
+	// the most), the earlier notebook on a tie.
+	records := map[string]located{}
+	badRecords := map[string][]string{} // by exercise id
+	for _, s := range subs {
+		for _, a := range s.Found.Attempts {
+			if old, ok := records[a.Record.ID]; !ok || a.Record.Attempts > old.attempts.Attempts {
+				records[a.Record.ID] = located{path: s.Path, attempts: a.Record, Call: Call{Cell: a.Cell}}
+			}
+		}
+		for _, bad := range s.Found.BadAttempts {
+			id := bad.ID
+			if id == "" {
+				id = s.Lesson // no id: noted on the lesson's exercises
+			}
+			badRecords[id] = append(badRecords[id], fmt.Sprintf("cell %d%s: %s", bad.Cell+1, inFile(s.Path, ""), bad.Problem))
+		}
+	}
 	type locMention struct {
 		Mention
 		path string
@@ -253,7 +285,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 			continue
 		}
 		for _, c := range s.Found.Calls {
-			calls = append(calls, located{c, s.Path})
+			calls = append(calls, located{Call: c, path: s.Path})
 		}
 		for _, m := range s.Found.Mentions {
 			mentions = append(mentions, locMention{m, s.Path})
@@ -275,9 +307,32 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 				mine = append(mine, c)
 			}
 		}
-		first := slices.IndexFunc(mine, func(c located) bool { return c.Form != FormUnreadable })
+		first := slices.IndexFunc(mine, func(c located) bool { return c.Form != FormUnreadable && c.Form != FormPlaceholder })
 		var notes []string
+		rec, hasRec := records[e.ID]
+		if hasRec {
+			r.FirstAttempt, r.Attempts = ptr(rec.attempts.First.Value), rec.attempts.Attempts
+		}
 		switch {
+		case firstAttempt && hasRec:
+			// The first attempt stands in for the call: graded like one.
+			c := located{Call: Call{Cell: rec.Cell, Line: 0, ID: e.ID, Value: rec.attempts.First.Value, Form: FormLiteral,
+				Arg: grader.Number(rec.attempts.First.Value)}, path: rec.path}
+			v := k.Verdict(c.Value)
+			r.verdict = v
+			r.Notebook, r.Prediction, r.PredictionText = c.path, ptr(c.Value), c.Arg
+			switch {
+			case !v.Graded:
+				r.Status = Ungraded
+				notes = append(notes, "graded by the measurement, and there is none: "+k.NoMeasurement)
+			case v.Right:
+				r.Status, r.Points = Right, v.Points
+			default:
+				r.Status = Wrong
+			}
+			notes = append(notes, fmt.Sprintf("graded on the first attempt, %s, of %s (the attempt record in the output of cell %d)",
+				c.Arg, words.Plural(rec.attempts.Attempts, "attempt"), rec.Cell+1))
+			notes = append(notes, v.Hints...)
 		case first >= 0:
 			c := mine[first]
 			v := k.Verdict(c.Value)
@@ -311,8 +366,13 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 				notes = append(notes, fmt.Sprintf("%s for this exercise not graded (%s): the first readable one counts",
 					words.Plural(others, "other call"), strings.Join(where, "; ")))
 			}
-		case len(mine) > 0:
+		case len(mine) > 0 && !slices.ContainsFunc(mine, func(c located) bool { return c.Form == FormUnreadable }):
 			c := mine[0]
+			r.Status, r.Notebook, r.PredictionText = Missing, c.path, c.Arg
+			notes = append(notes, fmt.Sprintf("%s: still the placeholder %s: no prediction written", c.where(), c.Arg))
+		case len(mine) > 0:
+			i := slices.IndexFunc(mine, func(c located) bool { return c.Form == FormUnreadable })
+			c := mine[i]
 			r.Status, r.Notebook, r.PredictionText = Unreadable, c.path, c.Arg
 			notes = append(notes, fmt.Sprintf("%s: %s; write the number in the call, e.g. lab.Check(%q, 32)", c.where(), c.Problem, e.ID))
 			if len(mine) > 1 {
@@ -332,6 +392,13 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 			if bad > 0 {
 				notes = append(notes, fmt.Sprintf("%s of this learner could not be read (see the bad-notebook rows)", words.Plural(bad, "notebook")))
 			}
+		}
+		if hasRec && r.Prediction != nil && !firstAttempt && rec.attempts.First.Value != *r.Prediction {
+			notes = append(notes, fmt.Sprintf("the first attempt was %s (%s; -first-attempt grades it)",
+				grader.Number(rec.attempts.First.Value), words.Plural(rec.attempts.Attempts, "attempt")))
+		}
+		if bad := append(badRecords[e.ID], badRecords[e.Lesson]...); len(bad) > 0 {
+			notes = append(notes, "an attempt record in the saved outputs does not parse ("+strings.Join(bad, "; ")+")")
 		}
 		r.Note = strings.Join(notes, "; ")
 		rows = append(rows, r)
@@ -369,7 +436,7 @@ func inFile(path, same string) string {
 }
 
 func predictionPtr(c Call) *float64 {
-	if c.Form == FormUnreadable {
+	if c.Form == FormUnreadable || c.Form == FormPlaceholder {
 		return nil
 	}
 	return ptr(c.Value)

@@ -3,6 +3,7 @@ package gradebook
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,6 +94,9 @@ func TestGradebookRows(t *testing.T) {
 		{"too large", "judy", "", BadNotebook, 0, 0, "over the 64.0 KiB limit"},
 		{"measured, in tolerance", "Kim", "08-h200/one-float-copy-of-memcpy", Right, 2, 2, ""},
 		{"measured, out of tolerance", "Kim", "08-h200/block-32-slowdown", Wrong, 0, 2, ""},
+		{"the source's prediction counts, the first attempt is noted", "Lin", "01-sectors/sectors-float", Right, 1, 1, "the first attempt was 0 (3 attempts; -first-attempt grades it)"},
+		{"the placeholder is missing, not unreadable", "Lin", "01-sectors/sectors-double", Missing, 0, 1, "cell 4, line 2: still the placeholder lab.YourPrediction"},
+		{"a record that does not parse is noted", "Lin", "01-sectors/sectors-byte", Right, 1, 1, "an attempt record in the saved outputs does not parse (cell 5 of testdata/submissions/lin/01-sectors.ipynb: 01-sectors/sectors-byte: attempts is 0, want 1 or more)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,8 +130,8 @@ func TestGradebookRows(t *testing.T) {
 		}
 	})
 	t.Run("no notebook lost: every file is a learner's", func(t *testing.T) {
-		assert.Equal(t, 15, gb.Notebooks)
-		assert.Len(t, gb.Totals, 13)
+		assert.Equal(t, 16, gb.Notebooks)
+		assert.Len(t, gb.Totals, 14)
 		assert.Equal(t, 6, gb.BadNotebooks)
 	})
 }
@@ -187,6 +191,65 @@ func TestIdentify(t *testing.T) {
 			got, from := Identify(md, filepath.FromSlash(tt.path), filepath.FromSlash(tt.root))
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.from, from)
+		})
+	}
+}
+
+// TestFirstAttempt grades lin's notebook (testdata/make_submissions.py)
+// with and without -first-attempt. sectors-float holds 4 in the source
+// (right: 32 lanes × 4 bytes = 128 bytes = 4 sectors of 32) and a record
+// whose first attempt is 0 of 3 (wrong); sectors-byte holds 1 in both
+// (32 lanes × 1 byte = 32 bytes, 1 sector: right either way);
+// sectors-double holds the placeholder and has no record.
+func TestFirstAttempt(t *testing.T) {
+	g := testGrader(t)
+	inputs, _, err := Collect([]string{"testdata/submissions/lin"})
+	require.NoError(t, err)
+	subs := Reader{Bank: g.Bank(), Limit: testLimit}.ReadAll(inputs, nil)
+	for _, tt := range []struct {
+		first    bool
+		exercise string
+		status   Status
+		attempts int
+		firstVal *float64
+	}{
+		{false, "01-sectors/sectors-float", Right, 3, ptr(0)},
+		{true, "01-sectors/sectors-float", Wrong, 3, ptr(0)},
+		{false, "01-sectors/sectors-byte", Right, 1, ptr(1)},
+		{true, "01-sectors/sectors-byte", Right, 1, ptr(1)},
+		{true, "01-sectors/sectors-double", Missing, 0, nil},
+	} {
+		t.Run(fmt.Sprintf("%s first-attempt=%v", tt.exercise, tt.first), func(t *testing.T) {
+			gb, err := Grade(g, subs, Options{FirstAttempt: tt.first})
+			require.NoError(t, err)
+			var row *Row
+			for i := range gb.Rows {
+				if gb.Rows[i].Exercise == tt.exercise {
+					row = &gb.Rows[i]
+				}
+			}
+			require.NotNil(t, row)
+			assert.Equal(t, tt.status, row.Status)
+			assert.Equal(t, tt.attempts, row.Attempts)
+			assert.Equal(t, tt.firstVal, row.FirstAttempt)
+			if tt.first && tt.attempts > 0 {
+				assert.Contains(t, row.Note, "graded on the first attempt")
+			}
+			var out bytes.Buffer
+			require.NoError(t, gb.WriteCSV(&out))
+			recs, err := csv.NewReader(&out).ReadAll()
+			require.NoError(t, err)
+			n := len(GradebookHeader)
+			assert.Equal(t, []string{"first_attempt", "attempts"}, recs[0][n-2:], "the new columns come last")
+			for _, rec := range recs[1:] {
+				if rec[2] == tt.exercise {
+					want := ""
+					if tt.attempts > 0 {
+						want = fmt.Sprint(tt.attempts)
+					}
+					assert.Equal(t, want, rec[n-1])
+				}
+			}
 		})
 	}
 }

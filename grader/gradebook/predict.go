@@ -1,6 +1,7 @@
 package gradebook
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/coalescing-course/coalesce/internal/words"
 )
@@ -42,7 +44,13 @@ const (
 	// evaluated with Go's own constant rules, so 64/2 is 32 and 1/8 is 0
 	// (integer division) exactly as the running notebook saw it.
 	FormConstant
+	// FormPlaceholder is the placeholder a lesson ships, lab.YourPrediction:
+	// no prediction was written, and the exercise counts as missing.
+	FormPlaceholder
 )
+
+// Placeholder is the name of the placeholder prediction in lab.
+const Placeholder = "YourPrediction"
 
 func (f Form) String() string {
 	switch f {
@@ -50,6 +58,8 @@ func (f Form) String() string {
 		return "literal"
 	case FormConstant:
 		return "constant expression"
+	case FormPlaceholder:
+		return "placeholder"
 	}
 	return "unreadable"
 }
@@ -219,10 +229,29 @@ type Mention struct {
 	Where      string // "a comment", "a markdown cell", ...
 }
 
+// Attempt is an attempt record (package attempt) that a Check cell's
+// saved output carries: the learner's first prediction and their count.
+type Attempt struct {
+	Cell   int
+	Record attempt.Record
+}
+
+// BadAttempt is an attempt record in a saved output that does not parse:
+// its cell, the exercise id when it can be read, and what is wrong.
+type BadAttempt struct {
+	Cell    int
+	ID      string
+	Problem string
+}
+
 // Found is what FindCalls read from a notebook.
 type Found struct {
 	Calls    []Call
 	Mentions []Mention
+	// Attempts are the attempt records in the code cells' saved outputs,
+	// in notebook order; BadAttempts are those that did not parse.
+	Attempts    []Attempt
+	BadAttempts []BadAttempt
 	// Course is true when some code cell imports the course's module.
 	Course bool
 }
@@ -264,6 +293,29 @@ func FindCalls(nb *notebook.Notebook) Found {
 					}
 				}
 			}
+		}
+	}
+	for i, c := range nb.Cells {
+		for _, o := range c.Outputs {
+			raw, ok := o.Data[attempt.MIMEType]
+			if !ok || c.Type != notebook.Code {
+				continue
+			}
+			r, err := attempt.Parse(raw)
+			if err != nil {
+				bad := BadAttempt{Cell: i, Problem: strings.TrimPrefix(err.Error(), attempt.ErrRecord.Error()+": ")}
+				var withID struct{ ID string }
+				if json.Unmarshal(raw, &withID) != nil { // the record as a JSON string
+					var s string
+					if json.Unmarshal(raw, &s) == nil {
+						_ = json.Unmarshal([]byte(s), &withID)
+					}
+				}
+				bad.ID = withID.ID
+				f.BadAttempts = append(f.BadAttempts, bad)
+				continue
+			}
+			f.Attempts = append(f.Attempts, Attempt{Cell: i, Record: r})
 		}
 	}
 	for i, c := range nb.Cells {
@@ -416,6 +468,8 @@ func (ca *cellAST) calls(cell int, names map[string]bool, dot bool) []Call {
 				if len(call.Args) > 1 {
 					c.Arg = text(call.Args[1])
 				}
+			case isPlaceholder(call.Args[1], names, dot):
+				c.Arg, c.Form = text(call.Args[1]), FormPlaceholder
 			default:
 				c.Arg = text(call.Args[1])
 				var err error
@@ -437,6 +491,21 @@ func (ca *cellAST) calls(cell int, names map[string]bool, dot bool) []Call {
 		})
 	}
 	return out
+}
+
+// isPlaceholder reports whether x is lab.YourPrediction (under any name
+// the cell calls lab by, or bare after a dot import).
+func isPlaceholder(x ast.Expr, names map[string]bool, dot bool) bool {
+	switch f := x.(type) {
+	case *ast.SelectorExpr:
+		id, ok := f.X.(*ast.Ident)
+		return ok && f.Sel.Name == Placeholder && names[id.Name]
+	case *ast.Ident:
+		return dot && f.Name == Placeholder
+	case *ast.ParenExpr:
+		return isPlaceholder(f.X, names, dot)
+	}
+	return false
 }
 
 func isCheck(fun ast.Expr, names map[string]bool, dot bool) bool {

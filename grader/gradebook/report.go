@@ -18,6 +18,7 @@ import (
 var GradebookHeader = []string{
 	"learner", "notebook", "exercise", "lesson", "prediction", "model_answer", "measured_answer",
 	"measurement_source", "verdict", "points", "max_points", "note",
+	"first_attempt", "attempts",
 }
 
 // TotalsHeader is the header of totals.csv: one row per learner, the
@@ -34,6 +35,7 @@ func (gb *Gradebook) WriteCSV(w io.Writer) error {
 		rec := []string{
 			r.Learner, filepath.ToSlash(r.Notebook), r.Exercise, r.Lesson, numPtr(r.Prediction), numPtr(r.Model), numPtr(r.Measured),
 			r.Source, string(r.Status), csvNum(r.Points), csvNum(r.MaxPoints), r.Note,
+			numPtr(r.FirstAttempt), attemptsText(r.Attempts),
 		}
 		if r.Prediction == nil && r.PredictionText != "" {
 			rec[4] = r.PredictionText
@@ -219,6 +221,14 @@ func fileName(s string) string {
 		return "_"
 	}
 	return b.String()
+}
+
+// attemptsText is the attempts column: empty when there is no record.
+func attemptsText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }
 
 // csvNum prints a number for the CSV: integers whole, others to six

@@ -137,6 +137,31 @@ type Cell struct {
 	ID     string
 	Type   string
 	Source string
+	// Outputs are a code cell's saved outputs that carry data
+	// (display_data, execute_result), in order; an output that is not a
+	// JSON object with a data object is left out.
+	Outputs []Output
+}
+
+// Output is one saved output of a code cell: its type and its data, MIME
+// type to the JSON value as saved.
+type Output struct {
+	Type string                     `json:"output_type"`
+	Data map[string]json.RawMessage `json:"data"`
+}
+
+// outputs keeps the outputs of raw that carry data, skipping any that do
+// not decode: outputs are informational, never a reason to refuse a
+// notebook.
+func outputs(raw []json.RawMessage) []Output {
+	var out []Output
+	for _, r := range raw {
+		var o Output
+		if json.Unmarshal(r, &o) == nil && len(o.Data) > 0 {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Read reads a notebook from r, refusing more than limit bytes (limit <= 0:
@@ -165,9 +190,10 @@ type rawNotebook struct {
 }
 
 type rawCell struct {
-	Type   string          `json:"cell_type"`
-	ID     json.RawMessage `json:"id"`
-	Source json.RawMessage `json:"source"`
+	Type    string          `json:"cell_type"`
+	ID      json.RawMessage `json:"id"`
+	Source  json.RawMessage `json:"source"`
+	Outputs json.RawMessage `json:"outputs"`
 }
 
 // fastNotebook decodes a well-formed notebook in one call; anything it
@@ -180,9 +206,10 @@ type fastNotebook struct {
 }
 
 type fastCell struct {
-	Type   string          `json:"cell_type"`
-	ID     string          `json:"id"`
-	Source json.RawMessage `json:"source"`
+	Type    string            `json:"cell_type"`
+	ID      string            `json:"id"`
+	Source  json.RawMessage   `json:"source"`
+	Outputs []json.RawMessage `json:"outputs"`
 }
 
 // Parse reads a notebook from its JSON.
@@ -203,7 +230,7 @@ func Parse(data []byte) (*Notebook, error) {
 				ok = false
 				break
 			}
-			nb.Cells[i] = Cell{Index: i, ID: c.ID, Type: c.Type, Source: src}
+			nb.Cells[i] = Cell{Index: i, ID: c.ID, Type: c.Type, Source: src, Outputs: outputs(c.Outputs)}
 		}
 		if ok {
 			return nb, nil
@@ -273,7 +300,9 @@ func parseCarefully(data []byte) (*Notebook, error) {
 		}
 		var id string
 		_ = json.Unmarshal(rc.ID, &id) // ids are optional before nbformat 4.5
-		nb.Cells = append(nb.Cells, Cell{Index: i, ID: id, Type: rc.Type, Source: src})
+		var outs []json.RawMessage
+		_ = json.Unmarshal(rc.Outputs, &outs) // outputs are informational
+		nb.Cells = append(nb.Cells, Cell{Index: i, ID: id, Type: rc.Type, Source: src, Outputs: outputs(outs)})
 	}
 	return nb, nil
 }

@@ -239,3 +239,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestOutputs: the outputs that carry a data object are kept, in order;
+// a stream, an output whose data is not an object, and outputs that are
+// not a list are left out without failing the notebook.
+func TestOutputs(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		outputs string
+		want    []string // each kept output's type
+	}{
+		{"data kept, stream left out", `[{"output_type":"stream","name":"stdout","text":"x"},{"output_type":"display_data","data":{"text/plain":"a","application/x+json":{"k":1}}}]`, []string{"display_data"}},
+		{"data not an object", `[{"output_type":"display_data","data":"a"},{"output_type":"execute_result","data":{"text/plain":"b"}}]`, []string{"execute_result"}},
+		{"outputs not a list", `{"a":1}`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			nb, err := Parse([]byte(`{"nbformat":4,"nbformat_minor":5,"metadata":{},"cells":[{"cell_type":"code","source":"x","outputs":` + tt.outputs + `}]}`))
+			require.NoError(t, err)
+			var got []string
+			for _, o := range nb.Cells[0].Outputs {
+				got = append(got, o.Type)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

@@ -21,14 +21,23 @@ GONB = {"kernelspec": {"display_name": "Go (gonb)", "language": "go", "name": "g
         "language_info": {"file_extension": ".go", "mimetype": "text/x-go", "name": "go"}}
 
 
-def cell(source, kind="code", cid=None):
+def cell(source, kind="code", cid=None, outputs=None):
     lines = source.split("\n")
     src = [l + "\n" for l in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
     c = {"cell_type": kind, "id": cid or hashlib.sha1(source.encode()).hexdigest()[:8], "metadata": {}, "source": src}
     if kind == "code":
         c["execution_count"] = None
-        c["outputs"] = []
+        c["outputs"] = outputs or []
     return c
+
+
+def attempt_output(id, first, attempts, last, record=None):
+    """A Check cell's saved output: the verdict's text beside the attempt
+    record (lab.Check; internal/attempt), the record as a JSON string."""
+    rec = record or {"id": id, "first": {"value": first, "time": "2026-12-01T10:00:00Z"},
+                     "attempts": attempts, "last": {"value": last, "time": "2026-12-01T10:05:00Z"}}
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"text/plain": id + ": (verdict)\n", "application/vnd.coalesce.attempt+json": json.dumps(rec)}}
 
 
 def notebook(cells, learner=None, authors=None, lesson=None, metadata=None):
@@ -143,6 +152,22 @@ def main():
         checks(("08-h200/fetch-granularity-ratio", "2"), ("08-h200/dram-stride-32", "16"),
                ("08-h200/one-float-copy-of-memcpy", "0.9"), ("08-h200/block-32-slowdown", "1")),
     ], learner="Kim"))
+
+    # lin: a lesson of the current build (lab), with the placeholder and
+    # attempt records in the saved outputs: sectors-float first run with
+    # 0, then the answer copied (3 attempts); sectors-double left at the
+    # placeholder; sectors-byte right at once, with a record that does not
+    # parse beside it.
+    lab = '"github.com/coalescing-course/coalesce/lab"'
+    write("lin/01-sectors.ipynb", notebook([
+        SETUP, cell("import (\n\t" + lab + "\n)", cid="imports"),
+        cell('%%\nlab.Check("01-sectors/sectors-float", 4)',
+             outputs=[attempt_output("01-sectors/sectors-float", 0, 3, 4)]),
+        cell('%%\nlab.Check("01-sectors/sectors-double", lab.YourPrediction)'),
+        cell('%%\nlab.Check("01-sectors/sectors-byte", 1)',
+             outputs=[attempt_output("01-sectors/sectors-byte", 1, 1, 1),
+                      attempt_output("", 0, 0, 0, record={"id": "01-sectors/sectors-byte", "attempts": 0})]),
+    ], learner="Lin"))
 
     # Files that are not this course's notebooks at all.
     write("frank/analysis.ipynb", notebook([cell("print('hello')")], metadata={

@@ -1,0 +1,107 @@
+package lab
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/internal/attempt"
+)
+
+// attemptsIn sends the attempts to a fresh folder, as COALESCE_ATTEMPTS
+// does in a notebook, with a clock that ticks a minute a call, and
+// returns the store.
+func attemptsIn(t *testing.T) attempt.Store {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv(attempt.DirEnv, dir)
+	t.Setenv(attempt.SessionEnv, "/course/notebooks/01-sectors.ipynb")
+	tick := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	old := now
+	now = func() time.Time { tick = tick.Add(time.Minute); return tick }
+	t.Cleanup(func() { now = old })
+	return attempt.Store{Path: filepath.Join(dir, "01-sectors.json")}
+}
+
+func TestYourPredictionIsNoNumber(t *testing.T) {
+	assert.True(t, math.IsNaN(YourPrediction), "0 must stay a prediction a learner can make")
+}
+
+func TestCheckPlaceholder(t *testing.T) {
+	recorded(t)
+	store := attemptsIn(t)
+	out := capture(t)
+	v := Check("01-sectors/sectors-float", YourPrediction)
+	assert.True(t, v.Unanswered)
+	assert.Contains(t, out.String(), grader.WritePredictionFirst)
+	assert.NotContains(t, out.String(), "RIGHT")
+	assert.NotContains(t, out.String(), "WRONG")
+	_, err := os.Stat(store.Path)
+	assert.ErrorIs(t, err, os.ErrNotExist, "a placeholder records nothing")
+}
+
+// Three Checks, 0 then 0 then 4: the record keeps 0 as the first, counts
+// 3 and ends at 4; the third verdict says so.
+func TestCheckRecordsAttempts(t *testing.T) {
+	recorded(t)
+	store := attemptsIn(t)
+	out := capture(t)
+	for _, p := range []float64{0, 0, 4} {
+		out.Reset()
+		require.NoError(t, Check("01-sectors/sectors-float", p).Err)
+	}
+	assert.Contains(t, out.String(), "Attempt 3 at this exercise; your first prediction was 0.")
+	r, ok, err := store.Get("01-sectors/sectors-float")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, 3, r.Attempts)
+	assert.Equal(t, 0.0, r.First.Value)
+	assert.Equal(t, 4.0, r.Last.Value)
+	assert.Equal(t, time.Date(2026, 12, 1, 10, 1, 0, 0, time.UTC), r.First.Time.UTC(), "the first call's tick")
+
+	// An unknown exercise is no attempt.
+	Check("01-sectors/no-such-exercise", 1)
+	_, ok, err = store.Get("01-sectors/no-such-exercise")
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+func TestCheckOutsideANotebookRecordsNothing(t *testing.T) {
+	recorded(t)
+	t.Setenv(attempt.DirEnv, "")
+	t.Chdir(t.TempDir())
+	capture(t)
+	require.NoError(t, Check("01-sectors/sectors-float", 4).Err)
+	entries, err := os.ReadDir(".")
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
+
+// Planted waits for the learner's own prediction: before it, a sentence
+// and a clean end of the cell; after it, the two verdicts.
+func TestPlantedWaitsForAPrediction(t *testing.T) {
+	recorded(t)
+	attemptsIn(t)
+	code, stderr := exited(t)
+	out := capture(t)
+	const id = "01-sectors/sectors-float"
+	Check(id, YourPrediction)
+	out.Reset()
+	Planted(id, 128)
+	assert.Equal(t, "Checking the checker runs after your own prediction for "+id+" (above).\n", out.String())
+	assert.Equal(t, -1, *code, "the cell ends cleanly")
+	assert.Empty(t, stderr.String())
+
+	Check(id, 0)
+	out.Reset()
+	Planted(id, 128)
+	assert.Contains(t, out.String(), "planted right answer 4: "+id+": RIGHT")
+	assert.Contains(t, out.String(), "planted wrong answer 128: "+id+": WRONG")
+	assert.Equal(t, -1, *code)
+}
