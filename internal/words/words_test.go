@@ -42,6 +42,8 @@ func TestUnit(t *testing.T) {
 		{"1", "requests", "1 request"},
 		{"1", "DRAM bytes per useful byte", "1 DRAM byte per useful byte"},
 		{"1", "launches", "1 launch"},
+		{"1", "load sectors", "1 load sector"},
+		{"1", "times more DRAM bytes", "1 times more DRAM bytes"},
 		{"1", "passes", "1 pass"},
 		// Head nouns that are not plural, and "times", stay.
 		{"1", "fraction of fetched bytes used", "1 fraction of fetched bytes used"},
