@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -230,4 +231,49 @@ func TestPublishedAccuracy(t *testing.T) {
 	}
 	claim("README.md", readme, "the page's one-float-per-thread copy reaches %s %% of cudaMemcpy; `vectorized_copy` (16-byte loads) reaches %s %%",
 		of(`{"kernel":"coalesced_copy","n":67108864}`), of(`{"kernel":"vectorized_copy","n":67108864,"width":4}`))
+}
+
+// TestPublishedDirtyL2 holds the prose about the writes an H200 leaves in
+// its L2 to one source each: the profile's parameter DirtyL2Bytes (a stack
+// distance), what the model leaves of a copy's writes with it, and what
+// the probe measured (bytes written minus dram__bytes_write.sum of
+// coalesced_copy, n = 2^23 to 2^27). A learner once read three figures for
+// one thing; a change of the profile or the model fails here.
+func TestPublishedDirtyL2(t *testing.T) {
+	sectorsDoc := published(t, "lessons/sectors/doc.go")
+	// The field's comment is indented: fold its comment marks too.
+	devicesDoc := strings.ReplaceAll(published(t, "lessons/devices/devices.go"), " // ", " ")
+	dramDoc := published(t, "lessons/sectors/dram.go")
+	probe, _, _ := paired3(t)
+	var dirty float64
+	var measured []float64
+	for _, pr := range probe {
+		s := pr.l.Spec
+		if s.Kernel == spec.CoalescedCopy && s.ElemBytes == 4 && s.N >= 1<<23 && s.N <= 1<<27 {
+			written := float64(s.N) * 4
+			measured = append(measured, (written-pr.l.Metrics[metrics.DRAMWrite])/1e6)
+			if s.N == 1<<26 {
+				dirty = (written - pr.p.Metrics[metrics.DRAMWrite]) / 1e6
+			}
+		}
+	}
+	require.NotZero(t, dirty, "the probe holds coalesced_copy at n = 2^26")
+	require.NotEmpty(t, measured)
+	for _, m := range measured {
+		// "about 19 MB": each run within a megabyte of 19.
+		assert.InDelta(t, 19, m, 1, "measured bytes a copy leaves in the L2")
+	}
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	param := fmt.Sprintf("%.1f MB, %d MiB", float64(h200.DRAM.DirtyL2Bytes)/1e6, h200.DRAM.DirtyL2Bytes>>20)
+	for _, c := range []struct{ where, text, want string }{
+		{"lessons/sectors/doc.go", sectorsDoc, "DirtyL2Bytes (" + param + ", for the H200)"},
+		{"lessons/sectors/doc.go", sectorsDoc, fmt.Sprintf("the model leaves half of it, %.1f MB, of a copy's writes, where the H200 left 19", dirty)},
+		{"lessons/sectors/doc.go", sectorsDoc, "a copy leaves about 19 MB of its writes in the L2"},
+		{"lessons/devices/devices.go", devicesDoc, fmt.Sprintf("the H200 profile's %.1f MB leaves %.1f MB of a copy's writes in the model; the H200 left 19 MB", float64(h200.DRAM.DirtyL2Bytes)/1e6, dirty)},
+		{"lessons/sectors/dram.go", dramDoc, fmt.Sprintf("under DirtyL2Bytes (the profile's parameter, %.1f MB on the H200;", float64(h200.DRAM.DirtyL2Bytes)/1e6)},
+		{"lessons/sectors/dram.go", dramDoc, "where a copy leaves 19 MB"},
+	} {
+		assert.Contains(t, c.text, c.want, "%s should say: %q", c.where, c.want)
+	}
 }

@@ -90,8 +90,13 @@ func warpSection(e *Exercise, p *Part, n int) Section {
 			len(ins)-shown, words.Noun(len(ins)-shown, "instruction"), map[bool]string{true: "stores", false: "loads"}[strings.HasPrefix(e.Quantity, "st_") || strings.Contains(e.Quantity, "_op_st")]))
 	}
 	if r := s.Block % sectors.WarpSize; r != 0 {
-		sec.Lines = append(sec.Lines, fmt.Sprintf("Blocks of %d threads run as %d warps; the last has %s, and still issues a whole request for each instruction.",
-			s.Block, (s.Block+sectors.WarpSize-1)/sectors.WarpSize, words.Plural(r, "active lane")))
+		warps := (s.Block + sectors.WarpSize - 1) / sectors.WarpSize
+		last := "the last"
+		if warps == 1 {
+			last = "it"
+		}
+		sec.Lines = append(sec.Lines, fmt.Sprintf("Blocks of %s run as %s; %s has %s, and still issues a whole request for each instruction.",
+			words.Plural(s.Block, "thread"), words.Plural(warps, "warp"), last, words.Plural(r, "active lane")))
 	}
 	return sec
 }
@@ -103,7 +108,7 @@ func instrLines(in instr) []string {
 	if in.Store {
 		verb = "store"
 	}
-	lines := []string{fmt.Sprintf("%s %s, %d bytes a lane; byte offsets from the start of %s:", verb, in.Expr, in.Warp.Size, in.Buffer)}
+	lines := []string{fmt.Sprintf("%s %s, %s a lane; byte offsets from the start of %s:", verb, in.Expr, words.Plural(int(in.Warp.Size), "byte"), in.Buffer)}
 	width := 1
 	for l := range sectors.WarpSize {
 		if in.Warp.Active&(1<<l) != 0 {
@@ -138,8 +143,8 @@ func instrLines(in instr) []string {
 	}
 	lines = append(lines, fmt.Sprintf("  → %s (%s): %s", words.Plural(len(a.Sectors), "sector"), words.Plural(a.Lines, "128-byte line"), list))
 	lines = append(lines, "  → "+usedLine(used))
-	lines = append(lines, fmt.Sprintf("  → %d bytes used of %d × 32 = %d fetched: %s",
-		a.UsefulBytes, len(a.Sectors), a.FetchedBytes(), pct(a.Efficiency())))
+	lines = append(lines, fmt.Sprintf("  → %s used of %d × 32 = %d fetched: %s",
+		words.Plural(a.UsefulBytes, "byte"), len(a.Sectors), a.FetchedBytes(), pct(a.Efficiency())))
 	return lines
 }
 
@@ -182,15 +187,18 @@ func partArithmetic(e *Exercise, p Part) []string {
 	s, pr := p.Spec, p.Prediction
 	m := pr.Metrics
 	useful := float64(s.UsefulBytes())
-	launch := fmt.Sprintf("%s launches %s threads in %s blocks of %d: %s warps.",
-		specLabel(s, e.Specs), fmtNum(float64(s.Threads())), fmtNum(float64(s.GridBlocks())), s.Block, fmtNum(float64(pr.Warps)))
+	launch := fmt.Sprintf("%s launches %s in %s of %d: %s.",
+		specLabel(s, e.Specs), words.Unit(fmtNum(float64(s.Threads())), "threads"), words.Unit(fmtNum(float64(s.GridBlocks())), "blocks"), s.Block,
+		words.Unit(fmtNum(float64(pr.Warps)), "warps"))
 	switch e.Quantity {
 	case figures.LdSectorsPerRequest.Name:
-		return []string{launch, fmt.Sprintf("The model counts %s load sectors in %s load requests: %s / %s = %s sectors per request.",
-			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), fmtNum(p.Model))}
+		return []string{launch, fmt.Sprintf("The model counts %s in %s: %s / %s = %s.",
+			words.Unit(fmtNum(m[metrics.LdSectors]), "load sectors"), words.Unit(fmtNum(m[metrics.LdRequests]), "load requests"),
+			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), words.Unit(fmtNum(p.Model), "sectors per request"))}
 	case figures.StSectorsPerRequest.Name:
-		return []string{launch, fmt.Sprintf("The model counts %s store sectors in %s store requests: %s / %s = %s sectors per request.",
-			fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), fmtNum(p.Model))}
+		return []string{launch, fmt.Sprintf("The model counts %s in %s: %s / %s = %s.",
+			words.Unit(fmtNum(m[metrics.StSectors]), "store sectors"), words.Unit(fmtNum(m[metrics.StRequests]), "store requests"),
+			fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), words.Unit(fmtNum(p.Model), "sectors per request"))}
 	case figures.Efficiency.Name:
 		fetched := sectors.SectorBytes * (m[metrics.LdSectors] + m[metrics.StSectors])
 		return []string{launch, fmt.Sprintf("Bytes the lanes use (each instruction's distinct bytes, loads and stores): %s. Bytes of the sectors they touch: 32 × (%s + %s) = %s. %s / %s = %s (%s).",
@@ -410,6 +418,10 @@ func fmtNum(v float64) string {
 	}
 	return s
 }
+
+// withUnit prints an exercise's answer and its unit, the unit agreeing
+// with the number: "1 sector per request", "4 sectors per request".
+func withUnit(e *Exercise, v float64) string { return words.Unit(fmtAnswer(e, v), e.Unit) }
 
 // fmtAnswer prints an exercise's answer: a ratio as a bare number, else
 // with the quantity's unit.

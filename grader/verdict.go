@@ -163,9 +163,9 @@ func (v *Verdict) String() string {
 	}
 	fmt.Fprintf(&b, "%s\n", e.Question)
 	fmt.Fprintf(&b, "  your prediction  %s\n", fmtNum(v.Prediction))
-	fmt.Fprintf(&b, "  model            %s %s, %s: %s\n", fmtAnswer(e, v.Model.Value), e.Unit, tolText(v.Model.Tolerance), rightWord(v.Model.Right))
+	fmt.Fprintf(&b, "  model            %s, %s: %s\n", withUnit(e, v.Model.Value), tolText(v.Model.Tolerance), rightWord(v.Model.Right))
 	if v.Measurement != nil {
-		fmt.Fprintf(&b, "  measured         %s %s, %s: %s  [%s]\n", fmtAnswer(e, v.Measurement.Value), e.Unit, tolText(v.Measurement.Tolerance), rightWord(v.Measurement.Right), v.Source)
+		fmt.Fprintf(&b, "  measured         %s, %s: %s  [%s]\n", withUnit(e, v.Measurement.Value), tolText(v.Measurement.Tolerance), rightWord(v.Measurement.Right), v.Source)
 	} else {
 		fmt.Fprintf(&b, "  measured         none: %s\n", v.NoMeasurement)
 	}
@@ -266,9 +266,9 @@ func (v *Verdict) HTML() string {
 		return fmt.Sprintf(`%s: <span style="color:%s">%s</span>`, esc(tolText(j.Tolerance)), c, rightWord(j.Right))
 	}
 	row("your prediction", fmtNum(v.Prediction), "", "")
-	row("model", fmtAnswer(e, v.Model.Value)+" "+e.Unit, judge(v.Model), "sector model")
+	row("model", withUnit(e, v.Model.Value), judge(v.Model), "sector model")
 	if v.Measurement != nil {
-		row("measured", fmtAnswer(e, v.Measurement.Value)+" "+e.Unit, judge(*v.Measurement), v.Source)
+		row("measured", withUnit(e, v.Measurement.Value), judge(*v.Measurement), v.Source)
 	} else {
 		row("measured", "none", "", v.NoMeasurement)
 	}
@@ -325,9 +325,9 @@ func (k *Key) AnswerText(src Source) string {
 		if !k.HasMeasured {
 			return ""
 		}
-		return fmt.Sprintf("%s %s, %s", fmtAnswer(e, k.Measured), e.Unit, tolText(e.Tolerance.Measured))
+		return fmt.Sprintf("%s, %s", withUnit(e, k.Measured), tolText(e.Tolerance.Measured))
 	}
-	return fmt.Sprintf("%s %s, %s", fmtAnswer(e, k.Model), e.Unit, tolText(e.Tolerance.Model))
+	return fmt.Sprintf("%s, %s", withUnit(e, k.Model), tolText(e.Tolerance.Model))
 }
 
 // Markdown renders the section's lines as markdown: prose as paragraphs,

@@ -194,6 +194,9 @@ func TestVerdictGolden(t *testing.T) {
 		{"soa-speedup-model-differs", "05-aos-soa/soa-speedup", 3},
 		{"dram-stride-32", "08-h200/dram-stride-32", 16},
 		{"gather-random-perm", "04-scattered/sectors-random-perm", 32},
+		// 32 lanes × 1 byte = 32 bytes = 1 sector per request: the unit
+		// in the singular ("1 sector per request", not "1 sectors").
+		{"byte-one-sector", "01-sectors/sectors-byte", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -205,6 +208,18 @@ func TestVerdictGolden(t *testing.T) {
 			assert.Contains(t, h, "<pre")
 			assert.NotContains(t, h, "<script")
 		})
+	}
+}
+
+// A count of 1 takes the singular wherever a verdict writes it: the
+// answer key (32 consecutive 1-byte loads: 32 B, one 32-byte sector per
+// request), the model's line, the explanation's arithmetic.
+func TestVerdictSingular(t *testing.T) {
+	v := fixtureGrader(t).Grade("01-sectors/sectors-byte", 1)
+	require.NoError(t, v.Err)
+	for _, text := range []string{v.String(), v.HTML()} {
+		assert.Contains(t, text, "1 sector per request")
+		assert.NotRegexp(t, `\b1 (sectors|requests|warps|blocks|threads|bytes)\b`, text)
 	}
 }
 

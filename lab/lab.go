@@ -128,8 +128,8 @@ func Explain(w sectors.Warp) (sectors.Access, error) {
 	if more := len(a.Sectors) - len(rows); more > 0 {
 		fmt.Fprintf(stdout(), "... and %s more\n", words.Plural(more, "sector"))
 	}
-	_, err = fmt.Fprintf(stdout(), "%s in %s: %d bytes fetched for %d bytes used, efficiency %s\n",
-		words.Plural(len(a.Sectors), "sector"), words.Plural(a.Lines, "line"), a.FetchedBytes(), a.UsefulBytes, Percent(a.Efficiency()))
+	_, err = fmt.Fprintf(stdout(), "%s in %s: %s fetched for %s used, efficiency %s\n",
+		words.Plural(len(a.Sectors), "sector"), words.Plural(a.Lines, "line"), words.Plural(a.FetchedBytes(), "byte"), words.Plural(a.UsefulBytes, "byte"), Percent(a.Efficiency()))
 	return a, err
 }
 
@@ -190,5 +190,5 @@ func bytesIEC(b int64) string {
 			return fmt.Sprintf("%d %s", b/u.size, u.name)
 		}
 	}
-	return fmt.Sprintf("%d bytes", b)
+	return words.Plural(int(b), "byte")
 }

@@ -89,8 +89,9 @@ func ShowWarp(w sectors.Warp, title string) {
 }
 
 // ShowInstruction draws instruction instr of warp w of the launch s
-// (plots.InstructionDiagram): for a copy, instruction 0 is the load and 1
-// the store.
+// (plots.InstructionDiagram): instr counts from 0, so for a copy
+// instruction 0 is the load and 1 the store; the picture's title counts
+// from 1 ("instruction 2 of 2: store out[t]").
 func ShowInstruction(s spec.Spec, w int64, instr int) {
 	showPNG(plots.Diagram, Must(plots.InstructionDiagram(s, w, instr)))
 }

@@ -81,7 +81,7 @@ func runPlot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.spec, "spec", "", "the launch, one JSON spec such as {\"kernel\":\"strided_copy\",\"n\":1048576}")
 	fs.Int64Var(&f.warp, "warp", 0, "warp: the warp to draw, 0 to the launch's warps - 1")
-	fs.IntVar(&f.instr, "instr", 0, "warp: the memory instruction of the warp to draw, in program order from 0")
+	fs.IntVar(&f.instr, "instr", 0, "warp: the memory instruction of the warp to draw, in program order from 0 (the title counts from 1)")
 	fs.StringVar(&f.measured, "measured", "", "bandwidth-*, dram: measurements to draw over the model (JSON lines or a reference)")
 	fs.Float64Var(&f.width, "width", 0, "picture width in cm (default: 16, 24 for stride, 26 for warp)")
 	fs.Float64Var(&f.height, "height", 0, "picture height in cm (default: 10, 12 for warp)")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/internal/notebook"
+	"github.com/coalescing-course/coalesce/internal/words"
 )
 
 // DefaultMaxBytes is the largest notebook file graded: 16 MiB, room for a
@@ -304,7 +305,7 @@ func sizeStr(n int64) string {
 	case n >= 1<<10:
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return words.Plural(int(n), "byte")
 }
 
 // sortedLearners returns the learners of subs, sorted.

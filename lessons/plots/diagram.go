@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"math/bits"
 	"slices"
@@ -23,20 +24,26 @@ import (
 // across the top, each with the byte address it accesses written below
 // it; under them the 128-byte lines the warp touches, each cut into its
 // four 32-byte sectors, every sector filled by how many of its bytes the
-// warp uses (UsedColor; white: not fetched); and a line from each lane to
-// the bytes it accesses. Lines the warp does not touch are left out and a
-// break (//) marks each jump over them, so 32 lines far apart stay
-// readable. title heads the picture. Draw it at the Diagram size.
+// warp uses (UsedColor, and "u/32 B" written in it where it fits; white:
+// not fetched); and a line from each lane to the bytes it accesses. Lines
+// the warp does not touch are left out and a break (//) marks each jump
+// over them, so 32 lines far apart stay readable. A warp built by hand
+// belongs to no buffer and is drawn as a load: its addresses are plain
+// byte addresses and its sectors "fetched". title heads the picture.
+// Draw it at the Diagram size.
 func WarpDiagram(w sectors.Warp, title string) (*plot.Plot, error) {
-	return warpDiagram(w, title, "memory")
+	return warpDiagram(Instruction{Op: "load", Warp: w}, title)
 }
 
-func warpDiagram(w sectors.Warp, title, buffer string) (*plot.Plot, error) {
-	acc, err := sectors.Coalesce(w)
+func warpDiagram(in Instruction, title string) (*plot.Plot, error) {
+	acc, err := sectors.Coalesce(in.Warp)
 	if err != nil {
 		return nil, wrap(err)
 	}
-	d := &warpDrawing{w: w, acc: acc, buffer: buffer}
+	d := &warpDrawing{w: in.Warp, acc: acc, buffer: in.Buffer, moved: "fetched"}
+	if in.Op == "store" {
+		d.moved = "written"
+	}
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font = fontOf(TitleFontSize)
@@ -50,7 +57,11 @@ func warpDiagram(w sectors.Warp, title, buffer string) (*plot.Plot, error) {
 
 // InstructionDiagram draws instruction instr of warp w of the launch s
 // (see Instructions) as WarpDiagram does, titled with the kernel, the
-// warp's threads and the statement.
+// warp's threads and the statement, the addresses counted from the start
+// of the instruction's buffer (in[], out[], idx[], p[], x[]), a store's
+// sectors "written" where a load's are "fetched". instr counts from 0, as
+// Instructions' indices do; the title, for a reader, counts from 1:
+// instr 0 of a copy is "instruction 1 of 2: load in[t]".
 func InstructionDiagram(s spec.Spec, w int64, instr int) (*plot.Plot, error) {
 	ins, err := Instructions(s, w)
 	if err != nil {
@@ -62,16 +73,21 @@ func InstructionDiagram(s spec.Spec, w int64, instr int) (*plot.Plot, error) {
 	}
 	t0, lanes := FirstThread(s, w)
 	title := fmt.Sprintf("%s — warp %d (threads %d–%d), instruction %d of %d: %s",
-		s.Brief(spec.FieldN), w, t0, t0+int64(lanes)-1, instr, len(ins), in)
-	return warpDiagram(in.Warp, title, in.Buffer)
+		s.Brief(spec.FieldN), w, t0, t0+int64(lanes)-1, instr+1, len(ins), in)
+	return warpDiagram(in, title)
 }
 
 // warpDrawing is the plotter behind WarpDiagram: it draws in the plot's
 // whole data area, in points, not in data coordinates.
 type warpDrawing struct {
-	w      sectors.Warp
-	acc    sectors.Access
+	w   sectors.Warp
+	acc sectors.Access
+	// buffer names the allocation the addresses count from; empty for a
+	// warp built by hand, whose addresses are plain byte addresses.
 	buffer string
+	// moved is what the instruction does to a sector: a load's are
+	// "fetched", a store's "written".
+	moved string
 }
 
 var _ plot.Plotter = (*warpDrawing)(nil)
@@ -159,15 +175,20 @@ func (d *warpDrawing) Plot(c draw.Canvas, _ *plot.Plot) {
 	grey := color.Gray{Y: 0x88}
 	fh := small.FontExtents().Height
 
-	// Header: what the rows are.
+	// Header: what the rows are, wrapped to the width.
 	active := bits.OnesCount32(d.w.Active)
+	where := "the byte address it accesses"
+	if d.buffer != "" {
+		where = "the address it accesses, in bytes from the start of " + d.buffer + "[]"
+	}
+	header := wrapText(small, fmt.Sprintf("The warp's 32 lanes (%d active), each accessing %s; under each lane, %s:",
+		active, words.Plural(int(d.w.Size), "byte"), where), width)
 	y := c.Max.Y
-	head := small
-	head.XAlign, head.YAlign = draw.XLeft, draw.YTop
-	c.FillText(head, vg.Point{X: left, Y: y}, fmt.Sprintf(
-		"The warp's 32 lanes (%d active), each accessing %d bytes; under each lane, the address it accesses, in bytes from the start of %s[]:",
-		active, d.w.Size, d.buffer))
-	y -= fh + vg.Points(4)
+	for _, l := range header {
+		putLine(c, small, left, y-fh, l)
+		y -= fh
+	}
+	y -= vg.Points(4)
 
 	// Lanes.
 	pitch := width / sectors.WarpSize
@@ -218,13 +239,29 @@ func (d *warpDrawing) Plot(c draw.Canvas, _ *plot.Plot) {
 	}
 	connTop := addrTop - addrH - vg.Points(4)
 
-	// From the bottom up: summary, caption, legend, line labels, band.
-	bottom := c.Min.Y
-	summaryY := bottom
-	captionY := summaryY + fh + vg.Points(2)
-	legendY := captionY + fh + vg.Points(6)
+	// From the bottom up: the text under the picture (caption, the bytes
+	// used where the sectors are too narrow to say, summary), wrapped to
+	// the width; the legend; the line labels; the band.
 	lines := d.touchedLines()
 	band := layoutBand(lines, left, width)
+	caption := fmt.Sprintf("Boxes: the %s the warp touches, cut into 32-byte sectors; black above them: the bytes the lanes access.", words.Plural(len(lines), "128-byte line"))
+	if slices.Contains(band.gapL, true) {
+		caption = strings.TrimSuffix(caption, ".") + "; // skips lines no lane touches."
+	}
+	if len(lines) == 0 {
+		caption = "No lane is active: the instruction sends nothing to memory."
+	}
+	text := wrapText(small, caption, width)
+	if !d.usedFits(small, band.lineW/4) {
+		text = append(text, wrapText(small, d.usage(), width)...)
+	}
+	text = append(text, wrapText(small, d.summary(), width)...)
+	// The last line's descenders rest a point above the canvas's edge.
+	bottom := c.Min.Y + vg.Points(1)
+	for i := range text {
+		putLine(c, small, left, bottom+vg.Length(len(text)-1-i)*fh, text[i])
+	}
+	legendY := bottom + vg.Length(len(text))*fh + vg.Points(6)
 	under, rotate := band.labels(small)
 	labH := fh
 	if rotate {
@@ -238,17 +275,6 @@ func (d *warpDrawing) Plot(c draw.Canvas, _ *plot.Plot) {
 
 	d.drawBand(c, band, bandBottom, bandTop)
 	drawBandLabels(c, under, labTop, rotate)
-
-	capt := small
-	capt.XAlign, capt.YAlign = draw.XLeft, draw.YBottom
-	caption := fmt.Sprintf("Boxes: the %s the warp touches, cut into 32-byte sectors; black above them: the bytes the lanes access.", words.Plural(len(lines), "128-byte line"))
-	if slices.Contains(band.gapL, true) {
-		caption = strings.TrimSuffix(caption, ".") + "; // skips lines no lane touches."
-	}
-	if len(lines) == 0 {
-		caption = "No lane is active: the instruction sends nothing to memory."
-	}
-	c.FillText(capt, vg.Point{X: left, Y: captionY}, caption)
 	connBottom := bandTop + byteMapHeight
 
 	// Lanes to bytes.
@@ -263,10 +289,72 @@ func (d *warpDrawing) Plot(c draw.Canvas, _ *plot.Plot) {
 		c.FillPolygon(conn.Color, []vg.Point{{X: x1 - vg.Points(3), Y: connBottom + arrowLen}, {X: x1 + vg.Points(3), Y: connBottom + arrowLen}, {X: x1, Y: connBottom + vg.Points(0.5)}})
 	}
 
-	d.drawLegend(c, left, legendY)
-	sum := small
-	sum.XAlign, sum.YAlign = draw.XLeft, draw.YBottom
-	c.FillText(sum, vg.Point{X: left, Y: summaryY}, d.summary())
+	d.drawLegend(c, left, width, legendY)
+}
+
+// putLine writes one line of text with its left end at x and the lowest
+// point of its letters (the descenders of g, p, y) at bottom. gonum's
+// YBottom puts the baseline Size − Ascent above the point, which leaves
+// the descenders below it: the last line of a caption would be clipped.
+func putLine(c draw.Canvas, sty text.Style, x, bottom vg.Length, s string) {
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	e := sty.FontExtents()
+	c.FillText(sty, vg.Point{X: x, Y: bottom + e.Ascent + e.Descent - sty.Font.Size}, s)
+}
+
+// wrapText breaks s into lines no wider than width, at spaces; a word
+// wider than width stands alone on its line.
+func wrapText(sty text.Style, s string, width vg.Length) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && sty.Width(line+" "+w) > width {
+			out = append(out, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" || len(out) == 0 {
+		out = append(out, line)
+	}
+	return out
+}
+
+// usedLabel writes the bytes used of a sector: "4/32 B".
+func usedLabel(u int) string { return fmt.Sprintf("%d/%d B", u, sectors.SectorBytes) }
+
+// usedFits says whether every touched sector, secW wide, has room for its
+// usedLabel.
+func (d *warpDrawing) usedFits(sty text.Style, secW vg.Length) bool {
+	for _, s := range d.acc.Sectors {
+		if sty.Width(usedLabel(bits.OnesCount32(s.Used)))+vg.Points(6) > secW {
+			return false
+		}
+	}
+	return true
+}
+
+// usage says in words how many bytes of the touched sectors are used, for
+// sectors too narrow to hold their label: "Bytes used of the 32 sectors
+// fetched: 4/32 B in each." or "...: 4/32 B in 28, 8/32 B in 4."
+func (d *warpDrawing) usage() string {
+	count := map[int]int{}
+	for _, s := range d.acc.Sectors {
+		count[bits.OnesCount32(s.Used)]++
+	}
+	us := slices.Sorted(maps.Keys(count))
+	head := fmt.Sprintf("Bytes used of the %s %s: ", words.Plural(len(d.acc.Sectors), "sector"), d.moved)
+	if len(us) == 1 {
+		return head + usedLabel(us[0]) + " in each."
+	}
+	parts := make([]string, len(us))
+	for i, u := range us {
+		parts[i] = fmt.Sprintf("%s in %d", usedLabel(u), count[u])
+	}
+	return head + strings.Join(parts, ", ") + "."
 }
 
 // touchedLines returns the distinct lines of the warp's sectors, ascending.
@@ -315,7 +403,9 @@ func (d *warpDrawing) drawBand(c draw.Canvas, b bandLayout, y0, y1 vg.Length) {
 				bx0 := x0 + secW*vg.Length(j)/sectors.SectorBytes
 				bx1 := x0 + secW*vg.Length(e)/sectors.SectorBytes
 				c.SetColor(Black)
-				c.Fill(rectPath(bx0, y1+vg.Points(1), max(bx1, bx0+vg.Points(0.75)), y1+byteMapHeight))
+				// A byte is 1/32 of a narrow sector: at least 1.5 points,
+				// so that one float in a sector 5 points wide still shows.
+				c.Fill(rectPath(bx0, y1+vg.Points(1), max(bx1, bx0+vg.Points(1.5)), y1+byteMapHeight))
 				j = e
 			}
 			c.SetColor(fill)
@@ -323,9 +413,15 @@ func (d *warpDrawing) drawBand(c draw.Canvas, b bandLayout, y0, y1 vg.Length) {
 			if k > 0 {
 				c.StrokeLine2(sep, x0, y0, x0, y1)
 			}
-			label := fmt.Sprintf("%d B", u)
+			if u > 0 {
+				// A dark edge: a sector of a few bytes is pale yellow,
+				// and may be a few points wide.
+				c.SetLineStyle(draw.LineStyle{Color: Black, Width: vg.Points(1)})
+				c.Stroke(rectPath(x0+vg.Points(0.5), y0+vg.Points(0.5), x0+secW-vg.Points(0.5), y1-vg.Points(0.5)))
+			}
+			label := usedLabel(u)
 			if u == 0 {
-				label = "not fetched"
+				label = "not " + d.moved
 				if small.Width(label)+vg.Points(6) > secW {
 					label = "—"
 				}
@@ -415,28 +511,54 @@ func drawBandLabels(c draw.Canvas, labels []bandLabel, top vg.Length, rotate boo
 	}
 }
 
-func (d *warpDrawing) drawLegend(c draw.Canvas, left, y vg.Length) {
+// drawLegend writes the legend of the sector colours from left, at most
+// width wide: the long form where it fits, shorter ones on a narrow
+// picture.
+func (d *warpDrawing) drawLegend(c draw.Canvas, left, width, y vg.Length) {
 	sty := style(diagFont, Black)
 	sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter
+	const boxW = 22
+	forms := []struct {
+		head string
+		used []int
+	}{
+		{"Bytes used of each 32-byte sector:", []int{1, 4, 8, 16, 24, 32}},
+		{"Bytes used:", []int{1, 4, 8, 16, 24, 32}},
+		{"Bytes used:", []int{1, 8, 32}},
+	}
+	none := "0 (not " + d.moved + ")"
+	form := forms[len(forms)-1]
+	for _, f := range forms {
+		w := sty.Width(f.head) + vg.Points(6) + vg.Points(boxW+3) + sty.Width(none) + vg.Points(6)
+		for _, u := range f.used {
+			w += vg.Points(boxW+3) + sty.Width(strconv.Itoa(u)) + vg.Points(6)
+		}
+		if w <= width {
+			form = f
+			break
+		}
+	}
 	mid := y + legendHeight/2
 	x := left
 	put := func(s string) {
 		c.FillText(sty, vg.Point{X: x, Y: mid}, s)
 		x += sty.Width(s) + vg.Points(6)
 	}
-	put("Bytes used of each 32-byte sector:")
 	box := func(u int) {
-		w := vg.Points(22)
-		rect := rectPath(x, y, x+w, y+legendHeight)
+		rect := rectPath(x, y, x+vg.Points(boxW), y+legendHeight)
 		c.SetColor(UsedColor(u))
 		c.Fill(rect)
 		c.SetLineStyle(draw.LineStyle{Color: color.Gray{Y: 0x99}, Width: vg.Points(0.6)})
+		if u > 0 {
+			c.SetLineStyle(draw.LineStyle{Color: Black, Width: vg.Points(1)})
+		}
 		c.Stroke(rect)
-		x += w + vg.Points(3)
+		x += vg.Points(boxW + 3)
 	}
+	put(form.head)
 	box(0)
-	put("0 (not fetched)")
-	for _, u := range []int{1, 4, 8, 16, 24, 32} {
+	put(none)
+	for _, u := range form.used {
 		box(u)
 		put(strconv.Itoa(u))
 	}
@@ -445,10 +567,11 @@ func (d *warpDrawing) drawLegend(c draw.Canvas, left, y vg.Length) {
 func (d *warpDrawing) summary() string {
 	a := d.acc
 	if a.Requests == 0 {
-		return "No request: 0 sectors fetched."
+		return "No request: 0 sectors " + d.moved + "."
 	}
-	return fmt.Sprintf("%s fetched (%d B) in %s, for %d useful bytes: efficiency %s.",
-		words.Plural(len(a.Sectors), "sector"), a.FetchedBytes(), words.Plural(a.Lines, "line"), a.UsefulBytes, strconv.FormatFloat(100*a.Efficiency(), 'f', 1, 64)+"%")
+	return fmt.Sprintf("%s %s (%d B) in %s, for %s: efficiency %s.",
+		words.Plural(len(a.Sectors), "sector"), d.moved, a.FetchedBytes(), words.Plural(a.Lines, "line"),
+		words.Plural(a.UsefulBytes, "useful byte"), strconv.FormatFloat(100*a.Efficiency(), 'f', 1, 64)+"%")
 }
 
 func rectPath(x0, y0, x1, y1 vg.Length) vg.Path {

@@ -28,7 +28,8 @@
 //     seed's arithmetic) and at DRAM (what ncu counts), model and measured.
 //   - WarpDiagram, InstructionDiagram: one warp instruction, lane by lane,
 //     down to the sectors and lines it touches; Instructions and WarpOf give
-//     the addresses the model uses for any warp of any spec.
+//     the addresses the model uses for any warp of any spec. Instruction
+//     indices count from 0 in the API, from 1 in the titles a reader sees.
 //
 // Every chart is a *plot.Plot: change its title, axes or legend as with
 // any gonum plot before drawing it. Render, PNG, SVG and Save draw one or

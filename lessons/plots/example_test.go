@@ -94,7 +94,8 @@ func ExampleBandwidthVsStride() {
 	// model of the NVIDIA H200; measured: recorded on NVIDIA H200, 2026-11-29
 }
 
-// Warp diagrams of the access patterns of the course.
+// Warp diagrams of the access patterns of the course. The instruction
+// index counts from 0 (1 is a copy's store); the titles count from 1.
 func ExampleInstructionDiagram() {
 	for _, d := range []struct {
 		name, spec string
@@ -103,6 +104,7 @@ func ExampleInstructionDiagram() {
 	}{
 		{"warp_coalesced", `{"kernel":"coalesced_copy","n":1024}`, 0, 0},
 		{"warp_stride2", `{"kernel":"strided_copy","n":4096,"stride":2}`, 0, 0},
+		{"warp_store", `{"kernel":"strided_copy","n":4096,"stride":2}`, 0, 1},
 		{"warp_stride32", `{"kernel":"strided_copy","n":4096,"stride":32}`, 1, 0},
 		{"warp_offset", `{"kernel":"offset_copy","n":1024,"offset":1}`, 0, 0},
 		{"warp_aos", `{"kernel":"update_x_aos","n":1024,"struct_bytes":16}`, 0, 0},

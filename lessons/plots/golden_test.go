@@ -48,7 +48,7 @@ func TestGoldenCharts(t *testing.T) {
 		{"bandwidth", goldenBandwidth, []string{"bandwidth_stride.png", "bandwidth_struct.png", "bandwidth_model_only.png"}},
 		{"dram", goldenDRAM, []string{"dram_stride.png", "dram_stride.svg"}},
 		{"warp", ExampleInstructionDiagram, []string{
-			"warp_coalesced.png", "warp_stride2.png", "warp_stride32.png", "warp_offset.png",
+			"warp_coalesced.png", "warp_stride2.png", "warp_store.png", "warp_stride32.png", "warp_offset.png",
 			"warp_aos.png", "warp_gather.png", "warp_gather.svg", "warp_vector.png", "warp_partial.png",
 		}},
 		{"warp by hand", ExampleWarpDiagram, []string{"warp_by_hand.png"}},

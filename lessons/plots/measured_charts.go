@@ -241,11 +241,33 @@ func BandwidthVsStruct(aos []sectors.Prediction, soa sectors.Prediction, m *meas
 		if err := addHLine(p, "SoA, measured", d.refMeasured, lo, hi, MeasuredColor, []vg.Length{vg.Points(2), vg.Points(3)}); err != nil {
 			return nil, err
 		}
+		// The two SoA lines lie within a few per cent of each other, one
+		// over the other: each gets its name and value written beside it,
+		// the higher one above, the lower one below, at the right end,
+		// where the AoS line has fallen far below (the copy bandwidth's
+		// note stands above its own line).
+		model, meas := note{x: hi, y: d.ref, text: soaLabel("model", d.ref), color: ReferenceColor, xAlign: draw.XRight},
+			note{x: hi, y: d.refMeasured, text: soaLabel("measured", d.refMeasured), color: MeasuredColor, xAlign: draw.XRight}
+		above, below := &model, &meas
+		if d.refMeasured > d.ref {
+			above, below = below, above
+		}
+		above.yAlign, above.dy = draw.YBottom, 3
+		below.yAlign, below.dy = draw.YTop, -3
+		if err := addNotes(p, []note{model, meas}); err != nil {
+			return nil, err
+		}
 	}
 	if err := drawBandwidth(p, d, "AoS, model"); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// soaLabel writes the name and value of a SoA reference line: "SoA
+// model: 2716 GB/s".
+func soaLabel(what string, gbps float64) string {
+	return fmt.Sprintf("SoA %s: %.0f GB/s", what, gbps)
 }
 
 func drawBandwidth(p *plot.Plot, d bandwidthData, modelName string) error {
@@ -257,7 +279,7 @@ func drawBandwidth(p *plot.Plot, d bandwidthData, modelName string) error {
 		return err
 	}
 	if err := addNotes(p, []note{{x: hi, y: d.copyGBps, text: fmt.Sprintf("device copy bandwidth, %.0f GB/s", d.copyGBps),
-		color: Black, xAlign: draw.XRight, yAlign: draw.YTop, dy: -3}}); err != nil {
+		color: Black, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 3}}); err != nil {
 		return err
 	}
 	if err := addLine(p, modelName, d.model, ModelColor, 0, vg.Points(2.5), vg.Points(2.5)); err != nil {
@@ -395,13 +417,17 @@ func DRAMVsStride(preds []sectors.Prediction, m *measure.Set) (*plot.Plot, error
 	if err := addLine(p, "DRAM read+write ÷ useful, model", d.dramModel, dramColor, 1, vg.Points(2.5), 0); err != nil {
 		return nil, err
 	}
-	if len(d.sectorMeasured) > 0 {
-		if err := addPoints(p, "L1 sectors, measured (ncu)", d.sectorMeasured, sectorColor, draw.BoxGlyph{}); err != nil {
+	// Where DRAM moves what the L1 fetched (stride 1, and the strides
+	// where the fetch granularity adds nothing) the two measured points
+	// coincide: DRAM's are rings, drawn first, the L1's smaller filled
+	// squares on top, so a square shows inside its ring.
+	if len(d.dramMeasured) > 0 {
+		if err := addPointsSized(p, "DRAM, measured (ncu)", d.dramMeasured, dramColor, thickRing{Width: vg.Points(2)}, vg.Points(6)); err != nil {
 			return nil, err
 		}
 	}
-	if len(d.dramMeasured) > 0 {
-		if err := addPoints(p, "DRAM, measured (ncu)", d.dramMeasured, dramColor, draw.CircleGlyph{}); err != nil {
+	if len(d.sectorMeasured) > 0 {
+		if err := addPointsSized(p, "L1 sectors, measured (ncu)", d.sectorMeasured, sectorColor, draw.BoxGlyph{}, vg.Points(3)); err != nil {
 			return nil, err
 		}
 	}

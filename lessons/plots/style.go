@@ -133,19 +133,44 @@ func addLine(p *plot.Plot, name string, xys plotter.XYs, c color.Color, i int, w
 // addPoints adds measured points: filled glyphs with a white rim, so they
 // stand out on top of a model line of any colour.
 func addPoints(p *plot.Plot, name string, xys plotter.XYs, c color.Color, shape draw.GlyphDrawer) error {
+	return addPointsSized(p, name, xys, c, shape, vg.Points(4))
+}
+
+// addPointsSized is addPoints with glyphs of radius r.
+func addPointsSized(p *plot.Plot, name string, xys plotter.XYs, c color.Color, shape draw.GlyphDrawer, r vg.Length) error {
 	rim, err := plotter.NewScatter(lg(xys))
 	if err != nil {
 		return wrap(err)
 	}
-	rim.GlyphStyle = draw.GlyphStyle{Color: color.White, Radius: vg.Points(5.5), Shape: shape}
+	rim.GlyphStyle = draw.GlyphStyle{Color: color.White, Radius: r + vg.Points(1.5), Shape: shape}
+	if _, hollow := shape.(thickRing); hollow {
+		// A ring's rim is a thicker ring under it.
+		rim.GlyphStyle.Radius = r
+		rim.GlyphStyle.Shape = thickRing{Width: shape.(thickRing).Width + vg.Points(2)}
+	}
 	s, err := plotter.NewScatter(lg(xys))
 	if err != nil {
 		return wrap(err)
 	}
-	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(4), Shape: shape}
+	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: r, Shape: shape}
 	p.Add(rim, s)
 	p.Legend.Add(name, s)
 	return nil
+}
+
+// thickRing is a hollow circle drawn with a line Width wide: a marker
+// that leaves what lies under its middle visible (draw.RingGlyph's line,
+// half a point, is too faint for a measured point).
+type thickRing struct{ Width vg.Length }
+
+// DrawGlyph draws the ring of radius sty.Radius around pt.
+func (g thickRing) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: g.Width})
+	var path vg.Path
+	path.Move(vg.Point{X: pt.X + sty.Radius, Y: pt.Y})
+	path.Arc(pt, sty.Radius, 0, 2*math.Pi)
+	path.Close()
+	c.Stroke(path)
 }
 
 // addHLine adds a horizontal reference line at y across the x range.

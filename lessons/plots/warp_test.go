@@ -2,12 +2,17 @@ package plots
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -193,4 +198,141 @@ func TestLayoutBand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// textBoxes draws p at size into a recorder and returns, for every string
+// drawn, its corners on the canvas (in points): the box from the lowest
+// descender to the highest ascender, rotated as the string is.
+func textBoxes(t *testing.T, p *plot.Plot, size Size) map[string][4]vg.Point {
+	t.Helper()
+	var rec recorder.Canvas
+	p.Draw(draw.NewCanvas(&rec, size.Width, size.Height))
+	out := map[string][4]vg.Point{}
+	angle := []float64{0}
+	for _, a := range rec.Actions {
+		switch a := a.(type) {
+		case *recorder.Push:
+			angle = append(angle, angle[len(angle)-1])
+		case *recorder.Pop:
+			angle = angle[:len(angle)-1]
+		case *recorder.Rotate:
+			angle[len(angle)-1] += a.Angle
+		case *recorder.Translate, *recorder.Scale:
+			t.Fatalf("the diagram draws with %s: textBoxes knows only rotation", a.Call())
+		case *recorder.FillString:
+			face := font.DefaultCache.Lookup(a.Font, a.Size)
+			e := face.Extents()
+			w := face.Width(a.String)
+			sin, cos := math.Sincos(angle[len(angle)-1])
+			var box [4]vg.Point
+			for i, q := range []vg.Point{{X: 0, Y: -e.Descent}, {X: w, Y: -e.Descent}, {X: 0, Y: e.Ascent}, {X: w, Y: e.Ascent}} {
+				x, y := a.Point.X+q.X, a.Point.Y+q.Y
+				// The recorder keeps points in the rotated frame.
+				box[i] = vg.Point{X: x*vg.Length(cos) - y*vg.Length(sin), Y: x*vg.Length(sin) + y*vg.Length(cos)}
+			}
+			out[a.String] = box
+		}
+	}
+	return out
+}
+
+// Every line of text of a warp diagram, the caption's last line above
+// all, lies inside the picture, at the size the course draws it and at
+// narrower ones (coalesce plot warp -width 20; the title, one line, needs about 19 cm): before the layout kept the
+// descenders in mind, "efficiency 12.5%." lost the bottom of its y's.
+func TestDiagramTextInside(t *testing.T) {
+	narrow := Diagram
+	narrow.Width = 20 * vg.Centimeter
+	for _, js := range []string{
+		`{"kernel":"coalesced_copy","n":1024}`,
+		`{"kernel":"strided_copy","n":4096,"stride":32}`,
+		`{"kernel":"gather_copy","n":1048576,"index_pattern":"random"}`,
+		`{"kernel":"update_x_aos","n":1024,"struct_bytes":16}`,
+	} {
+		for _, size := range []Size{Diagram, narrow} {
+			t.Run(fmt.Sprintf("%s at %.0f cm", js, size.Width/vg.Centimeter), func(t *testing.T) {
+				p, err := InstructionDiagram(mustSpec(js), 1, 1)
+				require.NoError(t, err)
+				boxes := textBoxes(t, p, size)
+				require.NotEmpty(t, boxes)
+				var lowest vg.Length = math.MaxFloat64
+				for s, box := range boxes {
+					if s == p.Title.Text {
+						// gonum places the title; the font's ascent, a
+						// little above its tallest glyph, may touch the
+						// top edge: check its baseline side only.
+						box[2], box[3] = box[0], box[1]
+					}
+					for _, q := range box {
+						// A hundredth of a point for rounding.
+						assert.True(t, q.X >= -0.01 && q.X <= size.Width+0.01 && q.Y >= -0.01 && q.Y <= size.Height+0.01,
+							"%q reaches %v, outside %v by %v", s, q, size.Width, size.Height)
+						lowest = min(lowest, q.Y)
+					}
+				}
+				assert.Less(t, float64(lowest), float64(vg.Points(6)), "the caption sits at the bottom")
+			})
+		}
+	}
+}
+
+// The words of a diagram: a store's sectors are written, not fetched; the
+// title counts instructions from 1; the addresses count from the start of
+// the instruction's buffer; a sector says how many of its 32 bytes are
+// used, inside it where it is wide enough, under the picture where not.
+func TestDiagramWords(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		spec  string
+		instr int
+		want  []string // substrings some drawn string holds
+		never []string // substrings no drawn string holds
+	}{
+		// A copy issues 2 instructions: index 1 is the second, the store.
+		{"copy's store", `{"kernel":"coalesced_copy","n":1024}`, 1,
+			[]string{"instruction 2 of 2: store out[t]", "start of out[]", "4 sectors written (128 B) in 1 line", "0 (not written)", "32/32 B"},
+			[]string{"fetched", "instruction 1 of", "memory[]"}},
+		{"copy's load", `{"kernel":"coalesced_copy","n":1024}`, 0,
+			[]string{"instruction 1 of 2: load in[t]", "start of in[]", "4 sectors fetched", "0 (not fetched)"},
+			[]string{"written", "instruction 0 of"}},
+		// A gather issues idx[t], in[idx[t]], out[t]: index 0 is the first.
+		{"gather's index load", `{"kernel":"gather_copy","n":1024,"index_pattern":"reverse"}`, 0,
+			[]string{"instruction 1 of 3: load idx[t]", "start of idx[]"}, nil},
+		{"struct field", `{"kernel":"update_x_aos","n":1024,"struct_bytes":16}`, 0,
+			[]string{"start of p[]"}, nil},
+		// Stride 2: each sector holds 4 floats of 4 bytes = 16 of 32 bytes,
+		// a label that fits in a sector of a 2-line band.
+		{"stride 2 labels inside", `{"kernel":"strided_copy","n":4096,"stride":2}`, 0,
+			[]string{"16/32 B"}, []string{"Bytes used of the"}},
+		// Stride 32: 32 lines, one float (4 of 32 bytes) in one sector of
+		// each; the sectors are too narrow, the caption says it.
+		{"stride 32 usage in words", `{"kernel":"strided_copy","n":4096,"stride":32}`, 0,
+			[]string{"Bytes used of the 32 sectors fetched: 4/32 B in each."}, nil},
+		{"stride 32 store", `{"kernel":"strided_copy","n":4096,"stride":32}`, 1,
+			[]string{"Bytes used of the 32 sectors written: 4/32 B in each.", "32 sectors written (1024 B) in 32 lines"}, []string{"fetched"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := InstructionDiagram(mustSpec(tt.spec), 0, tt.instr)
+			require.NoError(t, err)
+			all := ""
+			for s := range textBoxes(t, p, Diagram) {
+				all += s + "\n"
+			}
+			for _, w := range tt.want {
+				assert.Contains(t, all, w)
+			}
+			for _, n := range tt.never {
+				assert.NotContains(t, all, n)
+			}
+		})
+	}
+	// A warp built by hand belongs to no buffer: plain byte addresses.
+	p, err := WarpDiagram(sectors.Warp{Size: 4, Active: sectors.AllLanes}, "by hand")
+	require.NoError(t, err)
+	all := ""
+	for s := range textBoxes(t, p, Diagram) {
+		all += s + "\n"
+	}
+	assert.Contains(t, all, "the byte address it accesses:")
+	assert.NotContains(t, all, "[]")
 }

@@ -165,9 +165,12 @@ func (m *l2) store(b *l2Buffer, sector uint64, used uint32) {
 
 // finish writes back the dirty lines that are no longer resident when the
 // launch ends; the rest stay in the L2 and cost no DRAM traffic inside it.
-// The L2 keeps fewer dirty lines at the end (DirtyL2Bytes) than lines it
-// can reuse (ReuseL2Bytes): it starts writing dirty lines back before it
-// must.
+// A dirty line stays when the distinct traffic since its last touch, reads
+// and writes, is under DirtyL2Bytes (the profile's parameter, 32.5 MB on
+// the H200; SparseDirtyL2Bytes for sparse lines): a stack distance, not
+// the bytes of writes left, which for a copy, half reads, come to half of
+// it. The distance is shorter than ReuseL2Bytes: the L2 starts writing
+// dirty lines back before it must.
 func (m *l2) finish() (read, write float64) {
 	total := m.recent.total()
 	for _, b := range m.bufs {
@@ -206,9 +209,11 @@ func (m *l2) kept(since, capacity float64, line uint64, at int) bool {
 // sparse reports whether a line holds written data only in part: no data
 // read from DRAM, and fewer than four sectors dirty or a sector written
 // only in part. The H200 keeps far fewer such lines to the end of a launch
-// (strided_write leaves under 3 MB of 16 to 67 MB in the L2 at strides 32
-// and 128, and 4 MB of 16 at stride 8, where a copy leaves 19 MB), so they
-// have a capacity of their own, SparseDirtyL2Bytes.
+// (measured, probe_metrics: strided_write leaves under 3 MB of the 16 to
+// 67 MB it writes in the L2 at strides 32 and 128, and 4 MB of 16 at
+// stride 8, where a copy leaves 19 MB), so they have a capacity of their
+// own, SparseDirtyL2Bytes (a stack distance, as DirtyL2Bytes is; see
+// finish).
 func sparse(l l2Line) bool {
 	if l.valid != 0 {
 		return false
