@@ -33,8 +33,8 @@ type Prediction struct {
 }
 
 // Predict runs the model over every warp of the launch s describes and
-// returns its counts. It fails only when s is invalid or its indices cannot
-// be read.
+// returns its counts. It fails only when s is invalid, its indices cannot
+// be read, or the GPU would refuse its accesses (ErrMisaligned).
 func Predict(s spec.Spec) (Prediction, error) {
 	if err := s.Validate(); err != nil {
 		return Prediction{}, err
@@ -73,6 +73,13 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 			metrics.StSectors:  float64(m.stSec),
 			metrics.DRAMRead:   math.Round(read),
 			metrics.DRAMWrite:  math.Round(write),
+
+			metrics.ShLdRequests:      float64(m.shLdReq),
+			metrics.ShStRequests:      float64(m.shStReq),
+			metrics.ShLdWavefronts:    float64(m.shLdWave),
+			metrics.ShStWavefronts:    float64(m.shStWave),
+			metrics.ShLdBankConflicts: float64(m.shLdWave - m.shLdReq),
+			metrics.ShStBankConflicts: float64(m.shStWave - m.shStReq),
 		},
 		Warps:         m.warps,
 		L1UsefulBytes: m.useful,
@@ -101,6 +108,12 @@ type sim struct {
 	ldReq, ldSec, stReq, stSec int64
 	useful                     int64
 
+	// The shared-memory side: requests and wavefronts by the bank rule.
+	banks                                banks
+	shLdReq, shLdWave, shStReq, shStWave int64
+	// gridX places a block of a 2D kernel from its number.
+	gridX int64
+
 	// record, when set, collects the instructions instead of counting them.
 	record *[]Instruction
 	// loadsOnly issues the loads and skips the stores (ColdWarp).
@@ -119,6 +132,13 @@ func newSim(s spec.Spec, idx []int32, record *[]Instruction) (*sim, error) {
 	m.warp = km.warp(m)
 	if m.err != nil {
 		return nil, m.err
+	}
+	// A launch that faults has no counts; its instructions can still be
+	// drawn, which shows why it faults.
+	if record == nil && s.Kernel == spec.VectorizedCopy {
+		if err := misaligned(s); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
