@@ -45,9 +45,12 @@ const (
 // H200 is measured, not assumed.
 var Shared = []string{ShLdRequests, ShLdWavefronts, ShLdBankConflicts, ShStRequests, ShStWavefronts, ShStBankConflicts}
 
-// All lists the metrics in the order the course prints them, the global
-// ones then Shared; it is also the --metrics list the harness gives ncu.
-var All = append([]string{LdRequests, LdSectors, StRequests, StSectors, DRAMRead, DRAMWrite}, Shared...)
+// All lists the global-memory metrics in the order the course prints
+// them: every kernel has them, and every recorded launch.
+var All = []string{LdRequests, LdSectors, StRequests, StSectors, DRAMRead, DRAMWrite}
+
+// Profiled is every metric the harness asks ncu for: All, then Shared.
+var Profiled = append(append([]string{}, All...), Shared...)
 
 // L1 lists the metrics the model has exactly: the L1's requests and
 // sectors, fixed by the addresses alone, where DRAM bytes depend on what
@@ -62,7 +65,7 @@ func Exact(m string) bool { return slices.Contains(L1, m) }
 func IsShared(m string) bool { return slices.Contains(Shared, m) }
 
 // Known reports whether m is one of the course's metrics.
-func Known(m string) bool { return slices.Contains(All, m) }
+func Known(m string) bool { return slices.Contains(Profiled, m) }
 
 // Set maps metric names to values, as a prediction or a measurement.
 type Set map[string]float64
@@ -71,7 +74,7 @@ type Set map[string]float64
 // order, then any others sorted.
 func (s Set) Names() []string {
 	var names, extra []string
-	for _, m := range All {
+	for _, m := range Profiled {
 		if _, ok := s[m]; ok {
 			names = append(names, m)
 		}

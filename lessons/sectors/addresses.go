@@ -56,7 +56,12 @@ var addresses = map[spec.Kernel]kernelModel{
 		return func(t0 int64, present int) {
 			act := below(t0, threads, present)
 			m.affine(off+uint64(t0)*w, w)
-			m.ld(in, int(w), act, m.label(func() string { return "in[t] (" + vec + ", from in+offset)" }))
+			m.ld(in, int(w), act, m.label(func() string {
+				if m.s.Offset != 0 {
+					return fmt.Sprintf("(in+%d)[t] (%s)", m.s.Offset, vec)
+				}
+				return "in[t] (" + vec + ")"
+			}))
 			m.affine(uint64(t0)*w, w)
 			m.st(out, int(w), act, m.label(func() string { return "out[t] (" + vec + ")" }))
 		}

@@ -19,7 +19,9 @@ import (
 type Prediction struct {
 	// Spec is the launch, defaults filled in.
 	Spec spec.Spec `json:"spec"`
-	// Metrics holds the counts Nsight Compute reports, under its names.
+	// Metrics holds the counts Nsight Compute reports, under its names:
+	// metrics.All for every kernel, metrics.Shared too for a kernel that
+	// uses shared memory.
 	Metrics metrics.Set `json:"metrics"`
 	// Warps is the number of warps launched, partial ones included.
 	Warps int64 `json:"warps"`
@@ -73,16 +75,19 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 			metrics.StSectors:  float64(m.stSec),
 			metrics.DRAMRead:   math.Round(read),
 			metrics.DRAMWrite:  math.Round(write),
-
-			metrics.ShLdRequests:      float64(m.shLdReq),
-			metrics.ShStRequests:      float64(m.shStReq),
-			metrics.ShLdWavefronts:    float64(m.shLdWave),
-			metrics.ShStWavefronts:    float64(m.shStWave),
-			metrics.ShLdBankConflicts: float64(m.shLdWave - m.shLdReq),
-			metrics.ShStBankConflicts: float64(m.shStWave - m.shStReq),
 		},
 		Warps:         m.warps,
 		L1UsefulBytes: m.useful,
+	}
+	// The shared counts belong to the kernels that use shared memory, as
+	// the global ones belong to all.
+	if m.shLdReq+m.shStReq > 0 {
+		p.Metrics[metrics.ShLdRequests] = float64(m.shLdReq)
+		p.Metrics[metrics.ShStRequests] = float64(m.shStReq)
+		p.Metrics[metrics.ShLdWavefronts] = float64(m.shLdWave)
+		p.Metrics[metrics.ShStWavefronts] = float64(m.shStWave)
+		p.Metrics[metrics.ShLdBankConflicts] = float64(m.shLdWave - m.shLdReq)
+		p.Metrics[metrics.ShStBankConflicts] = float64(m.shStWave - m.shStReq)
 	}
 	p.Time = estimateTime(d, s, p)
 	p.TimeSeconds = p.Time.Total()

@@ -112,8 +112,9 @@ func TestMatrixPerRequest(t *testing.T) {
 			// 4096*4096 floats, one per lane: 2^24/32 = 2^19 requests each side.
 			assert.Equal(t, float64(1<<19), p.Metrics[metrics.LdRequests])
 			if tt.shLd == 0 {
-				assert.Zero(t, p.Metrics[metrics.ShLdRequests])
-				assert.Zero(t, p.Metrics[metrics.ShStRequests])
+				for _, m := range metrics.Shared {
+					assert.NotContains(t, p.Metrics, m, "a kernel without shared memory has no shared counts")
+				}
 				return
 			}
 			assert.Equal(t, tt.shLd, perRequest(t, p, metrics.ShLdWavefronts, metrics.ShLdRequests), "shared ld wavefronts/request")
