@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,7 +82,10 @@ func TestParseHarnessOutputRecorded(t *testing.T) {
 func TestParseNcuCSVRecorded(t *testing.T) {
 	data, err := os.ReadFile("testdata/probe_ncu.csv")
 	require.NoError(t, err)
-	rows, err := parseNcuCSV(data, metrics.All)
+	// The probe's ncu was asked for the global metrics only (the shared
+	// ones came with the 2D kernels).
+	global := slices.DeleteFunc(slices.Clone(metrics.All), metrics.IsShared)
+	rows, err := parseNcuCSV(data, global)
 	require.NoError(t, err)
 	require.Len(t, rows, 95, "one row per line of testdata/probe.jsonl")
 	// Row 0 is the probe's first line, a 1-byte coalesced copy of 2^20
@@ -117,10 +121,10 @@ const (
 )
 
 func TestParseNcuCSV(t *testing.T) {
-	want := []string{metrics.DRAMRead, metrics.LdSectors}
 	tests := []struct {
 		name string
 		data string
+		want []string // the metrics asked for; nil: DRAMRead and LdSectors
 		got  []kernelMetrics
 		err  string
 	}{
@@ -148,6 +152,16 @@ func TestParseNcuCSV(t *testing.T) {
 			got:  []kernelMetrics{{ID: 0, Name: "k_a", Metrics: metrics.Set{metrics.DRAMRead: 1, metrics.LdSectors: 2}}},
 		},
 		{name: "header only", data: csvOf(hdr, units), got: nil},
+		{
+			// ncu's base units of the shared counters: instructions,
+			// wavefronts, and none for bank conflicts.
+			name: "shared metrics",
+			data: csvOf(hdr+`,"smsp__inst_executed_op_shared_ld.sum","l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum","l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"`,
+				units+`,"inst","wavefront",""`, `"0","k_transpose_tiled","1","2","32,768","1,048,576","1,015,808"`),
+			want: []string{metrics.DRAMRead, metrics.LdSectors, metrics.ShLdRequests, metrics.ShLdWavefronts, metrics.ShLdBankConflicts},
+			got: []kernelMetrics{{ID: 0, Name: "k_transpose_tiled", Metrics: metrics.Set{metrics.DRAMRead: 1, metrics.LdSectors: 2,
+				metrics.ShLdRequests: 32768, metrics.ShLdWavefronts: 1048576, metrics.ShLdBankConflicts: 1015808}}},
+		},
 		{name: "no table", data: "==WARNING== No kernels were profiled.\n", err: "no CSV table"},
 		{name: "missing metric", data: csvOf(`"ID","Kernel Name","dram__bytes_read.sum"`, `"","","byte"`, `"0","k","1"`), err: "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum not among the columns"},
 		{name: "no ID column", data: csvOf(`"Kernel Name","dram__bytes_read.sum"`, `"","byte"`), err: `no "ID" column`},
@@ -163,6 +177,10 @@ func TestParseNcuCSV(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			want := tt.want
+			if want == nil {
+				want = []string{metrics.DRAMRead, metrics.LdSectors}
+			}
 			got, err := parseNcuCSV([]byte(tt.data), want)
 			if tt.err != "" {
 				require.Error(t, err)
