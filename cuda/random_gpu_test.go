@@ -129,6 +129,7 @@ func TestGPURandomLaunchesMatchModel(t *testing.T) {
 			for _, m := range metrics.L1 {
 				ok = assert.Equal(t, preds[i].Metrics[m], l.Metrics[m], "%s\n%s: model %v, ncu %v", specs[i], m, preds[i].Metrics[m], l.Metrics[m]) && ok
 			}
+			reportShared(t, specs[i], preds[i].Metrics, l.Metrics)
 			if ok {
 				exact++
 			}
