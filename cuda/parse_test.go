@@ -228,6 +228,7 @@ func FuzzParseHarnessOutput(f *testing.F) {
 	f.Add([]byte(okProfile+"\n"), 1, false)
 	f.Add([]byte(`{"line":1,"error":"x"}`+"\n"+okProfile), 2, false)
 	f.Add([]byte("Segmentation fault"), 1, true)
+	f.Add([]byte(okProfile+"\n"+`{"line":2,"error":"misaligned address","launched":true,"cuda_error":"cudaErrorMisalignedAddress","context_failed":true}`+"\n"), 3, false)
 	f.Fuzz(func(t *testing.T, data []byte, n int, timed bool) {
 		got, err := parseHarnessOutput(data, n, timed)
 		if err != nil {
@@ -237,7 +238,9 @@ func FuzzParseHarnessOutput(f *testing.F) {
 			}
 			return
 		}
-		if len(got) != n {
+		// Fewer answers than specs only after a fault: a profiler may
+		// end the harness there.
+		if len(got) > n || len(got) < n && faultAt(got) < 0 {
 			t.Fatalf("%d answers accepted for %d specs", len(got), n)
 		}
 		for i, a := range got {

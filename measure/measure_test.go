@@ -117,6 +117,7 @@ func TestReaderErrors(t *testing.T) {
 		{"an unknown field", `{"spec":{"kernel":"coalesced_copy","n":64},"speed":1}`, 1, `unknown field "speed"`},
 		{"a bad spec", `{"spec":{"kernel":"strided_copy","n":64,"stride":0}}`, 1, `field "stride"`},
 		{"a string for a time", `{"spec":{"kernel":"coalesced_copy","n":64},"time_ms":"1"}`, 1, "not a launch"},
+		{"a CUDA error on a measured launch", `{"spec":{"kernel":"coalesced_copy","n":64},"time_ms":1,"cuda_error":"cudaErrorMisalignedAddress"}`, 1, `"cuda_error" without "error"`},
 		{"a reference without provenance", `{"records":[]}`, 1, "a recorded reference without provenance"},
 		{"a reference with a bad record", `{"provenance":{"device":{"gpu":"g"},"date":"2026-11-29T21:10:08Z","command":"c"},"records":[{"time_ms":1}]}`, 1, "record 1"},
 	}
@@ -215,6 +216,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(`{"line":2,"error":"x"}`)
 	f.Add(`{"provenance":{"device":{"gpu":"g"},"date":"2026-11-29T21:10:08Z","command":"c"},"records":[{"spec":{"kernel":"update_x_soa","n":3}}]}`)
 	f.Add("{\n")
+	f.Add(`{"line":3,"spec":{"kernel":"vectorized_copy","n":1024,"offset":3},"error":"misaligned address","cuda_error":"cudaErrorMisalignedAddress"}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		set, err := ReadSet(strings.NewReader(in), "fuzz", Origin{})
 		if err != nil {
@@ -227,6 +229,9 @@ func FuzzReader(f *testing.F) {
 		for _, l := range set.Launches {
 			if l.Spec.Kernel == "" && l.Error == "" {
 				t.Fatalf("a launch without spec or error: %+v", l)
+			}
+			if l.CUDAError != "" && !l.Failed() {
+				t.Fatalf("a CUDA error on a launch that did not fail: %+v", l)
 			}
 			if l.Spec.Kernel != "" && l.Spec.Validate() != nil {
 				t.Fatalf("an invalid spec accepted: %+v", l.Spec)
