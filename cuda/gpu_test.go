@@ -134,7 +134,9 @@ func TestGPURunVerifiesAndTimes(t *testing.T) {
 			assert.GreaterOrEqual(t, r.TimeMsMax, r.TimeMs)
 			assert.GreaterOrEqual(t, r.TimedLaunches, cuda.MinTimedLaunches)
 			assert.Greater(t, r.MemcpyBandwidth(), 0.0)
-			assert.Equal(t, specs[i].ShapeOn(g.Info.SMs, g.Info.MaxThreadsPerSM), spec.Shape{Threads: r.Threads, Blocks: r.GridBlocks})
+			shape := specs[i].ShapeOn(g.Info.SMs, g.Info.MaxThreadsPerSM)
+			assert.Equal(t, shape.Threads, r.Threads)
+			assert.Equal(t, shape.Blocks, r.GridBlocks)
 			assert.Equal(t, specs[i].L2Fetch, r.L2Fetch)
 		})
 	}
