@@ -49,7 +49,7 @@
 // Under ncu (--profile) each plan's kernel is launched exactly once, still
 // verified, so that the i-th profiled k_ kernel is the i-th plan launched:
 //
-//	ncu --clock-control none --metrics <metrics.All> --csv --page raw \
+//	ncu --clock-control none --metrics <metrics.Profiled> --csv --page raw \
 //	    --print-units base --kernel-name regex:^k_ HARNESS --profile ...
 //
 // # The harness's protocol

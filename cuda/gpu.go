@@ -353,7 +353,7 @@ func (g *GPU) runBatch(ctx context.Context, work string, p *Prepared, batch []in
 	if !profile {
 		return res, nil
 	}
-	rows, err := parseNcuCSV(stdout, metrics.All)
+	rows, err := parseNcuCSV(stdout, metrics.Profiled)
 	launched := 0
 	for _, a := range answers {
 		if a.Launched {

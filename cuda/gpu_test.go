@@ -273,7 +273,7 @@ func TestGPUProfileMatchesModel(t *testing.T) {
 			require.False(t, r.Failed(), r.Error)
 			p, err := sectors.Predict(specs[i])
 			require.NoError(t, err)
-			for _, m := range metrics.All {
+			for _, m := range metrics.Profiled {
 				got, ok := r.Metrics[m]
 				require.True(t, ok, "ncu gave no %s", m)
 				if metrics.Exact(m) {

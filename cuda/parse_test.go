@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -82,10 +81,9 @@ func TestParseHarnessOutputRecorded(t *testing.T) {
 func TestParseNcuCSVRecorded(t *testing.T) {
 	data, err := os.ReadFile("testdata/probe_ncu.csv")
 	require.NoError(t, err)
-	// The probe's ncu was asked for the global metrics only (the shared
-	// ones came with the 2D kernels).
-	global := slices.DeleteFunc(slices.Clone(metrics.All), metrics.IsShared)
-	rows, err := parseNcuCSV(data, global)
+	// The probe's ncu was asked for the global metrics only (metrics.All;
+	// the shared ones came with the 2D kernels).
+	rows, err := parseNcuCSV(data, metrics.All)
 	require.NoError(t, err)
 	require.Len(t, rows, 95, "one row per line of testdata/probe.jsonl")
 	// Row 0 is the probe's first line, a 1-byte coalesced copy of 2^20
