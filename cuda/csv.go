@@ -30,6 +30,8 @@ var unitScale = map[string]float64{
 	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30,
 	"Ksector": 1e3, "Msector": 1e6, "Gsector": 1e9,
 	"Krequest": 1e3, "Mrequest": 1e6, "Grequest": 1e9,
+	"Kinst": 1e3, "Minst": 1e6, "Ginst": 1e9,
+	"wavefront": 1, "Kwavefront": 1e3, "Mwavefront": 1e6, "Gwavefront": 1e9,
 }
 
 // parseNcuCSV reads what `ncu --csv --page raw` prints: lines of its own

@@ -49,7 +49,7 @@
 // Under ncu (--profile) each plan's kernel is launched exactly once, still
 // verified, so that the i-th profiled k_ kernel is the i-th plan launched:
 //
-//	ncu --clock-control none --metrics <metrics.All> --csv --page raw \
+//	ncu --clock-control none --metrics <metrics.Profiled> --csv --page raw \
 //	    --print-units base --kernel-name regex:^k_ HARNESS --profile ...
 //
 // # The harness's protocol
@@ -60,16 +60,25 @@
 //
 //	{"kernel":"strided_copy","n":1048576,"block":256,"elem_bytes":4,
 //	 "stride":32,"l2_fetch_granularity":64,"blocks":128,"threads":32768,
+//	 "block_x":256,"block_y":1,"grid_x":128,"grid_y":1,"shared_bytes":0,
 //	 "bytes_in":4194304,"bytes_out":4194304,
 //	 "memcpy_from":"in","memcpy_to":"out"}
 //
-//	{"line":N, "error":"...", "launched":true?, "cuda_error":"cudaError..."?}
+//	{"line":N, "error":"...", "launched":true?, "cuda_error":"cudaError..."?,
+//	 "context_failed":true?}
 //	{"line":N, "time_ms":median, "time_ms_min":..., "time_ms_max":...,
 //	 "timed_launches":K, "memcpy_ms":..., "memcpy_bytes":...,
 //	 "threads":..., "grid_blocks":..., "block":...,
 //	 "l2_fetch_granularity":read back, "launched":true, "verified":true}
 //
-// (the time and memcpy fields are absent under --profile). Its --info line
+// (the time and memcpy fields are absent under --profile). A 2D kernel's
+// plan also holds rows, cols, tile, block_rows and pad, and its block and
+// grid have a y (transpose_tiled: shared_bytes of dynamic shared memory).
+// context_failed marks a fault inside the kernel (a misaligned
+// vectorized_copy: cudaErrorMisalignedAddress): the harness's CUDA context
+// is lost and it answers the later lines "not run", so the Go side sends
+// them to a fresh harness, and the fault reaches the caller as a
+// *measure.GPUError. Its --info line
 // is a measure.DeviceInfo. Its exit status is 0, 1 when some line got an
 // error, 2 on a usage error, 3 without a CUDA device and 4 without a usable
 // driver. What a GPU returns, and what coalesce run writes, is a

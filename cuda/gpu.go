@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -210,7 +211,7 @@ func merge(timed, profiled []measure.Launch) []measure.Launch {
 		switch {
 		case timed[i].Failed():
 		case profiled[i].Failed():
-			timed[i] = measure.Launch{Spec: timed[i].Spec, Error: "profiling: " + profiled[i].Error}
+			timed[i] = measure.Launch{Spec: timed[i].Spec, Error: "profiling: " + profiled[i].Error, CUDAError: profiled[i].CUDAError}
 		default:
 			timed[i].Metrics = profiled[i].Metrics
 		}
@@ -220,6 +221,12 @@ func merge(timed, profiled []measure.Launch) []measure.Launch {
 
 // run sends the prepared plans through the harness, under ncu when
 // profile is set, and pairs the answers (and ncu's rows) with the specs.
+//
+// A kernel that faults loses the harness its CUDA context, and every later
+// plan of that process is answered "not run". So that one faulting spec
+// costs no other its result, the plans after a fault go to a fresh
+// harness, as many times as there are faults; each round settles at least
+// the faulting plan, so the rounds end.
 func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Launch, error) {
 	launches := make([]measure.Launch, len(p.Specs))
 	for i, s := range p.Specs {
@@ -236,11 +243,60 @@ func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Lau
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
 	defer os.RemoveAll(work)
-	input, output := filepath.Join(work, "plans.jsonl"), filepath.Join(work, "results.jsonl")
-	if err := os.WriteFile(input, p.Input(), 0o644); err != nil {
-		return nil, fmt.Errorf("cuda: %w", err)
+	// todo holds the runs of plans (indices into p.Lines) still to send.
+	todo := [][]int{make([]int, len(p.Lines))}
+	for j := range todo[0] {
+		todo[0][j] = j
 	}
-	args := g.harnessArgs(input, output, profile)
+	for len(todo) > 0 {
+		res, err := g.runBatch(ctx, work, p, todo[0], profile)
+		todo = todo[1:]
+		if err != nil {
+			return nil, err
+		}
+		for j, a := range res.answers {
+			l := &launches[p.Index[res.plans[j]]]
+			if a.Error != "" {
+				l.Error, l.CUDAError = a.Error, a.CUDAError
+				continue
+			}
+			fill(l, a)
+			if !l.Failed() && res.metrics != nil {
+				l.Metrics = res.metrics[j]
+			}
+		}
+		todo = append(res.again, todo...)
+	}
+	return launches, nil
+}
+
+// batchResult is what one harness process settled: answers for some of
+// its plans (those through the fault, when one faulted), their counters
+// when profiled, and the runs of plans to send again.
+type batchResult struct {
+	plans   []int // answers[j] is the answer to p.Lines[plans[j]]
+	answers []harnessLine
+	metrics []metrics.Set // metrics[j] are answers[j]'s counters; nil when not profiled
+	again   [][]int
+}
+
+// runBatch runs the plans p.Lines[i], i in batch, in one harness process.
+func (g *GPU) runBatch(ctx context.Context, work string, p *Prepared, batch []int, profile bool) (batchResult, error) {
+	var res batchResult
+	var input bytes.Buffer
+	for _, i := range batch {
+		input.Write(p.Lines[i])
+		input.WriteByte('\n')
+	}
+	in, output := filepath.Join(work, "plans.jsonl"), filepath.Join(work, "results.jsonl")
+	// A missing answer file must not be read as the last round's.
+	if err := os.Remove(output); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, fmt.Errorf("cuda: %w", err)
+	}
+	if err := os.WriteFile(in, input.Bytes(), 0o644); err != nil {
+		return res, fmt.Errorf("cuda: %w", err)
+	}
+	args := g.harnessArgs(in, output, profile)
 	var inv Invocation
 	if profile {
 		inv = g.Ncu.ProfileCmd(g.Harness.Path, args, g.timeout())
@@ -250,12 +306,15 @@ func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Lau
 	stdout, runErr := inv.Run(ctx)
 	if profile && g.NcuOutput != nil && len(stdout) > 0 {
 		if _, err := g.NcuOutput.Write(stdout); err != nil {
-			return nil, fmt.Errorf("cuda: saving ncu output: %w", err)
+			return res, fmt.Errorf("cuda: saving ncu output: %w", err)
 		}
 	}
+	// Status 1 only says some launch got an error line: the answers still
+	// tell which. Anything else failed the run as a whole, unless a kernel
+	// faulted: a profiler may end the run there, and the answers up to the
+	// fault still stand.
+	var failed error
 	if runErr != nil {
-		// Status 1 only says some launch got an error line: the answers
-		// still tell which. Anything else failed the run as a whole.
 		var te *ToolError
 		isTool := errors.As(runErr, &te)
 		if isTool && profile {
@@ -263,53 +322,72 @@ func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Lau
 			te.Stderr = strings.TrimSpace(te.Stderr + "\n" + ncuDiagnostics(stdout))
 		}
 		if !isTool || te.ExitCode != exitSomeLineFailed {
-			return nil, harnessError(runErr)
+			failed = harnessError(runErr)
 		}
 	}
 	data, err := os.ReadFile(output)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: reading the harness's answers: %w (after %v)", err, runErr)
+		if failed != nil {
+			return res, failed
+		}
+		return res, fmt.Errorf("cuda: reading the harness's answers: %w (after %v)", err, runErr)
 	}
-	answers, err := parseHarnessOutput(data, len(p.Lines), !profile)
+	answers, err := parseHarnessOutput(data, len(batch), !profile)
 	if err != nil {
-		return nil, err
-	}
-	var rows []kernelMetrics
-	if profile {
-		if rows, err = parseNcuCSV(stdout, metrics.All); err != nil {
-			return nil, err
+		if failed != nil {
+			return res, failed
 		}
-		launched := 0
-		for _, a := range answers {
-			if a.Launched {
-				launched++
+		return res, err
+	}
+	fault := faultAt(answers)
+	if failed != nil && fault < 0 {
+		return res, failed
+	}
+	if fault >= 0 {
+		answers = answers[:fault+1]
+		if rest := batch[fault+1:]; len(rest) > 0 {
+			res.again = append(res.again, rest)
+		}
+	}
+	res.plans, res.answers = batch[:len(answers)], answers
+	if !profile {
+		return res, nil
+	}
+	rows, err := parseNcuCSV(stdout, metrics.Profiled)
+	launched := 0
+	for _, a := range answers {
+		if a.Launched {
+			launched++
+		}
+	}
+	// ncu may or may not keep a row for the kernel that faulted: it is the
+	// last launched, so the rows before it pair with the launches before it.
+	pairs := err == nil && (len(rows) == launched || fault >= 0 && len(rows) == launched-1)
+	if !pairs {
+		if fault < 0 {
+			if err != nil {
+				return res, err
 			}
+			return res, &OutputError{Source: "ncu", Msg: fmt.Sprintf("%d profiled kernels for %d launched plans: cannot tell which counts belong to which launch", len(rows), launched)}
 		}
-		if len(rows) != launched {
-			return nil, &OutputError{Source: "ncu", Msg: fmt.Sprintf("%d profiled kernels for %d launched plans: cannot tell which counts belong to which launch", len(rows), launched)}
+		// ncu's output is of no use past a fault (it may have ended with
+		// the harness): the fault is settled, the plans before it go
+		// again, without it.
+		res.plans, res.answers = batch[fault:fault+1], answers[fault:]
+		if fault > 0 {
+			res.again = append([][]int{batch[:fault]}, res.again...)
 		}
+		return res, nil
 	}
+	res.metrics = make([]metrics.Set, len(answers))
 	k := 0
 	for j, a := range answers {
-		l := &launches[p.Index[j]]
-		var km *kernelMetrics
-		if profile && a.Launched {
-			km = &rows[k]
+		if a.Launched && k < len(rows) {
+			res.metrics[j] = rows[k].Metrics
 			k++
 		}
-		if a.Error != "" {
-			l.Error = a.Error
-			continue
-		}
-		fill(l, a)
-		if l.Failed() {
-			continue
-		}
-		if km != nil {
-			l.Metrics = km.Metrics
-		}
 	}
-	return launches, nil
+	return res, nil
 }
 
 // fill sets a launch from the harness's answer. The L2 fetch granularity

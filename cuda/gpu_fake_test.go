@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,19 +22,26 @@ import (
 // fakeTool stands in for the harness and for ncu: it copies its input
 // (--input) to $FAKE_SEEN, writes $FAKE_RESULTS to its --output, prints
 // $FAKE_STDOUT and $FAKE_STDERR, and exits with $FAKE_EXIT. Run with
-// --info, it prints $FAKE_INFO instead.
+// --info, it prints $FAKE_INFO instead. Its k-th run with an input
+// (counted in the file $FAKE_COUNT; ncu --version is not one) also copies its input to $FAKE_SEEN.k, and takes
+// $FAKE_RESULTS.k, $FAKE_STDOUT.k and $FAKE_EXIT_k in place of the plain
+// ones where they are there.
 const fakeTool = `
 in=""; out=""; info=""
 while [ $# -gt 0 ]; do
   case "$1" in --input) in="$2"; shift;; --output) out="$2"; shift;; --info) info=1;; esac
   shift
 done
+k=0; [ -n "$in" ] && k=$(( $(cat "$FAKE_COUNT" 2>/dev/null || echo 0) + 1 )) && echo "$k" > "$FAKE_COUNT"
+res="$FAKE_RESULTS"; [ -f "$FAKE_RESULTS.$k" ] && res="$FAKE_RESULTS.$k"
+sout="$FAKE_STDOUT"; [ -f "$FAKE_STDOUT.$k" ] && sout="$FAKE_STDOUT.$k"
+eval "code=\${FAKE_EXIT_$k:-\${FAKE_EXIT:-0}}"
 if [ -n "$info" ]; then printf '%s\n' "$FAKE_INFO"; fi
-if [ -n "$in" ] && [ -n "$FAKE_SEEN" ]; then cp "$in" "$FAKE_SEEN"; fi
-if [ -n "$out" ] && [ -n "$FAKE_RESULTS" ]; then cp "$FAKE_RESULTS" "$out"; fi
-if [ -n "$FAKE_STDOUT" ]; then cat "$FAKE_STDOUT"; fi
+if [ -n "$in" ] && [ -n "$FAKE_SEEN" ]; then cp "$in" "$FAKE_SEEN"; cp "$in" "$FAKE_SEEN.$k"; fi
+if [ -n "$out" ] && [ -n "$res" ]; then cp "$res" "$out"; fi
+if [ -n "$sout" ]; then cat "$sout"; fi
 if [ -n "$FAKE_STDERR" ]; then printf '%s\n' "$FAKE_STDERR" >&2; fi
-exit "${FAKE_EXIT:-0}"
+exit "$code"
 `
 
 type fake struct {
@@ -55,7 +63,33 @@ func newFake(t *testing.T) *fake {
 		t.Setenv(k, "")
 	}
 	t.Setenv("FAKE_SEEN", f.seen)
+	t.Setenv("FAKE_COUNT", filepath.Join(dir, "count"))
 	return f
+}
+
+// answerRun sets what the fake writes as its results on its k-th run.
+func (f *fake) answerRun(k int, lines ...string) {
+	p := filepath.Join(f.dir, "results.jsonl")
+	require.NoError(f.t, os.WriteFile(fmt.Sprintf("%s.%d", p, k), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	f.t.Setenv("FAKE_RESULTS", p)
+}
+
+// stdoutRun sets what the fake prints on its k-th run.
+func (f *fake) stdoutRun(k int, text string) {
+	p := filepath.Join(f.dir, "stdout.txt")
+	require.NoError(f.t, os.WriteFile(fmt.Sprintf("%s.%d", p, k), []byte(text), 0o644))
+	f.t.Setenv("FAKE_STDOUT", p)
+}
+
+// sentRun returns the lines the fake received on its k-th run; nil when
+// there was none.
+func (f *fake) sentRun(k int) []string {
+	data, err := os.ReadFile(fmt.Sprintf("%s.%d", f.seen, k))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(f.t, err)
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
 }
 
 // answer sets what the fake writes as its results, one line each.
@@ -145,7 +179,8 @@ func TestRunParsesResults(t *testing.T) {
 	// kernel table derives (1024 threads in 4 blocks of 256, 4096-byte
 	// buffers), so that it computes none of them.
 	assert.JSONEq(t, `{"kernel":"coalesced_copy","n":1024,"block":256,"elem_bytes":4,"l2_fetch_granularity":64,
-		"blocks":4,"threads":1024,"bytes_in":4096,"bytes_out":4096,"memcpy_from":"in","memcpy_to":"out"}`, sent[0])
+		"blocks":4,"threads":1024,"block_x":256,"block_y":1,"grid_x":4,"grid_y":1,"shared_bytes":0,
+		"bytes_in":4096,"bytes_out":4096,"memcpy_from":"in","memcpy_to":"out"}`, sent[0])
 	// The gather goes out with an index file the Go side wrote, never a pattern.
 	var g map[string]any
 	require.NoError(t, json.Unmarshal([]byte(sent[1]), &g))
@@ -256,7 +291,10 @@ func TestRunChecksTheFetchGranularity(t *testing.T) {
 }
 
 // probeCSV returns the header, the units row and the first n kernel rows
-// of the CSV ncu printed for the probe on the H200 (testdata/probe_ncu.csv).
+// of the CSV ncu printed for the probe on the H200 (testdata/probe_ncu.csv),
+// with the shared-memory columns the probe's ncu was not asked for added:
+// in base units (instructions, wavefronts), each row's shared counts 0, as
+// the copies, which use no shared memory, have.
 func probeCSV(t *testing.T, n int) string {
 	t.Helper()
 	f, err := os.Open("testdata/probe_ncu.csv")
@@ -272,11 +310,32 @@ func probeCSV(t *testing.T, n int) string {
 			if rows >= n+2 {
 				continue
 			}
+			for _, m := range metrics.Shared {
+				switch rows {
+				case 0:
+					line += `,"` + m + `"`
+				case 1:
+					line += `,"` + sharedUnit(m) + `"`
+				default:
+					line += `,"0"`
+				}
+			}
 			rows++
 		}
 		b.WriteString(line + "\n")
 	}
 	return b.String()
+}
+
+// sharedUnit is the base unit ncu prints for a shared-memory metric.
+func sharedUnit(m string) string {
+	switch m {
+	case metrics.ShLdRequests, metrics.ShStRequests:
+		return "inst"
+	case metrics.ShLdWavefronts, metrics.ShStWavefronts:
+		return "wavefront"
+	}
+	return ""
 }
 
 func TestProfilePairsKernelsWithSpecs(t *testing.T) {
@@ -440,10 +499,153 @@ func TestPrepare(t *testing.T) {
 	assert.Contains(t, string(p.Lines[1]), own, "an index file given is passed on")
 	// update_x_soa: n floats, updated in place; the ceiling copies them to scratch.
 	assert.JSONEq(t, `{"kernel":"update_x_soa","n":4,"block":256,"l2_fetch_granularity":64,
-		"blocks":1,"threads":4,"bytes_x":16,"memcpy_from":"x","memcpy_to":""}`, string(p.Lines[2]))
+		"blocks":1,"threads":4,"block_x":256,"block_y":1,"grid_x":1,"grid_y":1,"shared_bytes":0,
+		"bytes_x":16,"memcpy_from":"x","memcpy_to":""}`, string(p.Lines[2]))
 	require.NoError(t, p.Close())
 	_, err = os.Stat(first.IndexFile)
 	assert.True(t, os.IsNotExist(err))
 	_, err = os.Stat(own)
 	assert.NoError(t, err, "Close leaves the caller's files alone")
+}
+
+// faultLine is the harness's answer on line n to a kernel that faulted,
+// and notRun its answer to every later line of that process.
+func faultLine(n int) string {
+	return fmt.Sprintf(`{"line":%d,"error":"cudaDeviceSynchronize(): misaligned address (cudaErrorMisalignedAddress)","launched":true,"cuda_error":"cudaErrorMisalignedAddress","context_failed":true}`, n)
+}
+
+func notRun(n int) string {
+	return fmt.Sprintf(`{"line":%d,"error":"not run: the CUDA context failed on an earlier line"}`, n)
+}
+
+// faultSpecs are a good launch, a misaligned vectorized_copy (offset 3
+// with float4 loads) and two more good launches.
+var faultSpecs = []string{
+	`{"kernel":"coalesced_copy","n":1024}`,
+	`{"kernel":"vectorized_copy","n":1024,"width":4,"offset":3}`,
+	`{"kernel":"strided_copy","n":1024,"stride":4}`,
+	`{"kernel":"update_x_soa","n":1024}`,
+}
+
+// A kernel that faults loses the harness its context; the plans after it
+// go to a fresh harness, so that only the faulting spec goes unmeasured,
+// and its fault reaches the caller as a *measure.GPUError.
+func TestRunAgainAfterAFault(t *testing.T) {
+	specs := mustParse(t, faultSpecs...)
+	tests := []struct {
+		name   string
+		order  []int      // the specs measured, by index into specs
+		runs   [][]string // the answers of each harness run
+		sends  [][]int    // the specs each run is sent
+		faults []int      // the specs that fault
+	}{
+		{
+			name:   "one fault",
+			order:  []int{0, 1, 2, 3},
+			runs:   [][]string{{good(1, specs[0], true), faultLine(2), notRun(3), notRun(4)}, {good(1, specs[2], true), good(2, specs[3], true)}},
+			sends:  [][]int{{0, 1, 2, 3}, {2, 3}},
+			faults: []int{1},
+		},
+		{
+			name:   "a fault on the first line of the second run",
+			order:  []int{0, 1, 2, 3},
+			runs:   [][]string{{good(1, specs[0], true), faultLine(2), notRun(3), notRun(4)}, {faultLine(1), notRun(2)}, {good(1, specs[3], true)}},
+			sends:  [][]int{{0, 1, 2, 3}, {2, 3}, {3}},
+			faults: []int{1, 2},
+		},
+		{
+			name:   "a fault on the last line needs no second run",
+			order:  []int{0, 2, 3, 1},
+			runs:   [][]string{{good(1, specs[0], true), good(2, specs[2], true), good(3, specs[3], true), faultLine(4)}},
+			sends:  [][]int{{0, 2, 3, 1}},
+			faults: []int{1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			var ordered []spec.Spec
+			for _, i := range tt.order {
+				ordered = append(ordered, specs[i])
+			}
+			for k, answers := range tt.runs {
+				f.answerRun(k+1, answers...)
+			}
+			t.Setenv("FAKE_EXIT", "1")
+			set, err := f.gpu.Measure(context.Background(), ordered, measure.Times)
+			require.NoError(t, err)
+			for k, want := range tt.sends {
+				sent := f.sentRun(k + 1)
+				require.Len(t, sent, len(want), "run %d", k+1)
+				for j, i := range want {
+					assert.Contains(t, sent[j], `"kernel":"`+string(specs[i].Kernel)+`"`, "run %d, line %d", k+1, j+1)
+				}
+			}
+			assert.Nil(t, f.sentRun(len(tt.runs)+1), "no more runs than faults need")
+			for _, l := range set.Launches {
+				i := slices.IndexFunc(specs, func(s spec.Spec) bool { return s.String() == l.Spec.String() })
+				if slices.Contains(tt.faults, i) {
+					assert.Equal(t, "cudaErrorMisalignedAddress", l.CUDAError, "spec %d", i)
+					assert.Contains(t, l.Error, "misaligned address")
+					continue
+				}
+				assert.False(t, l.Failed(), "spec %d: %s", i, l.Error)
+				assert.Equal(t, 0.5, l.TimeMs, "spec %d", i)
+			}
+			var ge *measure.GPUError
+			require.ErrorAs(t, set.Err(), &ge, "the fault reaches the caller typed")
+			assert.Equal(t, "cudaErrorMisalignedAddress", ge.Name)
+			assert.False(t, ge.Recorded(), "it happened live")
+			assert.ErrorIs(t, set.Err(), measure.ErrNotMeasured)
+		})
+	}
+}
+
+// Under ncu a fault may end the run, CSV and all, or ncu may go on without
+// a row for the kernel that faulted. Either way every other launch gets
+// its counters.
+func TestProfileAgainAfterAFault(t *testing.T) {
+	specs := mustParse(t, faultSpecs[0], faultSpecs[1], faultSpecs[2])
+	t.Run("ncu ends with the fault", func(t *testing.T) {
+		f := newFake(t)
+		f.gpu.Ncu = &f.ncu
+		// Run 1: the harness answered lines 1 and 2 before ncu gave up,
+		// printing no table. Run 2 is line 1 again, run 3 line 3.
+		f.answerRun(1, good(1, specs[0], false), faultLine(2))
+		f.stdoutRun(1, "==ERROR== An error was reported by the driver\n==ERROR== Failed to profile \"k_vectorized_copy\"\n")
+		t.Setenv("FAKE_EXIT_1", "9")
+		f.answerRun(2, good(1, specs[0], false))
+		f.stdoutRun(2, probeCSV(t, 1))
+		f.answerRun(3, good(1, specs[2], false))
+		f.stdoutRun(3, probeCSV(t, 1))
+		set, err := f.gpu.Measure(context.Background(), specs, measure.Counters)
+		require.NoError(t, err)
+		assert.Len(t, f.sentRun(2), 1)
+		assert.Contains(t, f.sentRun(2)[0], `"kernel":"coalesced_copy"`)
+		assert.Len(t, f.sentRun(3), 1)
+		assert.Contains(t, f.sentRun(3)[0], `"kernel":"strided_copy"`)
+		// probeCSV's row 0 is the probe's 1-byte coalesced copy: 32768 sectors.
+		assert.Equal(t, 32768.0, set.Launches[0].Metrics[metrics.LdSectors])
+		assert.Equal(t, "cudaErrorMisalignedAddress", set.Launches[1].CUDAError)
+		assert.Equal(t, 32768.0, set.Launches[2].Metrics[metrics.LdSectors])
+	})
+	t.Run("ncu goes on without the fault's row", func(t *testing.T) {
+		f := newFake(t)
+		f.gpu.Ncu = &f.ncu
+		f.answerRun(1, good(1, specs[0], false), faultLine(2), notRun(3))
+		f.stdoutRun(1, probeCSV(t, 1))
+		f.answerRun(2, good(1, specs[2], false))
+		f.stdoutRun(2, probeCSV(t, 2)) // two rows for the one plan of run 2
+		t.Setenv("FAKE_EXIT", "1")
+		_, err := f.gpu.Measure(context.Background(), specs, measure.Counters)
+		assert.ErrorContains(t, err, "2 profiled kernels for 1 launched plans", "the run after the fault is held to its own rows")
+		f.stdoutRun(2, probeCSV(t, 1))
+		require.NoError(t, os.Remove(filepath.Join(f.dir, "count")))
+		set, err := f.gpu.Measure(context.Background(), specs, measure.Counters)
+		require.NoError(t, err)
+		assert.Len(t, f.sentRun(2), 1, "only the plan after the fault runs again")
+		assert.Equal(t, 32768.0, set.Launches[0].Metrics[metrics.LdSectors], "row 0 of run 1")
+		assert.Nil(t, set.Launches[1].Metrics)
+		assert.Equal(t, 32768.0, set.Launches[2].Metrics[metrics.LdSectors], "row 0 of run 2")
+	})
 }

@@ -11,9 +11,12 @@ import (
 // harnessLine is one line the harness writes: a result or an error. The
 // JSON schema is the harness's (src/harness.cu, result_line).
 type harnessLine struct {
-	Line          int      `json:"line"`
-	Error         string   `json:"error"`
-	CUDAError     string   `json:"cuda_error"`
+	Line      int    `json:"line"`
+	Error     string `json:"error"`
+	CUDAError string `json:"cuda_error"`
+	// ContextFailed marks a fault inside the kernel: the harness's CUDA
+	// context is lost, and it answers every later line "not run".
+	ContextFailed bool     `json:"context_failed"`
 	Launched      bool     `json:"launched"`
 	Verified      bool     `json:"verified"`
 	TimeMs        *float64 `json:"time_ms"`
@@ -37,7 +40,9 @@ const (
 // parseHarnessOutput reads the harness's answers to n lines of input. Every
 // line must be one JSON object, answer i must say "line": i, there must be
 // exactly n of them, and a result (a line without "error") must carry what
-// its mode promises: verified true, and when timed, the times.
+// its mode promises: verified true, and when timed, the times. After a
+// fault ("context_failed") fewer may come, since a profiler may end the
+// harness there; the answers after it say only "not run".
 func parseHarnessOutput(data []byte, n int, timed bool) ([]harnessLine, error) {
 	var out []harnessLine
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -71,10 +76,20 @@ func parseHarnessOutput(data []byte, n int, timed bool) ([]harnessLine, error) {
 	if err := sc.Err(); err != nil {
 		return nil, &OutputError{Source: "harness", Line: num + 1, Msg: err.Error()}
 	}
-	if len(out) != n {
+	if len(out) > n || len(out) < n && faultAt(out) < 0 {
 		return nil, &OutputError{Source: "harness", Msg: fmt.Sprintf("%d answers to %d specs", len(out), n)}
 	}
 	return out, nil
+}
+
+// faultAt returns the index of the first answer whose kernel faulted, or -1.
+func faultAt(answers []harnessLine) int {
+	for i, a := range answers {
+		if a.ContextFailed {
+			return i
+		}
+	}
+	return -1
 }
 
 func (hl *harnessLine) check(timed bool) error {

@@ -14,9 +14,11 @@ import (
 
 // plan writes the harness's input line for s on gpu (nil: the spec's own
 // device): the kernel's fields as the spec holds them, and every size the
-// kernel table derives from them (threads, blocks, each buffer's bytes,
-// the memcpy pair), so that the harness computes none of them. A gather's
-// indices come from indexFile, which must already hold them.
+// kernel table derives from them (n and block where they are derived,
+// threads, blocks, the block's and the grid's x and y, the dynamic shared
+// memory, each buffer's bytes, the memcpy pair), so that the harness
+// computes none of them. A gather's indices come from indexFile, which
+// must already hold them.
 func plan(s spec.Spec, gpu *measure.DeviceInfo, indexFile string) ([]byte, error) {
 	var b bytes.Buffer
 	put := func(key string, v any) {
@@ -42,12 +44,26 @@ func plan(s spec.Spec, gpu *measure.DeviceInfo, indexFile string) ([]byte, error
 	if s.Kernel == spec.GatherCopy {
 		put(spec.FieldIndexFile, indexFile)
 	}
+	// A 2D kernel's n and block are derived from rows, cols, tile and
+	// block_rows; its body takes pad whether or not the spec has one.
+	if spec.Is2D(s.Kernel) {
+		put(spec.FieldN, s.N)
+		put(spec.FieldBlock, s.Block)
+		if !spec.Takes(s.Kernel, spec.FieldPad) {
+			put(spec.FieldPad, 0)
+		}
+	}
 	shape := s.Shape()
 	if gpu != nil {
 		shape = s.ShapeOn(gpu.SMs, gpu.MaxThreadsPerSM)
 	}
 	put("blocks", shape.Blocks)
 	put("threads", shape.Threads)
+	put("block_x", shape.BlockX)
+	put("block_y", shape.BlockY)
+	put("grid_x", shape.GridX)
+	put("grid_y", shape.GridY)
+	put("shared_bytes", sharedBytes(s))
 	for _, buf := range s.Buffers() {
 		put("bytes_"+buf.Name, buf.Bytes)
 	}
@@ -55,6 +71,16 @@ func plan(s spec.Spec, gpu *measure.DeviceInfo, indexFile string) ([]byte, error
 	put("memcpy_from", from)
 	put("memcpy_to", to)
 	return append(append([]byte{'{'}, b.Bytes()...), '}'), nil
+}
+
+// sharedBytes is the dynamic shared memory a block of s takes: the
+// transpose_tiled square of tile rows of tile+pad floats; none for the
+// other kernels.
+func sharedBytes(s spec.Spec) int64 {
+	if s.Kernel != spec.TransposeTiled {
+		return 0
+	}
+	return 4 * int64(s.Tile) * int64(s.Tile+s.Pad)
 }
 
 // Prepared is specs made ready for the harness: each valid spec's plan,

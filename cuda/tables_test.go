@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/json"
 	"io/fs"
 	"regexp"
 	"slices"
@@ -42,9 +43,9 @@ func TestKernelTablesAgree(t *testing.T) {
 		assert.True(t, slices.Contains(spec.Kernels, k), "the harness has %s, which lessons/spec does not", k)
 	}
 
-	// The buffers a prepare function names, itself or through the
-	// functions it calls, against the buffers of the kernels it serves.
-	named := func(fn string) []string {
+	// The buffers (r.buf, r.need) or plan keys (r.p.integer, text, flag) a
+	// prepare function names, itself or through the functions it calls.
+	named := func(fn string, what *regexp.Regexp) []string {
 		var out []string
 		seen := map[string]bool{}
 		var walk func(string)
@@ -55,13 +56,14 @@ func TestKernelTablesAgree(t *testing.T) {
 			seen[fn] = true
 			body := functionBody(harness, fn)
 			require.NotEmpty(t, body, "no function %s in harness.cu", fn)
-			for _, m := range regexp.MustCompile(`r\.(?:buf|need)\("(\w+)"`).FindAllStringSubmatch(body, -1) {
-				out = append(out, m[1])
+			for _, m := range what.FindAllStringSubmatch(body, -1) {
+				for _, g := range m[1:] {
+					if g != "" {
+						out = append(out, g)
+					}
+				}
 			}
-			for _, m := range regexp.MustCompile(`prep_update\(r, "(\w+)"`).FindAllStringSubmatch(body, -1) {
-				out = append(out, m[1])
-			}
-			for _, m := range regexp.MustCompile(`\b(prep_\w+)(?:<[^>]*>)?\(r`).FindAllStringSubmatch(body, -1) {
+			for _, m := range regexp.MustCompile(`\b(prep_\w+|matrix_of)(?:<[^>]*>)?\(r`).FindAllStringSubmatch(body, -1) {
 				if m[1] != "prep_update" {
 					walk(m[1])
 				}
@@ -71,16 +73,37 @@ func TestKernelTablesAgree(t *testing.T) {
 		slices.Sort(out)
 		return slices.Compact(out)
 	}
+	buffers := regexp.MustCompile(`r\.(?:buf|need)\("(\w+)"|prep_update\(r, "(\w+)"`)
+	keys := regexp.MustCompile(`r\.p\.(?:integer|text|flag)\("(\w+)"`)
 	served := map[string][]spec.Kernel{}
 	for k, fn := range prep {
 		served[fn] = append(served[fn], k)
 	}
+	isField := map[string]bool{}
+	for _, k := range spec.Kernels {
+		for _, f := range spec.Fields(k) {
+			isField[f] = true
+		}
+	}
+	// Keys every plan must hold: those prepare and allocate read for all.
+	common := append(named("prepare", keys), named("allocate", keys)...)
+	require.Contains(t, common, "grid_y", "prepare reads the launch's shape")
 	for fn, ks := range served {
-		uses := named(fn)
+		uses := named(fn, buffers)
 		var sized []string
 		for _, k := range ks {
-			s, err := spec.Parse([]byte(`{"kernel":"` + string(k) + `","n":64}`))
+			s := smallSpec(t, k)
+			// Every key the harness reads for k is one plan writes for it.
+			line, err := plan(s, nil, "idx.bin")
 			require.NoError(t, err)
+			var written map[string]any
+			require.NoError(t, json.Unmarshal(line, &written))
+			for _, key := range append(named(fn, keys), common...) {
+				if isField[key] && !spec.Takes(k, key) && !spec.Is2D(k) {
+					continue // a field its family's function reads only for the kernels that take it
+				}
+				assert.Contains(t, written, key, "%s reads plan key %q for %s, which plan does not write", fn, key, k)
+			}
 			for _, b := range s.Buffers() {
 				assert.Contains(t, uses, b.Name, "%s (%s) never asks the plan for buffer %s that spec.Buffers sizes", fn, k, b.Name)
 				sized = append(sized, b.Name)
@@ -100,11 +123,23 @@ func kernelNames(ks []spec.Kernel) []string {
 	return out
 }
 
+// smallSpec is a small valid launch of k.
+func smallSpec(t *testing.T, k spec.Kernel) spec.Spec {
+	t.Helper()
+	text := `{"kernel":"` + string(k) + `","n":64}`
+	if spec.Is2D(k) {
+		text = `{"kernel":"` + string(k) + `","rows":8,"cols":8}`
+	}
+	s, err := spec.Parse([]byte(text))
+	require.NoError(t, err)
+	return s
+}
+
 // functionBody returns the body of the C++ function fn defined in src
-// ("static void fn(...) { body }"), found by matching braces; "" when
-// there is none.
+// ("static T fn(...) { body }"), found by matching braces; "" when there
+// is none.
 func functionBody(src, fn string) string {
-	loc := regexp.MustCompile(`static void ` + fn + `\([^)]*\) \{`).FindStringIndex(src)
+	loc := regexp.MustCompile(`static \w+ ` + fn + `\([^)]*\) \{`).FindStringIndex(src)
 	if loc == nil {
 		return ""
 	}

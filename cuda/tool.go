@@ -232,7 +232,7 @@ func (n Ncu) VersionCmd() Invocation {
 func profileArgs(harness string, harnessArgs []string) []string {
 	args := []string{
 		"--clock-control", "none",
-		"--metrics", strings.Join(metrics.All, ","),
+		"--metrics", strings.Join(metrics.Profiled, ","),
 		"--csv", "--page", "raw", "--print-units", "base",
 		"--kernel-name", "regex:^k_",
 		harness,

@@ -202,7 +202,12 @@ func TestCommandLines(t *testing.T) {
 		"--clock-control", "none",
 		"--metrics", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum," +
 			"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum," +
-			"dram__bytes_read.sum,dram__bytes_write.sum",
+			"dram__bytes_read.sum,dram__bytes_write.sum," +
+			// The shared-memory counters (lesson 9): requests, wavefronts,
+			// bank conflicts, loads then stores.
+			"smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum," +
+			"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_st.sum," +
+			"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
 		"--csv", "--page", "raw", "--print-units", "base",
 		"--kernel-name", "regex:^k_",
 		"/cache/harness-1", "--input", "in", "--output", "out", "--profile",

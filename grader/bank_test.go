@@ -17,8 +17,8 @@ func TestExercisesLoad(t *testing.T) {
 	b, err := Exercises()
 	require.NoError(t, err)
 	assert.Equal(t, "coalesce", b.Course)
-	// Issue 6's lessons, in order; every one has at least two exercises.
-	assert.Equal(t, []string{"01-sectors", "02-coalescing", "03-strided", "04-scattered", "05-aos-soa", "06-vectorized", "07-ncu-metric", "08-h200"}, b.LessonIDs())
+	// Issue 6's lessons and issue 11's 09-matrix, in order; every one has at least two exercises.
+	assert.Equal(t, []string{"01-sectors", "02-coalescing", "03-strided", "04-scattered", "05-aos-soa", "06-vectorized", "07-ncu-metric", "08-h200", "09-matrix"}, b.LessonIDs())
 	for _, l := range b.Lessons {
 		assert.GreaterOrEqual(t, len(b.OfLesson(l.ID)), 2, "lesson %s", l.ID)
 	}

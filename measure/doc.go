@@ -31,6 +31,12 @@
 //	 "threads":67108864,"grid_blocks":262144,"l2_fetch_granularity":64,
 //	 "verified":true,"metrics":{"dram__bytes_read.sum":268468224,...}}
 //	{"line":2,"spec":{...},"error":"verification failed: ..."}
+//	{"line":3,"spec":{...},"error":"...misaligned address...","cuda_error":"cudaErrorMisalignedAddress"}
+//
+// A launch the GPU failed with a CUDA error (a fault inside the kernel)
+// keeps the error's name in cuda_error: read back, it is the same
+// *GPUError the live run gave (Launch.Err), labelled with the file's
+// origin, and a recording hands it out for its spec (Set.Fault).
 //
 // A launch that was only profiled has metrics and no times; one that was
 // only timed has times and no metrics. Reader also reads the form the

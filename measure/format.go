@@ -186,6 +186,9 @@ func decodeRecord(raw []byte) (record, error) {
 	if rec.Spec.Kernel == "" && rec.Error == "" {
 		return record{}, errors.New(`a launch without "spec" (only the answer to a bad input line, with "error", has none)`)
 	}
+	if rec.CUDAError != "" && rec.Error == "" {
+		return record{}, errors.New(`"cuda_error" without "error": a CUDA error is why a launch failed`)
+	}
 	return rec, nil
 }
 

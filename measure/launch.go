@@ -2,6 +2,8 @@ package measure
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -19,6 +21,10 @@ type Launch struct {
 	// (it does not fit in memory, its index file is bad), a wrong result,
 	// or a source that does not hold it.
 	Error string `json:"error,omitempty"`
+	// CUDAError names the CUDA error behind Error when the GPU gave one
+	// ("cudaErrorMisalignedAddress": the kernel faulted); "" otherwise.
+	// Err turns it into a *GPUError.
+	CUDAError string `json:"cuda_error,omitempty"`
 
 	// TimeMs is the median of TimedLaunches launches, each timed alone
 	// between a CUDA event pair after warm-up launches, with the L2
@@ -49,6 +55,40 @@ type Launch struct {
 
 // Failed reports whether the launch was not measured.
 func (l Launch) Failed() bool { return l.Error != "" }
+
+// Err returns why the launch was not measured, as measured at origin: a
+// *GPUError when the GPU reported a CUDA error (a fault inside the kernel,
+// a launch it refused), an error holding Error otherwise; nil when the
+// launch was measured.
+func (l Launch) Err(origin Origin) error {
+	switch {
+	case !l.Failed():
+		return nil
+	case l.CUDAError != "":
+		return &GPUError{Spec: l.Spec, Name: l.CUDAError, Message: l.Error, Origin: origin}
+	}
+	return errors.New(l.Error)
+}
+
+// GPUError is a launch the GPU failed with a CUDA error: most often a
+// fault inside the kernel, such as the misaligned vector loads of a
+// vectorized_copy whose offset is not a multiple of its width, which the
+// GPU refuses rather than splits. It is the same error whether the fault
+// happened just now or was recorded: Origin says which.
+type GPUError struct {
+	Spec    spec.Spec
+	Name    string // cudaGetErrorName: "cudaErrorMisalignedAddress"
+	Message string // the harness's message, with cudaGetErrorString's
+	Origin  Origin // where and when the GPU reported it
+}
+
+func (e *GPUError) Error() string {
+	return fmt.Sprintf("measure: %s: the GPU reported %s (%s): %s", e.Spec.Brief(), e.Name, e.Origin, e.Message)
+}
+
+// Recorded reports whether the error comes from a recording or a run file
+// rather than from this machine's GPU just now.
+func (e *GPUError) Recorded() bool { return e.Origin.Kind != Live }
 
 // Timed reports whether the launch has a time.
 func (l Launch) Timed() bool { return !l.Failed() && l.TimeMs > 0 }

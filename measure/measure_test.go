@@ -117,6 +117,7 @@ func TestReaderErrors(t *testing.T) {
 		{"an unknown field", `{"spec":{"kernel":"coalesced_copy","n":64},"speed":1}`, 1, `unknown field "speed"`},
 		{"a bad spec", `{"spec":{"kernel":"strided_copy","n":64,"stride":0}}`, 1, `field "stride"`},
 		{"a string for a time", `{"spec":{"kernel":"coalesced_copy","n":64},"time_ms":"1"}`, 1, "not a launch"},
+		{"a CUDA error on a measured launch", `{"spec":{"kernel":"coalesced_copy","n":64},"time_ms":1,"cuda_error":"cudaErrorMisalignedAddress"}`, 1, `"cuda_error" without "error"`},
 		{"a reference without provenance", `{"records":[]}`, 1, "a recorded reference without provenance"},
 		{"a reference with a bad record", `{"provenance":{"device":{"gpu":"g"},"date":"2026-11-29T21:10:08Z","command":"c"},"records":[{"time_ms":1}]}`, 1, "record 1"},
 	}
@@ -215,6 +216,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(`{"line":2,"error":"x"}`)
 	f.Add(`{"provenance":{"device":{"gpu":"g"},"date":"2026-11-29T21:10:08Z","command":"c"},"records":[{"spec":{"kernel":"update_x_soa","n":3}}]}`)
 	f.Add("{\n")
+	f.Add(`{"line":3,"spec":{"kernel":"vectorized_copy","n":1024,"offset":3},"error":"misaligned address","cuda_error":"cudaErrorMisalignedAddress"}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		set, err := ReadSet(strings.NewReader(in), "fuzz", Origin{})
 		if err != nil {
@@ -227,6 +229,9 @@ func FuzzReader(f *testing.F) {
 		for _, l := range set.Launches {
 			if l.Spec.Kernel == "" && l.Error == "" {
 				t.Fatalf("a launch without spec or error: %+v", l)
+			}
+			if l.CUDAError != "" && !l.Failed() {
+				t.Fatalf("a CUDA error on a launch that did not fail: %+v", l)
 			}
 			if l.Spec.Kernel != "" && l.Spec.Validate() != nil {
 				t.Fatalf("an invalid spec accepted: %+v", l.Spec)
@@ -241,4 +246,53 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("round trip: %v, %d launches, want %d", err, len(again.Launches), len(set.Launches))
 		}
 	})
+}
+
+// A fault the GPU reported is kept in a run file with its CUDA error name,
+// and a recording hands it out for its spec as the same typed error,
+// labelled recorded; files without the field read as before.
+func TestRecordedFaultReadsBackTyped(t *testing.T) {
+	bad := mustSpec(t, `{"kernel":"vectorized_copy","n":1024,"width":4,"offset":3}`)
+	msg := "cudaDeviceSynchronize(): misaligned address (cudaErrorMisalignedAddress)"
+	in := testSet(t)
+	in.Launches = append(in.Launches, Launch{Line: 4, Spec: bad, Error: msg, CUDAError: "cudaErrorMisalignedAddress"})
+	var b bytes.Buffer
+	require.NoError(t, WriteSet(&b, in))
+	assert.Contains(t, b.String(), `"cuda_error":"cudaErrorMisalignedAddress"`)
+
+	out, err := ReadSet(&b, "run.jsonl", Origin{Kind: FromFile, File: "run.jsonl"})
+	require.NoError(t, err)
+	assert.Empty(t, out.Launches[2].CUDAError, "a launch written without cuda_error reads back without it")
+	_, measured := out.Lookup(bad)
+	assert.False(t, measured, "a fault is no measurement")
+
+	got, err := FromSet(out).Measure(context.Background(), []spec.Spec{bad}, Times|Counters)
+	require.NoError(t, err)
+	var ge *GPUError
+	require.ErrorAs(t, got.Err(), &ge)
+	assert.Equal(t, "cudaErrorMisalignedAddress", ge.Name)
+	assert.Equal(t, msg, ge.Message)
+	assert.True(t, ge.Recorded())
+	assert.Equal(t, out.Origin, ge.Origin)
+	assert.ErrorIs(t, got.Err(), ErrNotMeasured)
+	assert.Contains(t, ge.Error(), "the GPU reported cudaErrorMisalignedAddress (recorded on NVIDIA H200, 2026-11-29 (run.jsonl))")
+
+	// A launch that failed for another reason is not handed out, and is
+	// no GPUError.
+	other, err := FromSet(out).Measure(context.Background(), []spec.Spec{out.Launches[2].Spec}, Times)
+	require.NoError(t, err)
+	assert.Contains(t, other.Launches[0].Error, "not among the recorded launches")
+	assert.False(t, errors.As(other.Err(), &ge))
+}
+
+func TestLaunchErr(t *testing.T) {
+	live := Origin{Kind: Live, GPU: "NVIDIA H200", When: when}
+	s := mustSpec(t, `{"kernel":"coalesced_copy","n":1024}`)
+	assert.NoError(t, Launch{Spec: s, TimeMs: 1}.Err(live))
+	assert.EqualError(t, Launch{Spec: s, Error: "verification failed"}.Err(live), "verification failed")
+	err := Launch{Spec: s, Error: "boom", CUDAError: "cudaErrorIllegalAddress"}.Err(live)
+	var ge *GPUError
+	require.ErrorAs(t, err, &ge)
+	assert.False(t, ge.Recorded())
+	assert.Equal(t, "measure: "+s.Brief()+": the GPU reported cudaErrorIllegalAddress (live: NVIDIA H200, 2026-11-29 21:30 UTC): boom", err.Error())
 }

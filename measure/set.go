@@ -40,6 +40,8 @@ func (s *Set) Profiling() string {
 
 // Lookup returns the launch of sp that was measured (not one that
 // failed), the last one when the set holds several.
+// A launch the GPU failed with a CUDA error (a fault) is a result of sp
+// too, which Fault finds.
 func (s *Set) Lookup(sp spec.Spec) (Launch, bool) {
 	if s.index == nil {
 		s.index = make(map[string]int, len(s.Launches))
@@ -54,6 +56,18 @@ func (s *Set) Lookup(sp spec.Spec) (Launch, bool) {
 		return Launch{}, false
 	}
 	return s.Launches[i], true
+}
+
+// Fault returns the launch of sp that the GPU failed with a CUDA error,
+// the last one when the set holds several.
+func (s *Set) Fault(sp spec.Spec) (Launch, bool) {
+	want := sp.String()
+	for i := len(s.Launches) - 1; i >= 0; i-- {
+		if l := s.Launches[i]; l.CUDAError != "" && l.Spec.String() == want {
+			return l, true
+		}
+	}
+	return Launch{}, false
 }
 
 // Measured returns the launches that were measured, failed ones left out.
@@ -135,5 +149,16 @@ func (e *NotMeasuredError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns ErrNotMeasured.
-func (e *NotMeasuredError) Unwrap() error { return ErrNotMeasured }
+// Unwrap returns ErrNotMeasured and, for every failed launch the GPU
+// reported a CUDA error for, its *GPUError, so that
+// errors.As(err, new(*GPUError)) finds a fault whether it happened live or
+// was recorded.
+func (e *NotMeasuredError) Unwrap() []error {
+	errs := []error{ErrNotMeasured}
+	for _, l := range e.Failed {
+		if l.CUDAError != "" {
+			errs = append(errs, l.Err(e.Origin))
+		}
+	}
+	return errs
+}

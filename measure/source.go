@@ -54,7 +54,13 @@ func (r recording) Measure(ctx context.Context, specs []spec.Spec, want Want) (*
 	out := &Set{Origin: r.s.Origin, Provenance: r.s.Provenance, holds: r.s}
 	for _, sp := range specs {
 		l, ok := r.s.Lookup(sp)
+		if !ok {
+			// A recorded fault is the recording's answer for sp: the GPU
+			// would fault again.
+			l, ok = r.s.Fault(sp)
+		}
 		switch {
+		case l.CUDAError != "":
 		case !ok:
 			l = Launch{Spec: sp, Error: "not among the recorded launches (a GPU measures it: coalesce run)"}
 		case want&Times != 0 && want&Counters == 0 && !l.Timed():

@@ -6,6 +6,13 @@
 //   {"line":N, "time_ms":..., ..., "verified":true}   the kernel ran, was right
 //   {"line":N, "error":"..."}                          it did not, and why
 //
+// An error line also carries "launched":true when the kernel had been
+// launched, "cuda_error" (cudaGetErrorName) when a CUDA call failed, and
+// "context_failed":true when that failure was a fault inside the kernel,
+// which leaves the CUDA context unusable: every later line is then answered
+// "not run: the CUDA context failed on an earlier line", and the Go side
+// runs those lines again in a fresh process.
+//
 // A plan is a flat JSON object that the Go side (cuda/plan.go) writes from
 // the experiment spec and the kernel table of lessons/spec: the kernel, the
 // arguments its body takes, and every size derived from them, so that the
@@ -13,8 +20,13 @@
 //
 //   {"kernel":"strided_copy","n":1048576,"block":256,"elem_bytes":4,
 //    "stride":32,"l2_fetch_granularity":64,"blocks":128,"threads":32768,
+//    "block_x":256,"block_y":1,"grid_x":128,"grid_y":1,"shared_bytes":0,
 //    "bytes_in":4194304,"bytes_out":4194304,
 //    "memcpy_from":"in","memcpy_to":"out"}
+//
+// block_x x block_y is the block (block_y 1 for the 1D kernels), grid_x x
+// grid_y the grid, shared_bytes each block's dynamic shared memory (only
+// transpose_tiled takes any).
 //
 // bytes_NAME sizes the buffer the kernel calls NAME; memcpy_from names the
 // buffer whose cudaMemcpy is the launch's ceiling and memcpy_to where it
@@ -348,14 +360,14 @@ enum CheckMode { FromInput = 0, FromIndex = 1, NothingWritten = 2 };
 
 // check_elements compares every output element j with what the copy family
 // must have left there: in[j+offset] where a thread wrote it (j a multiple of
-// stride, j+offset < n), the poison the harness wrote before the launch
+// stride, j < count), the poison the harness wrote before the launch
 // everywhere else. Untouched elements are checked too: a store to the wrong
 // place is as wrong as a missing one.
 template <typename T>
 __global__ void check_elements(const T* in, const T* out, long long n, long long stride, long long offset,
-                               int mode, Result* r) {
+                               long long count, int mode, Result* r) {
     for (long long j = thread_index(); j < n; j += (long long)gridDim.x * blockDim.x) {
-        bool written = mode != NothingWritten && j % stride == 0 && j + offset < n;
+        bool written = mode != NothingWritten && j % stride == 0 && j < count;
         T want = poison<T>();
         if (written) want = mode == FromIndex ? from_index<T>(j) : in[j + offset];
         if (!same(out[j], want)) record_bad(r, j);
@@ -384,6 +396,28 @@ __global__ void check_sum(const float* out, long long n, int words_per_struct, R
         float want = 0.0f;
         for (int f = 0; f < words_per_struct; f++) want += fill_float(t * words_per_struct + f);
         if (out[t] != want) record_bad(r, t);
+    }
+}
+
+// check_sum_soa: check_sum for the field-major layout, where field f of
+// element t is word f*n+t.
+__global__ void check_sum_soa(const float* out, long long n, int fields, Result* r) {
+    for (long long t = thread_index(); t < n; t += (long long)gridDim.x * blockDim.x) {
+        float want = 0.0f;
+        for (int f = 0; f < fields; f++) want += fill_float((long long)f * n + t);
+        if (out[t] != want) record_bad(r, t);
+    }
+}
+
+// check_transpose: out is the cols x rows transpose of in, so word j of out
+// (row c = j / rows, column r = j % rows) must be word r*cols + c of in.
+// Every word of out is compared, and the fill gives neighbouring words
+// unrelated values, so a missed or a misplaced element is caught.
+__global__ void check_transpose(const uint32_t* in, const uint32_t* out, long long rows, long long cols, Result* r) {
+    long long n = rows * cols;
+    for (long long j = thread_index(); j < n; j += (long long)gridDim.x * blockDim.x) {
+        long long c = j / rows, row = j % rows;
+        if (out[j] != in[row * cols + c]) record_bad(r, j);
     }
 }
 
@@ -458,6 +492,9 @@ struct Run {
     Plan p;
     std::string kernel;
     long long n = 0, threads = 0, blocks = 0, block = 0;
+    // The launch's shape: 1D kernels have block_y = grid_y = 1.
+    long long block_x = 0, block_y = 0, grid_x = 0, grid_y = 0;
+    long long shared_bytes = 0;  // dynamic shared memory per block
     std::map<std::string, Buffer> bufs;
     Buffer scratch;
     Buffer* copy_src = nullptr;  // what the cudaMemcpy ceiling copies
@@ -481,18 +518,20 @@ struct Run {
             throw Failure(strf("plan: %s touches %lld bytes of %s, but bytes_%s is %zu", kernel.c_str(), bytes,
                                name.c_str(), name.c_str(), buf(name).bytes));
     }
-    dim3 grid() const { return dim3((unsigned)blocks); }
-    dim3 blk() const { return dim3((unsigned)block); }
+    dim3 grid() const { return dim3((unsigned)grid_x, (unsigned)grid_y); }
+    dim3 blk() const { return dim3((unsigned)block_x, (unsigned)block_y); }
 };
 
 // set_kernel makes k, called with args, the run's launch, on the plan's
-// grid, and the function whose attributes check_fits reads: one kernel for
-// both, so the check is always about the body that runs.
+// grid and block with its dynamic shared memory, and the function whose
+// attributes check_fits reads: one kernel for both, so the check is always
+// about the body that runs.
 template <typename... P, typename... A>
 static void set_kernel(Run& r, void (*k)(P...), A... args) {
     dim3 g = r.grid(), b = r.blk();
+    size_t shm = (size_t)r.shared_bytes;
     r.fn = (const void*)k;
-    r.launch = [=] { k<<<g, b>>>(args...); };
+    r.launch = [=] { k<<<g, b, shm>>>(args...); };
 }
 
 // allocate makes every buffer the plan sizes, and the memcpy scratch,
@@ -590,20 +629,20 @@ template <typename T> static void prep_elem(Run& r) {
     Result* res = dev.result;
     if (k == "coalesced_copy") {
         set_kernel(r, k_coalesced_copy<T>, in, out, n);
-        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, 1, 0, FromInput, res); };
+        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, 1, 0, n, FromInput, res); };
     } else if (k == "strided_copy") {
         set_kernel(r, k_strided_copy<T>, in, out, n, stride);
-        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, stride, 0, FromInput, res); };
+        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, stride, 0, n, FromInput, res); };
     } else if (k == "strided_read") {
         T sentinel = all_ones<T>();
         set_kernel(r, k_strided_read<T>, in, out, n, stride, sentinel);
-        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, stride, 0, NothingWritten, res); };
+        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, stride, 0, n, NothingWritten, res); };
     } else if (k == "strided_write") {
         set_kernel(r, k_strided_write<T>, out, n, stride);
-        r.check = [=] { check_elements<T><<<hb, 256>>>(out, out, n, stride, 0, FromIndex, res); };
+        r.check = [=] { check_elements<T><<<hb, 256>>>(out, out, n, stride, 0, n, FromIndex, res); };
     } else {
         set_kernel(r, k_offset_copy<T>, in, out, n, offset);
-        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, 1, offset, FromInput, res); };
+        r.check = [=] { check_elements<T><<<hb, 256>>>(in, out, n, 1, offset, n - offset, FromInput, res); };
     }
 }
 
@@ -627,15 +666,16 @@ static auto grid_stride_kernel(int unroll) -> void (*)(const V*, V*, long long) 
     return nullptr;
 }
 
-// The vector copies: vectorized_copy and grid_stride_copy move n floats as
-// n/width vectors of width floats.
-template <typename V> static void prep_vectors(Run& r) {
-    long long nvec = r.n / (long long)(sizeof(V) / 4);
-    const V* in = r.buf("in").as<V>();
+// The vector copies: vectorized_copy moves the n-offset floats from
+// in[offset] on as (n-offset)/width vectors of width floats, grid_stride_copy
+// n floats as n/width vectors.
+template <typename V> static void prep_vectors(Run& r, long long offset, long long nvec) {
     V* out = r.buf("out").as<V>();
     if (r.kernel == "vectorized_copy") {
-        set_kernel(r, k_vectorized_copy<V>, in, out, nvec);
+        const float* in = r.buf("in").as<float>();
+        set_kernel(r, k_vectorized_copy<V>, in, out, nvec, offset);
     } else {
+        const V* in = r.buf("in").as<V>();
         long long u = r.p.integer("unroll");
         if (u < 1 || u > 16) throw Failure(strf("plan: unroll %lld: the body is built for 1 to 16", u));
         set_kernel(r, grid_stride_kernel<V, 1>((int)u), in, out, nvec);
@@ -643,7 +683,15 @@ template <typename V> static void prep_vectors(Run& r) {
 }
 
 static void prep_vector_family(Run& r) {
-    long long n = r.n, w = r.p.integer("width");
+    long long n = r.n, w = r.p.integer("width"), offset = 0;
+    if (r.kernel == "vectorized_copy") offset = r.p.integer("offset");
+    // The loads start offset floats into in and must end inside it. An
+    // offset that is not a multiple of width is NOT refused: the
+    // misaligned loads fault, and that fault is what the lesson shows.
+    if (w < 1) throw Failure(strf("plan: width %lld: want 1, 2 or 4", w));
+    if (offset < 0 || n - offset < w)
+        throw Failure(strf("plan: offset %lld with n = %lld and width %lld: the body needs 0 <= offset and at least one whole vector after it", offset, n, w));
+    long long nvec = (n - offset) / w;
     r.need("in", 4 * n);
     r.need("out", 4 * n);
     fill_floats(r.buf("in"), n);
@@ -651,11 +699,13 @@ static void prep_vector_family(Run& r) {
     const uint32_t* outw = r.buf("out").as<uint32_t>();
     int hb = dev.helper_blocks;
     Result* res = dev.result;
-    r.check = [=] { check_elements<uint32_t><<<hb, 256>>>(inw, outw, n, 1, 0, FromInput, res); };
-    // cudaMalloc's 256-byte alignment keeps every vector aligned to its size.
-    if (w == 1 && r.kernel == "grid_stride_copy") prep_vectors<float>(r);
-    else if (w == 2) prep_vectors<float2>(r);
-    else if (w == 4) prep_vectors<float4>(r);
+    long long count = nvec * w;
+    r.check = [=] { check_elements<uint32_t><<<hb, 256>>>(inw, outw, n, 1, offset, count, FromInput, res); };
+    // cudaMalloc's 256-byte alignment keeps every store aligned to its size,
+    // and every load when offset is a multiple of width.
+    if (w == 1 && r.kernel == "grid_stride_copy") prep_vectors<float>(r, offset, nvec);
+    else if (w == 2) prep_vectors<float2>(r, offset, nvec);
+    else if (w == 4) prep_vectors<float4>(r, offset, nvec);
     else throw Failure(strf("plan: width %lld: %s is built for %s floats", w, r.kernel.c_str(), r.kernel == "grid_stride_copy" ? "1, 2 and 4" : "2 and 4"));
 }
 
@@ -729,6 +779,100 @@ static void prep_sum_fields(Run& r) {
     r.check = [=] { check_sum<<<hb, 256>>>(out, n, wps, res); };
 }
 
+// sum_fields_soa: n elements of struct_bytes/4 float fields stored field by
+// field in p (field f of element t at word f*n+t); thread t sums its fields.
+static void prep_sum_fields_soa(Run& r) {
+    long long n = r.n, sb = r.p.integer("struct_bytes");
+    if (sb < 4 || sb % 4 != 0) throw Failure(strf("plan: struct_bytes %lld: the body reads whole floats", sb));
+    r.need("p", n * sb);
+    r.need("out", 4 * n);
+    fill_floats(r.buf("p"), n * sb / 4);
+    const float* p = r.buf("p").as<float>();
+    float* out = r.buf("out").as<float>();
+    int sbi = (int)sb, fields = (int)(sb / 4), hb = dev.helper_blocks;
+    Result* res = dev.result;
+    set_kernel(r, k_sum_fields_soa, p, out, n, sbi);
+    r.check = [=] { check_sum_soa<<<hb, 256>>>(out, n, fields, res); };
+}
+
+// Matrix is what the matrix kernels' bodies take: a rows x cols matrix,
+// walked by blocks of tile x block_rows threads, each covering a tile x tile
+// square, and (transpose_tiled) the square's pad.
+struct Matrix {
+    long long rows, cols;
+    int tile, block_rows, pad;
+};
+
+// matrix_of reads the matrix keys and checks what the bodies need not to
+// fault or miss an element: n = rows*cols floats in each buffer, a block of
+// exactly tile x block_rows threads (the body's loop steps by block_rows
+// through tile rows, so it must divide tile, or a thread runs past its
+// square and, in transpose_tiled, past the shared buffer), a grid that
+// covers the matrix with one block a square (x along the dimension
+// threadIdx.x walks), and, for transpose_tiled, pad >= 0 and shared_bytes
+// holding the padded square (prepare refuses shared memory to the others).
+static Matrix matrix_of(Run& r, bool x_walks_rows, bool tiled) {
+    Matrix m;
+    m.rows = r.p.integer("rows");
+    m.cols = r.p.integer("cols");
+    long long tile = r.p.integer("tile"), br = r.p.integer("block_rows"), pad = r.p.integer("pad");
+    if (m.rows < 1 || m.cols < 1) throw Failure(strf("plan: rows %lld, cols %lld: want 1 or more each", m.rows, m.cols));
+    if (m.rows > r.n / m.cols || m.rows * m.cols != r.n)
+        throw Failure(strf("plan: rows %lld x cols %lld: want n = %lld elements", m.rows, m.cols, r.n));
+    if (tile < 1 || tile > 32) throw Failure(strf("plan: tile %lld: the body is built for 1 to 32", tile));
+    if (br < 1 || br > tile || tile % br != 0)
+        throw Failure(strf("plan: block_rows %lld: the body needs a divisor of tile = %lld", br, tile));
+    if (r.block_x != tile || r.block_y != br)
+        throw Failure(strf("plan: a block of %lld x %lld threads: the body needs tile x block_rows = %lld x %lld", r.block_x, r.block_y, tile, br));
+    long long along_x = x_walks_rows ? m.cols : m.rows, along_y = x_walks_rows ? m.rows : m.cols;
+    long long gx = (along_x + tile - 1) / tile, gy = (along_y + tile - 1) / tile;
+    if (r.grid_x != gx || r.grid_y != gy)
+        throw Failure(strf("plan: a grid of %lld x %lld blocks: %s needs %lld x %lld to cover %lld x %lld with %lld x %lld squares",
+                           r.grid_x, r.grid_y, r.kernel.c_str(), gx, gy, m.rows, m.cols, tile, tile));
+    if (tiled) {
+        if (pad < 0 || pad > tile) throw Failure(strf("plan: pad %lld: the body is built for 0 to tile = %lld", pad, tile));
+        long long want = 4 * tile * (tile + pad);
+        if (r.shared_bytes != want)
+            throw Failure(strf("plan: shared_bytes %lld: the body's square of %lld x (%lld + %lld) floats needs %lld", r.shared_bytes, tile, tile, pad, want));
+    }
+    m.tile = (int)tile;
+    m.block_rows = (int)br;
+    m.pad = (int)pad;
+    return m;
+}
+
+// prep_matrix fills in and sets the launch and the check of a matrix
+// kernel: the copies must leave out equal to in, the transposes out equal
+// to in's transpose, every element of it.
+static void prep_matrix(Run& r) {
+    const std::string& k = r.kernel;
+    bool transpose = k.rfind("transpose_", 0) == 0;
+    bool x_walks_rows = k == "copy_rows" || k == "transpose_coalesced_read" || k == "transpose_tiled";
+    Matrix m = matrix_of(r, x_walks_rows, k == "transpose_tiled");
+    long long n = r.n;
+    r.need("in", 4 * n);
+    r.need("out", 4 * n);
+    fill_bytes(r.buf("in"));
+    const float* in = r.buf("in").as<float>();
+    float* out = r.buf("out").as<float>();
+    long long rows = m.rows, cols = m.cols;
+    int tile = m.tile, br = m.block_rows, pad = m.pad;
+    if (k == "copy_rows") set_kernel(r, k_copy_rows, in, out, rows, cols, tile, br);
+    else if (k == "copy_columns") set_kernel(r, k_copy_columns, in, out, rows, cols, tile, br);
+    else if (k == "transpose_coalesced_read") set_kernel(r, k_transpose_coalesced_read, in, out, rows, cols, tile, br);
+    else if (k == "transpose_coalesced_write") set_kernel(r, k_transpose_coalesced_write, in, out, rows, cols, tile, br);
+    else set_kernel(r, k_transpose_tiled, in, out, rows, cols, tile, br, pad);
+    const uint32_t* inw = (const uint32_t*)in;
+    const uint32_t* outw = (const uint32_t*)out;
+    int hb = dev.helper_blocks;
+    Result* res = dev.result;
+    if (transpose) {
+        r.check = [=] { check_transpose<<<hb, 256>>>(inw, outw, rows, cols, res); };
+    } else {
+        r.check = [=] { check_elements<uint32_t><<<hb, 256>>>(inw, outw, n, 1, 0, n, FromInput, res); };
+    }
+}
+
 // kKernels is the harness's kernel table: for each kernel of lessons/spec,
 // the function that fills its buffers and sets its launch and its check.
 // cuda's TestKernelTablesAgree holds it to the Go table.
@@ -744,17 +888,30 @@ static const std::map<std::string, void (*)(Run&)> kKernels = {
     {"update_x_aos", prep_update_aos},
     {"update_x_soa", prep_update_soa},
     {"sum_fields_aos", prep_sum_fields},
+    {"sum_fields_soa", prep_sum_fields_soa},
+    {"copy_rows", prep_matrix},
+    {"copy_columns", prep_matrix},
+    {"transpose_coalesced_read", prep_matrix},
+    {"transpose_coalesced_write", prep_matrix},
+    {"transpose_tiled", prep_matrix},
 };
 
 // check_fits refuses a block the compiled kernel cannot start: a block's
 // threads share the SM's registers, so a body that needs many (an unrolled
 // grid_stride_copy holds U vectors in flight) launches only smaller blocks,
-// and the launch would fail with cudaErrorLaunchOutOfResources. Refused here,
-// before anything runs, the line gets a reason a learner can act on and a
-// profiler's run goes on to the next line.
+// and the launch would fail with cudaErrorLaunchOutOfResources. Likewise a
+// block's dynamic shared memory above what the function may take (48 KiB
+// unless raised, less what it declares statically) would fail the launch
+// with cudaErrorInvalidValue. Refused here, before anything runs, the line
+// gets a reason a learner can act on and a profiler's run goes on to the
+// next line.
 static void check_fits(const Run& r) {
     cudaFuncAttributes a;
     CK(cudaFuncGetAttributes(&a, r.fn));
+    if (r.shared_bytes > a.maxDynamicSharedSizeBytes)
+        throw Failure(strf("shared_bytes %lld: %s as compiled for this GPU takes at most %d bytes of dynamic shared memory a block: "
+                           "want a smaller tile or pad",
+                           r.shared_bytes, r.kernel.c_str(), a.maxDynamicSharedSizeBytes));
     if (r.block > a.maxThreadsPerBlock)
         throw Failure(strf("block %lld: %s as compiled for this GPU uses %d registers a thread, so a block holds at most %d threads: "
                            "want block <= %d%s",
@@ -777,6 +934,29 @@ static void prepare(Run& r) {
         throw Failure(strf("plan: blocks = %lld: this GPU takes 1 to %d blocks in x", r.blocks, dev.prop.maxGridSize[0]));
     if (r.threads < 1 || r.threads > r.blocks * r.block || r.threads <= (r.blocks - 1) * r.block)
         throw Failure(strf("plan: %lld threads in %lld blocks of %lld: want the last block to hold some", r.threads, r.blocks, r.block));
+    // The shape: blocks of block_x x block_y threads, a grid of grid_x x
+    // grid_y blocks, each within the device's limits and multiplying out to
+    // block and blocks.
+    r.block_x = r.p.integer("block_x");
+    r.block_y = r.p.integer("block_y");
+    r.grid_x = r.p.integer("grid_x");
+    r.grid_y = r.p.integer("grid_y");
+    r.shared_bytes = r.p.integer("shared_bytes");
+    if (r.block_x < 1 || r.block_x > dev.prop.maxThreadsDim[0] || r.block_y < 1 || r.block_y > dev.prop.maxThreadsDim[1] ||
+        r.block_x * r.block_y != r.block)
+        throw Failure(strf("plan: a block of %lld x %lld threads: want block = %lld, x in 1..%d, y in 1..%d", r.block_x, r.block_y,
+                           r.block, dev.prop.maxThreadsDim[0], dev.prop.maxThreadsDim[1]));
+    if (r.grid_x < 1 || r.grid_x > dev.prop.maxGridSize[0] || r.grid_y < 1 || r.grid_y > dev.prop.maxGridSize[1] ||
+        r.grid_x * r.grid_y != r.blocks)
+        throw Failure(strf("plan: a grid of %lld x %lld blocks: want blocks = %lld, x in 1..%d, y in 1..%d", r.grid_x, r.grid_y,
+                           r.blocks, dev.prop.maxGridSize[0], dev.prop.maxGridSize[1]));
+    if (r.shared_bytes < 0) throw Failure(strf("plan: shared_bytes %lld: want 0 or more", r.shared_bytes));
+    // The 1D bodies number threads by blockIdx.x alone: a second dimension
+    // would run each of them several times over.
+    if ((r.block_y != 1 || r.grid_y != 1) && it->second != prep_matrix)
+        throw Failure(strf("plan: block_y %lld, grid_y %lld: %s is a 1D kernel, want 1 and 1", r.block_y, r.grid_y, r.kernel.c_str()));
+    if (r.shared_bytes != 0 && r.kernel != "transpose_tiled")
+        throw Failure(strf("plan: shared_bytes %lld: %s uses no shared memory, want 0", r.shared_bytes, r.kernel.c_str()));
     allocate(r);
     it->second(r);
     if (!r.launch || !r.check || !r.fn) throw Failure("plan: " + r.kernel + " was not prepared");
@@ -977,16 +1157,19 @@ static bool run_line(int line, const std::string& text, const Options& opt, bool
         emit(result_line(line, r, (long long)l2_read, &kt, &mt));
         return true;
     } catch (const Failure& f) {
-        std::string o = strf("{\"line\":%d,\"error\":%s", line, jstr(f.what()).c_str());
-        if (launched) o += ",\"launched\":true";
-        if (f.code != cudaSuccess) o += ",\"cuda_error\":" + jstr(cudaGetErrorName(f.code));
-        o += "}";
-        emit(o);
-        // An error inside a kernel (a fault) leaves the context unusable:
-        // every later call fails too, so the remaining lines are refused.
+        // An error inside a kernel (a fault: a misaligned or out-of-bounds
+        // access) leaves the context unusable: every later call fails too,
+        // so the remaining lines are refused, and this line says so, for
+        // the Go side to send them to a fresh process.
         cudaError_t sticky = cudaDeviceSynchronize();
         cudaGetLastError();
         if (sticky != cudaSuccess) fatal = true;
+        std::string o = strf("{\"line\":%d,\"error\":%s", line, jstr(f.what()).c_str());
+        if (launched) o += ",\"launched\":true";
+        if (f.code != cudaSuccess) o += ",\"cuda_error\":" + jstr(cudaGetErrorName(f.code));
+        if (fatal) o += ",\"context_failed\":true";
+        o += "}";
+        emit(o);
         return false;
     }
 }

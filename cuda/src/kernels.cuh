@@ -5,15 +5,16 @@
 //
 // Rules every kernel follows, and why:
 //
-//   * Thread t = blockIdx.x*blockDim.x + threadIdx.x, computed in 64 bits.
-//     With n up to 2^31-1 and a stride or a struct size multiplying it, an
-//     element's byte offset can pass 2^31; a 32-bit index would wrap and
-//     touch the wrong address (or none at all).
+//   * Thread t = blockIdx.x*blockDim.x + threadIdx.x, computed in 64 bits
+//     (the matrix kernels: a row and a column, each in 64 bits). With n up
+//     to 2^31-1 and a stride, a struct size or a row length multiplying
+//     it, an element's byte offset can pass 2^31; a 32-bit index would
+//     wrap and touch the wrong address (or none at all).
 //   * Every size the spec lets vary at run time (n, stride, offset,
-//     struct_bytes, field_offset) is a kernel argument, never a template
-//     constant. If the compiler knew struct_bytes = 16 it could fuse four
-//     4-byte loads into one 16-byte load, and the kernel would no longer do
-//     what the model counts. Only what must be known when compiling is a
+//     struct_bytes, field_offset, rows, cols, tile, block_rows, pad) is a
+//     kernel argument, never a template constant. If the compiler knew
+//     struct_bytes = 16 it could fuse four 4-byte loads into one 16-byte
+//     load, and the kernel would no longer do what the model counts. Only what must be known when compiling is a
 //     template parameter: the element type (its size picks the load width)
 //     and grid_stride_copy's unroll (it sizes an array that must live in
 //     registers).
@@ -126,16 +127,22 @@ __global__ void k_offset_copy(const T* in, T* out, long long n, long long offset
 }
 
 // ---------------------------------------------------------------------------
-// vectorized_copy: n floats moved as n/width vectors of width floats (V is
-// float2 or float4), one vector per thread: one 8- or 16-byte load and one
-// store where coalesced_copy would issue two or four 4-byte ones. Fewer
-// instructions move the same sectors; cudaMalloc's 256-byte alignment and
-// n % width == 0 keep every vector aligned to its own size.
+// vectorized_copy: the n-offset floats from in[offset] on, moved as nvec =
+// (n-offset)/width vectors of width floats (V is float2 or float4), one
+// vector per thread: one 8- or 16-byte load and one store where
+// coalesced_copy would issue two or four 4-byte ones. Fewer instructions
+// move the same sectors. The stores start at out, which cudaMalloc aligns
+// to 256 bytes; the loads start offset floats into in, a run-time float
+// pointer cast to V* only here, so that an offset that is not a multiple of
+// width makes every load misaligned. That is the lesson's point: the GPU
+// does not split a misaligned vector access, it faults
+// (cudaErrorMisalignedAddress), and the harness launches it to show so.
 template <typename V>
-__global__ void k_vectorized_copy(const V* in, V* out, long long nvec) {
+__global__ void k_vectorized_copy(const float* in, V* out, long long nvec, long long offset) {
     long long t = thread_index();
     if (t < nvec) {
-        out[t] = in[t];
+        const V* src = (const V*)(in + offset);
+        out[t] = src[t];
     }
 }
 
@@ -218,6 +225,26 @@ __global__ void k_update_x_soa(float* x, long long n) {
     }
 }
 
+// sum_fields_soa: the structs of sum_fields_aos stored field by field:
+// field f of element t is float f*n+t of one buffer. Thread t sums its
+// fields in order, one 4-byte load each; in every load the warp's lanes
+// touch neighbouring floats, so each request touches the fewest sectors,
+// where the AoS layout spreads one field's request over 32*struct_bytes
+// bytes. With every field used both layouts fetch the same sectors in the
+// end; they differ in how many each request touches. The field count is a
+// run-time argument, and the loads are n floats apart, so the
+// compiler cannot fuse them.
+__global__ void k_sum_fields_soa(const float* p, float* out, long long n, int struct_bytes) {
+    long long t = thread_index();
+    if (t < n) {
+        float sum = 0.0f;
+        for (int f = 0; f < struct_bytes / 4; f++) {
+            sum += p[(long long)f * n + t];
+        }
+        out[t] = sum;
+    }
+}
+
 // sum_fields_aos: thread t sums every 4-byte field of struct t. With Vector
 // false it issues struct_bytes/4 loads of 4 bytes; with Vector true,
 // struct_bytes/16 loads of 16 bytes (float4), which needs struct_bytes to be
@@ -247,5 +274,107 @@ __global__ void k_sum_fields_aos(const char* base, float* out, long long n, int 
             }
         }
         out[t] = sum;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The matrix kernels: a rows x cols matrix of floats, row-major (element
+// (r, c) at r*cols + c). A block is tile x block_rows threads and covers a
+// tile x tile square: thread (tx, ty) handles rows ty, ty+block_rows, ...
+// of the square, so that a block of fewer threads than the square has
+// elements still reuses each thread. The hardware numbers a block's
+// threads ty*tile + tx, so a warp is 32/tile rows of the square (a tile of
+// 32: one row). tile and block_rows are run-time arguments (the harness
+// launches dim3(tile, block_rows) blocks), so the loop's trip count is the
+// same for every lane of a warp and each round is one instruction per
+// access, the instructions the model counts. The bounds check masks the
+// lanes past the matrix's edge when tile does not divide rows or cols.
+
+// copy_rows: threadIdx.x walks a row, so a warp's lanes touch neighbouring
+// floats of one row on both sides: the coalesced baseline of the lesson.
+__global__ void k_copy_rows(const float* in, float* out, long long rows, long long cols, int tile, int block_rows) {
+    long long c = (long long)blockIdx.x * tile + threadIdx.x;
+    for (int j = 0; j < tile; j += block_rows) {
+        long long r = (long long)blockIdx.y * tile + threadIdx.y + j;
+        if (r < rows && c < cols) {
+            out[r * cols + c] = in[r * cols + c];
+        }
+    }
+}
+
+// copy_columns: the same copy with the roles of x and y swapped, so that
+// threadIdx.x walks down a column: neighbouring lanes are cols floats
+// apart, and every lane of a load or a store needs a sector of its own.
+// Same bytes, same result, only the mapping of threads to elements differs.
+__global__ void k_copy_columns(const float* in, float* out, long long rows, long long cols, int tile, int block_rows) {
+    long long r = (long long)blockIdx.x * tile + threadIdx.x;
+    for (int j = 0; j < tile; j += block_rows) {
+        long long c = (long long)blockIdx.y * tile + threadIdx.y + j;
+        if (r < rows && c < cols) {
+            out[r * cols + c] = in[r * cols + c];
+        }
+    }
+}
+
+// transpose_coalesced_read: out (cols x rows) gets out[c*rows + r] =
+// in[r*cols + c] with threadIdx.x walking a row of in. The read is
+// coalesced; the lanes' writes land rows floats apart, one sector each.
+// A naive transpose cannot make both sides coalesced.
+__global__ void k_transpose_coalesced_read(const float* in, float* out, long long rows, long long cols, int tile,
+                                           int block_rows) {
+    long long c = (long long)blockIdx.x * tile + threadIdx.x;
+    for (int j = 0; j < tile; j += block_rows) {
+        long long r = (long long)blockIdx.y * tile + threadIdx.y + j;
+        if (r < rows && c < cols) {
+            out[c * rows + r] = in[r * cols + c];
+        }
+    }
+}
+
+// transpose_coalesced_write: the same transpose with threadIdx.x walking a
+// column of in, which is a row of out: the write is coalesced, the read
+// strided. Beside transpose_coalesced_read it asks which side's waste
+// costs more time.
+__global__ void k_transpose_coalesced_write(const float* in, float* out, long long rows, long long cols, int tile,
+                                            int block_rows) {
+    long long r = (long long)blockIdx.x * tile + threadIdx.x;
+    for (int j = 0; j < tile; j += block_rows) {
+        long long c = (long long)blockIdx.y * tile + threadIdx.y + j;
+        if (r < rows && c < cols) {
+            out[c * rows + r] = in[r * cols + c];
+        }
+    }
+}
+
+// transpose_tiled: the block reads its square of in row by row (coalesced)
+// into shared memory, waits for the whole square, then writes it to out
+// row by row of out (coalesced), reading shared memory down a column. The
+// reorder happens in shared memory, where a strided access costs bank
+// conflicts rather than sectors: with a pitch of tile floats a column's 32
+// floats are tile*4 bytes apart, so (for tile 32) all in one bank, 32
+// wavefronts for one request. pad extra floats per row shift each row by
+// pad banks and spread the column over the banks. The pitch, like the
+// tile, is a run-time argument and the buffer dynamic shared memory, so
+// the compiler cannot prove which bank an access uses, nor reshape it.
+__global__ void k_transpose_tiled(const float* in, float* out, long long rows, long long cols, int tile, int block_rows,
+                                  int pad) {
+    extern __shared__ float s[];
+    const int pitch = tile + pad;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    long long c = (long long)blockIdx.x * tile + tx;
+    for (int j = 0; j < tile; j += block_rows) {
+        long long r = (long long)blockIdx.y * tile + ty + j;
+        if (r < rows && c < cols) {
+            s[(ty + j) * pitch + tx] = in[r * cols + c];
+        }
+    }
+    // Phase 2 reads what other threads wrote in phase 1.
+    __syncthreads();
+    long long r = (long long)blockIdx.y * tile + tx;
+    for (int j = 0; j < tile; j += block_rows) {
+        long long oc = (long long)blockIdx.x * tile + ty + j;
+        if (r < rows && oc < cols) {
+            out[oc * rows + r] = s[tx * pitch + ty + j];
+        }
     }
 }

@@ -80,6 +80,11 @@ const (
 	DRAM
 	// Time figures depend on the clock: the model estimates them.
 	Time
+	// Shared figures are shared memory's requests and wavefronts: the
+	// addresses fix them by the bank rule, which is the model's; how
+	// closely ncu's counters follow it is measured, so the model's are
+	// not held exact.
+	Shared
 )
 
 // Figure is one figure of a launch.
@@ -266,6 +271,18 @@ var (
 		of: perUseful(metrics.DRAMRead)}
 	DRAMWritePerUsefulByte = Figure{Name: "dram_write_bytes_per_useful_byte", Label: "DRAM write bytes per useful byte", Unit: Fixed2, Level: DRAM,
 		of: perUseful(metrics.DRAMWrite)}
+	// ShLdWavefrontsPerRequest is the wavefronts of a shared load over its
+	// requests: 1 without bank conflicts, 32 when every lane hits one bank.
+	ShLdWavefrontsPerRequest = Figure{Name: "shared_ld_wavefronts_per_request", Label: "shared ld wavefronts/request", Unit: Ratio, Level: Shared,
+		of: perRequest(metrics.ShLdWavefronts, metrics.ShLdRequests, "shared loads")}
+	ShStWavefrontsPerRequest = Figure{Name: "shared_st_wavefronts_per_request", Label: "shared st wavefronts/request", Unit: Ratio, Level: Shared,
+		of: perRequest(metrics.ShStWavefronts, metrics.ShStRequests, "shared stores")}
+	// ShLdConflictsPerRequest is ncu's bank conflicts of shared loads over
+	// their requests: by the model's rule, wavefronts per request less 1.
+	ShLdConflictsPerRequest = Figure{Name: "shared_ld_bank_conflicts_per_request", Label: "shared ld bank conflicts/request", Unit: Ratio, Level: Shared,
+		of: perRequest(metrics.ShLdBankConflicts, metrics.ShLdRequests, "shared loads")}
+	ShStConflictsPerRequest = Figure{Name: "shared_st_bank_conflicts_per_request", Label: "shared st bank conflicts/request", Unit: Ratio, Level: Shared,
+		of: perRequest(metrics.ShStBankConflicts, metrics.ShStRequests, "shared stores")}
 	// TimeSeconds is one launch's time (measured: the median).
 	TimeSeconds = Figure{Name: "time_seconds", Label: "time (µs)", Unit: Microseconds, Level: Time, of: seconds}
 	// UsefulBandwidth is spec.UsefulBytes per second of TimeSeconds.
@@ -311,11 +328,14 @@ var (
 )
 
 // Metric returns the figure of one ncu metric: its count, exact when the
-// metric is an L1 count.
+// metric is an L1 count, of level Shared when it counts shared memory.
 func Metric(name string) Figure {
 	level := DRAM
-	if metrics.Exact(name) {
+	switch {
+	case metrics.Exact(name):
 		level = L1
+	case metrics.IsShared(name):
+		level = Shared
 	}
 	return Figure{Name: name, Label: name, Unit: Count, Level: level, Exact: metrics.Exact(name),
 		of: func(v Values) (float64, error) { return metric(v, name) }}
@@ -327,13 +347,14 @@ var derived = []Figure{
 	LdSectorsPerRequest, StSectorsPerRequest, UsefulBytesPerRequest, Efficiency,
 	SectorBytesPerUsefulByte, DRAMBytesPerUsefulByte, DRAMReadPerUsefulByte, DRAMWritePerUsefulByte,
 	TimeSeconds, UsefulBandwidth, FractionOfMemcpy, TimePerUsefulMB, DRAMBandwidth,
+	ShLdWavefrontsPerRequest, ShStWavefrontsPerRequest, ShLdConflictsPerRequest, ShStConflictsPerRequest,
 }
 
-// All returns every figure: the metrics of lessons/metrics, then the
-// derived figures.
+// All returns every figure: the metrics of lessons/metrics (Profiled),
+// then the derived figures.
 func All() []Figure {
 	var out []Figure
-	for _, m := range metrics.All {
+	for _, m := range metrics.Profiled {
 		out = append(out, Metric(m))
 	}
 	return append(out, derived...)
@@ -359,9 +380,20 @@ func Names() []string {
 
 // Applies reports, with the reason when it does not, whether f can be
 // computed for the launch s at all: sectors per load request of a kernel
-// that loads nothing cannot. It looks at the first warp's instructions.
+// that loads nothing cannot, nor wavefronts per shared request of a
+// kernel without shared memory. It looks at the first warp's
+// instructions.
 func (f Figure) Applies(s spec.Spec) error {
-	if f.Name != LdSectorsPerRequest.Name && f.Name != StSectorsPerRequest.Name {
+	var store, shared bool
+	switch f.Name {
+	case LdSectorsPerRequest.Name:
+	case StSectorsPerRequest.Name:
+		store = true
+	case ShLdWavefrontsPerRequest.Name, ShLdConflictsPerRequest.Name:
+		shared = true
+	case ShStWavefrontsPerRequest.Name, ShStConflictsPerRequest.Name:
+		store, shared = true, true
+	default:
 		return nil
 	}
 	// Whether a kernel loads or stores does not depend on where a gather's
@@ -375,15 +407,17 @@ func (f Figure) Applies(s spec.Spec) error {
 	if err != nil {
 		return err
 	}
-	store := f.Name == StSectorsPerRequest.Name
 	for _, in := range ins {
-		if in.Store == store {
+		if in.Store == store && in.Shared == shared {
 			return nil
 		}
 	}
 	what := "loads"
 	if store {
 		what = "stores"
+	}
+	if shared {
+		what = "shared " + what
 	}
 	return fmt.Errorf("figures: %s issues no %s: %s would be 0/0", s.Kernel, what, f.Name)
 }

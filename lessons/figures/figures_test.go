@@ -155,6 +155,43 @@ func TestApplies(t *testing.T) {
 	g, err := spec.Parse([]byte(`{"kernel":"gather_copy","n":4096,"index_pattern":"sorted_random"}`))
 	require.NoError(t, err)
 	assert.NoError(t, LdSectorsPerRequest.Applies(g))
+	assert.ErrorContains(t, ShLdWavefrontsPerRequest.Applies(g), "gather_copy issues no shared loads")
+	tiled, err := spec.Parse([]byte(`{"kernel":"transpose_tiled","rows":64,"cols":64}`))
+	require.NoError(t, err)
+	for _, f := range []Figure{ShLdWavefrontsPerRequest, ShStWavefrontsPerRequest, ShLdConflictsPerRequest, ShStConflictsPerRequest, LdSectorsPerRequest} {
+		assert.NoError(t, f.Applies(tiled), f.Name)
+	}
+}
+
+func TestSharedFigures(t *testing.T) {
+	s, err := spec.Parse([]byte(`{"kernel":"transpose_tiled","rows":64,"cols":64}`))
+	require.NoError(t, err)
+	// Made-up counts, as ncu might report them: 128 shared loads of 32
+	// wavefronts each (31 conflicts), 128 stores of one.
+	v := Values{Spec: s, Metrics: metrics.Set{
+		metrics.ShLdRequests: 128, metrics.ShLdWavefronts: 4096, metrics.ShLdBankConflicts: 3968,
+		metrics.ShStRequests: 128, metrics.ShStWavefronts: 128, metrics.ShStBankConflicts: 0,
+	}, L1UsefulBytes: -1}
+	tests := []struct {
+		f    Figure
+		want float64
+	}{
+		{ShLdWavefrontsPerRequest, 32}, // 4096/128
+		{ShLdConflictsPerRequest, 31},  // 3968/128
+		{ShStWavefrontsPerRequest, 1},  // 128/128
+		{ShStConflictsPerRequest, 0},   // 0/128
+		{Metric(metrics.ShLdWavefronts), 4096},
+	}
+	for _, tt := range tests {
+		got, err := tt.f.Of(v)
+		require.NoError(t, err, tt.f.Name)
+		assert.Equal(t, tt.want, got, tt.f.Name)
+		assert.Equal(t, Shared, tt.f.Level, tt.f.Name)
+		assert.False(t, tt.f.Exact, "%s: how ncu follows the bank rule is measured", tt.f.Name)
+	}
+	v.Metrics[metrics.ShStRequests] = 0
+	_, err = ShStWavefrontsPerRequest.Of(v)
+	assert.ErrorIs(t, err, ErrNoData)
 }
 
 func TestUnits(t *testing.T) {

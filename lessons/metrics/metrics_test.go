@@ -24,4 +24,13 @@ func TestExactAndKnown(t *testing.T) {
 	assert.True(t, Exact(StSectors))
 	assert.False(t, Exact(DRAMRead), "DRAM bytes depend on the L2: an estimate")
 	assert.False(t, Known("dram__bytes.sum"))
+	assert.Equal(t, len(All)+len(Shared), len(Profiled))
+	for _, m := range Shared {
+		assert.True(t, Known(m), m)
+		assert.Contains(t, Profiled, m)
+		assert.NotContains(t, All, m)
+		assert.True(t, IsShared(m), m)
+		assert.False(t, Exact(m), "%s: how ncu follows the bank rule is measured, not assumed", m)
+	}
+	assert.False(t, IsShared(LdSectors))
 }

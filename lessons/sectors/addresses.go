@@ -52,11 +52,17 @@ var addresses = map[spec.Kernel]kernelModel{
 	spec.VectorizedCopy: {warp: func(m *sim) warpFunc {
 		in, out, w := m.buf("in"), m.buf("out"), uint64(4*m.s.Width)
 		vec := vectorType(m.s.Width)
-		threads := m.s.Threads()
+		threads, off := m.s.Threads(), uint64(4*m.s.Offset)
 		return func(t0 int64, present int) {
 			act := below(t0, threads, present)
+			m.affine(off+uint64(t0)*w, w)
+			m.ld(in, int(w), act, m.label(func() string {
+				if m.s.Offset != 0 {
+					return fmt.Sprintf("(in+%d)[t] (%s)", m.s.Offset, vec)
+				}
+				return "in[t] (" + vec + ")"
+			}))
 			m.affine(uint64(t0)*w, w)
-			m.ld(in, int(w), act, m.label(func() string { return "in[t] (" + vec + ")" }))
 			m.st(out, int(w), act, m.label(func() string { return "out[t] (" + vec + ")" }))
 		}
 	}},
@@ -113,6 +119,15 @@ var addresses = map[spec.Kernel]kernelModel{
 		// in[idx[t]] cannot start before idx[t] arrives.
 		inFlight: func(spec.Spec) (float64, float64) { return 1, 2 },
 	},
+	spec.SumFieldsSoA: {warp: sumFieldsSoA,
+		// As sum_fields_aos: the compiler unrolls the field loop by four.
+		inFlight: func(s spec.Spec) (float64, float64) { return float64(min(4, s.StructBytes/4)), 1 },
+	},
+	spec.CopyRows:                {warp: copy2D(true, false)},
+	spec.CopyColumns:             {warp: copy2D(false, false)},
+	spec.TransposeCoalescedRead:  {warp: copy2D(true, true)},
+	spec.TransposeCoalescedWrite: {warp: copy2D(false, true)},
+	spec.TransposeTiled:          {warp: transposeTiled},
 	spec.UpdateXAoS: {warp: func(m *sim) warpFunc {
 		p, sb, fo := m.buf("p"), uint64(m.s.StructBytes), m.s.FieldOffset
 		field := "p[t].x"

@@ -30,3 +30,20 @@ func BenchmarkGatherRandom(b *testing.B) {
 	b.ReportMetric(3*threads, "Maddr/s")
 	b.ReportMetric(threads, "Mthreads/s")
 }
+
+// BenchmarkTranspose is the 2D model's speed goal: a 4096x4096 tiled
+// transpose, both global sides and both shared sides, well under a second
+// (go test -bench Transpose -cpu 1).
+func BenchmarkTranspose(b *testing.B) {
+	s, err := spec.Parse([]byte(`{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":1}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := predictWith(s, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(s.N)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Melements/s")
+}

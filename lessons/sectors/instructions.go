@@ -14,15 +14,19 @@ import (
 type Instruction struct {
 	// Store is true for a store, false for a load.
 	Store bool
+	// Shared is true for an access to the block's shared memory, which the
+	// bank rule prices (Wavefronts) and the L1's global counts leave out.
+	Shared bool
 	// Buffer names the allocation the addresses point into: in, out, idx,
-	// p (the array of structs) or x.
+	// p (the array of structs) or x; SharedBuffer ("s") for shared memory.
 	Buffer string
 	// Access is the element thread t accesses, as the kernel's source
 	// writes it: "in[t*stride]", "p[t].x", "in[idx[t]]".
 	Access string
 	// Warp holds each lane's address as a byte offset from the start of
 	// Buffer. Every buffer starts 256-byte aligned, so these offsets fall in
-	// the same sectors and lines as the real addresses.
+	// the same sectors and lines as the real addresses; a shared array
+	// starts at bank 0.
 	Warp Warp
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
@@ -25,6 +26,14 @@ func TestInstructionsMatchPredict(t *testing.T) {
 		`{"kernel":"update_x_soa","n":500}`,
 		`{"kernel":"sum_fields_aos","n":500,"struct_bytes":48,"vector":true}`,
 		`{"kernel":"sum_fields_aos","n":500,"struct_bytes":12}`,
+		`{"kernel":"sum_fields_soa","n":500,"struct_bytes":20}`,
+		`{"kernel":"vectorized_copy","n":1000,"width":2,"offset":6}`,
+		`{"kernel":"copy_rows","rows":70,"cols":45,"tile":16,"block_rows":4}`,
+		`{"kernel":"copy_columns","rows":45,"cols":70}`,
+		`{"kernel":"transpose_coalesced_read","rows":33,"cols":100,"tile":8,"block_rows":1}`,
+		`{"kernel":"transpose_coalesced_write","rows":100,"cols":33,"block_rows":32}`,
+		`{"kernel":"transpose_tiled","rows":100,"cols":37,"pad":0}`,
+		`{"kernel":"transpose_tiled","rows":37,"cols":100,"tile":16,"block_rows":2,"pad":3}`,
 	} {
 		t.Run(js, func(t *testing.T) {
 			s, err := spec.Parse([]byte(js))
@@ -32,10 +41,24 @@ func TestInstructionsMatchPredict(t *testing.T) {
 			p, err := Predict(s)
 			require.NoError(t, err)
 			var got l1
+			var shared [4]float64 // ld requests, ld wavefronts, st requests, st wavefronts
 			for w := range Warps(s) {
 				ins, err := Instructions(s, w)
 				require.NoError(t, err)
 				for _, in := range ins {
+					if in.Shared {
+						n, err := Wavefronts(in.Warp)
+						require.NoError(t, err)
+						i := 0
+						if in.Store {
+							i = 2
+						}
+						if n > 0 {
+							shared[i]++
+						}
+						shared[i+1] += float64(n)
+						continue
+					}
 					a, err := Coalesce(in.Warp)
 					require.NoError(t, err)
 					if in.Store {
@@ -48,6 +71,7 @@ func TestInstructionsMatchPredict(t *testing.T) {
 				}
 			}
 			assert.Equal(t, l1Of(p), got)
+			assert.Equal(t, [4]float64{p.Metrics[metrics.ShLdRequests], p.Metrics[metrics.ShLdWavefronts], p.Metrics[metrics.ShStRequests], p.Metrics[metrics.ShStWavefronts]}, shared)
 			assert.Equal(t, p.Warps, Warps(s))
 		})
 	}

@@ -19,7 +19,9 @@ import (
 type Prediction struct {
 	// Spec is the launch, defaults filled in.
 	Spec spec.Spec `json:"spec"`
-	// Metrics holds the counts Nsight Compute reports, under its names.
+	// Metrics holds the counts Nsight Compute reports, under its names:
+	// metrics.All for every kernel, metrics.Shared too for a kernel that
+	// uses shared memory.
 	Metrics metrics.Set `json:"metrics"`
 	// Warps is the number of warps launched, partial ones included.
 	Warps int64 `json:"warps"`
@@ -33,8 +35,8 @@ type Prediction struct {
 }
 
 // Predict runs the model over every warp of the launch s describes and
-// returns its counts. It fails only when s is invalid or its indices cannot
-// be read.
+// returns its counts. It fails only when s is invalid, its indices cannot
+// be read, or the GPU would refuse its accesses (ErrMisaligned).
 func Predict(s spec.Spec) (Prediction, error) {
 	if err := s.Validate(); err != nil {
 		return Prediction{}, err
@@ -77,6 +79,16 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 		Warps:         m.warps,
 		L1UsefulBytes: m.useful,
 	}
+	// The shared counts belong to the kernels that use shared memory, as
+	// the global ones belong to all.
+	if m.shLdReq+m.shStReq > 0 {
+		p.Metrics[metrics.ShLdRequests] = float64(m.shLdReq)
+		p.Metrics[metrics.ShStRequests] = float64(m.shStReq)
+		p.Metrics[metrics.ShLdWavefronts] = float64(m.shLdWave)
+		p.Metrics[metrics.ShStWavefronts] = float64(m.shStWave)
+		p.Metrics[metrics.ShLdBankConflicts] = float64(m.shLdWave - m.shLdReq)
+		p.Metrics[metrics.ShStBankConflicts] = float64(m.shStWave - m.shStReq)
+	}
 	p.Time = estimateTime(d, s, p)
 	p.TimeSeconds = p.Time.Total()
 	return p, nil
@@ -101,6 +113,12 @@ type sim struct {
 	ldReq, ldSec, stReq, stSec int64
 	useful                     int64
 
+	// The shared-memory side: requests and wavefronts by the bank rule.
+	banks                                banks
+	shLdReq, shLdWave, shStReq, shStWave int64
+	// gridX places a block of a 2D kernel from its number.
+	gridX int64
+
 	// record, when set, collects the instructions instead of counting them.
 	record *[]Instruction
 	// loadsOnly issues the loads and skips the stores (ColdWarp).
@@ -119,6 +137,13 @@ func newSim(s spec.Spec, idx []int32, record *[]Instruction) (*sim, error) {
 	m.warp = km.warp(m)
 	if m.err != nil {
 		return nil, m.err
+	}
+	// A launch that faults has no counts; its instructions can still be
+	// drawn, which shows why it faults.
+	if record == nil && s.Kernel == spec.VectorizedCopy {
+		if err := misaligned(s); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }

@@ -178,7 +178,11 @@ func TestPredictRejectsInvalidSpecs(t *testing.T) {
 func TestEveryKernelHasAddresses(t *testing.T) {
 	for _, k := range spec.Kernels {
 		t.Run(string(k), func(t *testing.T) {
-			s, err := spec.Parse([]byte(`{"kernel":"` + string(k) + `","n":4096}`))
+			size := `"n":4096`
+			if spec.Is2D(k) {
+				size = `"rows":64,"cols":64`
+			}
+			s, err := spec.Parse([]byte(`{"kernel":"` + string(k) + `",` + size + `}`))
 			require.NoError(t, err)
 			_, ok := addresses[k]
 			require.True(t, ok, "no address function for %s in addresses.go", k)

@@ -13,6 +13,7 @@ import (
 //
 //	strided_copy, stride 32, n 2^26
 //	update_x_aos, struct 24 B, block 128, n 1000
+//	transpose_tiled, tile 16, pad 1, 4096x4096
 //
 // Fields named in omit are left out, as a chart leaves out the field it
 // sweeps.
@@ -30,19 +31,21 @@ func (s Spec) Brief(omit ...string) string {
 }
 
 // briefOrder is the order Brief names fields in: the kernel's own first,
-// then the common ones, n last.
+// then the common ones, the size (n, or rows x cols) last.
 func briefOrder(k Kernel) []string {
-	var own, common []string
+	var own, common, size []string
 	for _, name := range Fields(k) {
 		switch name {
-		case FieldKernel, FieldN:
+		case FieldKernel:
+		case FieldN, FieldRows, FieldCols:
+			size = append(size, name)
 		case FieldBlock, FieldL2Fetch, FieldDevice:
 			common = append(common, name)
 		default:
 			own = append(own, name)
 		}
 	}
-	return append(append(own, common...), FieldN)
+	return append(append(own, common...), size...)
 }
 
 // Differences returns the fields that set s apart from the other specs of

@@ -25,6 +25,11 @@ const (
 	FieldStructBytes  = "struct_bytes"
 	FieldFieldOffset  = "field_offset"
 	FieldVector       = "vector"
+	FieldRows         = "rows"
+	FieldCols         = "cols"
+	FieldTile         = "tile"
+	FieldBlockRows    = "block_rows"
+	FieldPad          = "pad"
 	FieldIndexPattern = "index_pattern"
 	FieldSeed         = "seed"
 	FieldIndexFile    = "index_file"
@@ -45,7 +50,13 @@ const (
 	DefaultIndexPattern = "identity"
 	DefaultSeed         = 1
 	DefaultDevice       = "h200"
+	DefaultTile         = 32
+	DefaultBlockRows    = 8
 )
+
+// Tiles lists the tile sizes a 2D kernel may take: a block covers a tile x
+// tile square of the matrix.
+var Tiles = []int{8, 16, 32}
 
 // Limits of the spec, chosen so that every index fits the int32 the kernels
 // and index files use, and every buffer the 64-bit byte offsets they compute.
@@ -126,7 +137,11 @@ var fields = []field{
 		check: func(s Spec) error {
 			return inRange(FieldOffset, s.Offset, 0, MaxN-1, "want 0 <= offset < n elements")
 		},
-		brief: func(s Spec) string { return fmt.Sprintf("offset %d", s.Offset) },
+		// vectorized_copy reads from offset 0 unless told otherwise, and
+		// says nothing of it then; offset_copy is about its offset.
+		brief: func(s Spec) string {
+			return unless(s.Kernel != VectorizedCopy || s.Offset != 0, "offset %d", s.Offset)
+		},
 	},
 	{
 		name:  FieldWidth,
@@ -184,6 +199,67 @@ var fields = []field{
 		parse: func(p *parser, s *Spec) { s.Vector = p.bool(FieldVector) },
 		value: func(s Spec) any { return s.Vector },
 		brief: func(s Spec) string { return unless(s.Vector, "float4 loads") },
+	},
+	{
+		name:  FieldRows,
+		parse: func(p *parser, s *Spec) { s.Rows = p.int(FieldRows, 0) },
+		value: func(s Spec) any { return s.Rows },
+		check: func(s Spec) error {
+			return inRange(FieldRows, s.Rows, 1, MaxN, fmt.Sprintf("want an integer from 1 to %d, with rows*cols at most %d", MaxN, MaxN))
+		},
+		// rows and cols are one size, written as the matrix's shape.
+		brief: func(s Spec) string { return fmt.Sprintf("%dx%d", s.Rows, s.Cols) },
+	},
+	{
+		name:  FieldCols,
+		parse: func(p *parser, s *Spec) { s.Cols = p.int(FieldCols, 0) },
+		value: func(s Spec) any { return s.Cols },
+		check: func(s Spec) error {
+			if err := inRange(FieldCols, s.Cols, 1, MaxN, fmt.Sprintf("want an integer from 1 to %d, with rows*cols at most %d", MaxN, MaxN)); err != nil {
+				return err
+			}
+			if s.Rows >= 1 && s.Rows*s.Cols > MaxN {
+				return valueError(FieldCols, s.Cols, fmt.Sprintf("want rows*cols at most %d, got %d x %d", MaxN, s.Rows, s.Cols))
+			}
+			return nil
+		},
+		brief: func(Spec) string { return "" },
+	},
+	{
+		name:  FieldTile,
+		parse: func(p *parser, s *Spec) { s.Tile = int(p.int(FieldTile, DefaultTile)) },
+		value: func(s Spec) any { return s.Tile },
+		check: func(s Spec) error {
+			if !slices.Contains(Tiles, s.Tile) {
+				return valueError(FieldTile, s.Tile, "want 8, 16 or 32 (a block covers a tile x tile square)")
+			}
+			return nil
+		},
+		brief: func(s Spec) string { return unless(s.Tile != DefaultTile, "tile %d", s.Tile) },
+	},
+	{
+		name:  FieldBlockRows,
+		parse: func(p *parser, s *Spec) { s.BlockRows = int(p.int(FieldBlockRows, DefaultBlockRows)) },
+		value: func(s Spec) any { return s.BlockRows },
+		check: func(s Spec) error {
+			if s.BlockRows < 1 || s.BlockRows > s.Tile || s.Tile%s.BlockRows != 0 {
+				return valueError(FieldBlockRows, s.BlockRows, fmt.Sprintf("want a divisor of tile = %d: each thread walks the tile's rows block_rows apart", s.Tile))
+			}
+			return nil
+		},
+		brief: func(s Spec) string { return unless(s.BlockRows != DefaultBlockRows, "block_rows %d", s.BlockRows) },
+	},
+	{
+		name:  FieldPad,
+		parse: func(p *parser, s *Spec) { s.Pad = int(p.int(FieldPad, 0)) },
+		value: func(s Spec) any { return s.Pad },
+		check: func(s Spec) error {
+			if s.Pad < 0 || s.Pad > s.Tile {
+				return valueError(FieldPad, s.Pad, fmt.Sprintf("want 0 to tile = %d unused floats at the end of each shared row", s.Tile))
+			}
+			return nil
+		},
+		brief: func(s Spec) string { return unless(s.Pad != 0, "pad %d", s.Pad) },
 	},
 	{
 		name: FieldIndexPattern,

@@ -22,6 +22,15 @@ const (
 	UpdateXAoS     Kernel = "update_x_aos"
 	UpdateXSoA     Kernel = "update_x_soa"
 	SumFieldsAoS   Kernel = "sum_fields_aos"
+	SumFieldsSoA   Kernel = "sum_fields_soa"
+
+	// The 2D kernels: a rows x cols row-major matrix of floats, blocks of
+	// tile x block_rows threads each covering a tile x tile square.
+	CopyRows                Kernel = "copy_rows"
+	CopyColumns             Kernel = "copy_columns"
+	TransposeCoalescedRead  Kernel = "transpose_coalesced_read"
+	TransposeCoalescedWrite Kernel = "transpose_coalesced_write"
+	TransposeTiled          Kernel = "transpose_tiled"
 )
 
 // kernel is one entry of the kernel table: everything the course's Go code
@@ -40,8 +49,12 @@ type kernel struct {
 	// nil when nothing more.
 	rules func(s Spec) error
 	// threads is the number of threads of a launch; nil for a kernel whose
-	// grid is set (by the grid field) rather than derived from its work.
+	// grid is set (by the grid field) rather than derived from its work,
+	// and for a 2D kernel.
 	threads func(s Spec) int64
+	// grid2D is a 2D kernel's grid, in blocks along x and y; nil for a 1D
+	// kernel. A 2D kernel's n and block are derived, not fields.
+	grid2D func(s Spec) (x, y int64)
 	// buffers are the allocations a launch makes, in the order the kernel
 	// takes them.
 	buffers func(s Spec) []Buffer
@@ -113,13 +126,13 @@ var table = []kernel{
 	},
 	{
 		name:      VectorizedCopy,
-		doc:       "n floats, n/width threads, one width*4-byte load and store each",
-		fields:    []string{FieldWidth},
-		rules:     widthIn(2, 4),
-		threads:   func(s Spec) int64 { return s.N / int64(s.Width) },
+		doc:       "(n-offset)/width threads; thread t copies floats offset+t*width.. of in to t*width.. of out, one width*4-byte load and store",
+		fields:    []string{FieldWidth, FieldOffset},
+		rules:     vectorOffset,
+		threads:   vectors,
 		buffers:   floatsInOut,
-		useful:    func(s Spec) int64 { return 2 * s.N * 4 },
-		usefulDoc: "every float read and written once",
+		useful:    func(s Spec) int64 { return 2 * vectors(s) * int64(s.Width) * 4 },
+		usefulDoc: "every float copied read and written once",
 		memcpy:    [2]string{"in", "out"},
 	},
 	{
@@ -176,7 +189,123 @@ var table = []kernel{
 		usefulDoc: "every struct read whole and one float written per thread",
 		memcpy:    [2]string{"p", ""},
 	},
+	{
+		name:      SumFieldsSoA,
+		doc:       "struct_bytes/4 float fields of n elements, field-major: out[t] = sum over f of p[f*n+t]",
+		fields:    []string{FieldStructBytes},
+		threads:   func(s Spec) int64 { return s.N },
+		buffers:   func(s Spec) []Buffer { return []Buffer{{"p", s.N * int64(s.StructBytes)}, {"out", 4 * s.N}} },
+		useful:    func(s Spec) int64 { return s.N*int64(s.StructBytes) + s.N*4 },
+		usefulDoc: "every field read once and one float written per thread",
+		memcpy:    [2]string{"p", ""},
+	},
+	{
+		name:      CopyRows,
+		doc:       "c = bx*tile+tx, r = by*tile+ty+j: out[r*cols+c] = in[r*cols+c] (threadIdx.x walks a row)",
+		fields:    matrixFields,
+		rules:     derived,
+		grid2D:    colsByRows,
+		buffers:   matrixInOut,
+		useful:    matrixUseful,
+		usefulDoc: "every element read and written once",
+		memcpy:    [2]string{"in", "out"},
+	},
+	{
+		name:      CopyColumns,
+		doc:       "r = bx*tile+tx, c = by*tile+ty+j: out[r*cols+c] = in[r*cols+c] (threadIdx.x walks a column)",
+		fields:    matrixFields,
+		rules:     derived,
+		grid2D:    rowsByCols,
+		buffers:   matrixInOut,
+		useful:    matrixUseful,
+		usefulDoc: "every element read and written once",
+		memcpy:    [2]string{"in", "out"},
+	},
+	{
+		name:      TransposeCoalescedRead,
+		doc:       "c = bx*tile+tx, r = by*tile+ty+j: out[c*rows+r] = in[r*cols+c] (rows read, columns written)",
+		fields:    matrixFields,
+		rules:     derived,
+		grid2D:    colsByRows,
+		buffers:   matrixInOut,
+		useful:    matrixUseful,
+		usefulDoc: "every element read and written once",
+		memcpy:    [2]string{"in", "out"},
+	},
+	{
+		name:      TransposeCoalescedWrite,
+		doc:       "r = bx*tile+tx, c = by*tile+ty+j: out[c*rows+r] = in[r*cols+c] (columns read, rows written)",
+		fields:    matrixFields,
+		rules:     derived,
+		grid2D:    rowsByCols,
+		buffers:   matrixInOut,
+		useful:    matrixUseful,
+		usefulDoc: "every element read and written once",
+		memcpy:    [2]string{"in", "out"},
+	},
+	{
+		name: TransposeTiled,
+		doc: "a tile x tile square through shared s[tile][tile+pad]: rows of in into rows of s, " +
+			"__syncthreads, columns of s out as rows of out (both global sides coalesced)",
+		fields:    append(matrixFields[:len(matrixFields):len(matrixFields)], FieldPad),
+		rules:     derived,
+		grid2D:    colsByRows,
+		buffers:   matrixInOut,
+		useful:    matrixUseful,
+		usefulDoc: "every element read and written once",
+		memcpy:    [2]string{"in", "out"},
+	},
 }
+
+// matrixFields are the fields of every 2D kernel.
+var matrixFields = []string{FieldRows, FieldCols, FieldTile, FieldBlockRows}
+
+func matrixInOut(s Spec) []Buffer {
+	b := 4 * s.Rows * s.Cols
+	return []Buffer{{"in", b}, {"out", b}}
+}
+
+func matrixUseful(s Spec) int64 { return 8 * s.Rows * s.Cols }
+
+// colsByRows is the grid of a kernel whose threadIdx.x walks along a row:
+// x across the columns, y down the rows.
+func colsByRows(s Spec) (int64, int64) {
+	t := int64(s.Tile)
+	return ceilDiv(s.Cols, t), ceilDiv(s.Rows, t)
+}
+
+// rowsByCols is the grid of a kernel whose threadIdx.x walks down a column.
+func rowsByCols(s Spec) (int64, int64) {
+	t := int64(s.Tile)
+	return ceilDiv(s.Rows, t), ceilDiv(s.Cols, t)
+}
+
+// derived checks what a 2D kernel derives: Parse sets n and block so, a
+// literal must.
+func derived(s Spec) error {
+	if s.N != s.Rows*s.Cols {
+		return valueError(FieldN, s.N, derivedDoc(s.Kernel))
+	}
+	if s.Block != s.Tile*s.BlockRows {
+		return valueError(FieldBlock, s.Block, derivedDoc(s.Kernel))
+	}
+	return nil
+}
+
+// derivedDoc says how a 2D kernel's n and block come about.
+func derivedDoc(k Kernel) string {
+	return fmt.Sprintf("%s derives n = rows*cols and block = tile*block_rows: set rows, cols, tile and block_rows instead", k)
+}
+
+// is2D reports whether k is one of the 2D kernels.
+func is2D(k Kernel) bool {
+	kd, ok := lookup(k)
+	return ok && kd.grid2D != nil
+}
+
+// Is2D reports whether k launches a 2D grid of 2D blocks over a matrix
+// (rows, cols, tile, block_rows) rather than n threads in a line.
+func Is2D(k Kernel) bool { return is2D(k) }
 
 // Kernels lists every kernel a spec may name, in the order the course meets them.
 var Kernels = func() []Kernel {
@@ -223,6 +352,22 @@ func inOut(s Spec) []Buffer {
 func floatsInOut(s Spec) []Buffer { return []Buffer{{"in", 4 * s.N}, {"out", 4 * s.N}} }
 
 func strided(s Spec) int64 { return ceilDiv(s.N, s.Stride) }
+
+// vectors is vectorized_copy's thread count: the whole vectors from offset on.
+func vectors(s Spec) int64 { return (s.N - s.Offset) / int64(s.Width) }
+
+// vectorOffset is vectorized_copy's rule: its width, and at least one
+// whole vector from offset on. An offset that is not a multiple of width
+// is allowed: the model refuses the misaligned loads as the GPU does.
+func vectorOffset(s Spec) error {
+	if err := widthIn(2, 4)(s); err != nil {
+		return err
+	}
+	if s.N-s.Offset < int64(s.Width) {
+		return valueError(FieldOffset, s.Offset, fmt.Sprintf("want 0 <= offset <= n-width = %d: at least one vector to copy", s.N-int64(s.Width)))
+	}
+	return nil
+}
 
 func offsetBelowN(s Spec) error {
 	if s.Offset >= s.N {
@@ -294,17 +439,34 @@ func Fields(k Kernel) []string {
 	if !ok {
 		return nil
 	}
-	fields := append([]string{FieldKernel, FieldN, FieldBlock}, kd.fields...)
+	fields := []string{FieldKernel, FieldN, FieldBlock}
+	if kd.grid2D != nil {
+		fields = fields[:1]
+	}
+	fields = append(fields, kd.fields...)
 	return append(fields, FieldL2Fetch, FieldDevice)
 }
 
 // Takes reports whether a spec for k may set field.
 func Takes(k Kernel, field string) bool { return slices.Contains(Fields(k), field) }
 
-// Shape is how a launch is laid out: its threads and its blocks.
+// Shape is how a launch is laid out: its threads and its blocks, and the
+// blocks' and the grid's extent along x and y. A 1D launch has BlockX =
+// block, GridX = Blocks and BlockY = GridY = 1; a 2D one has blocks of
+// tile x block_rows threads, Blocks = GridX*GridY and Threads =
+// Blocks*BlockX*BlockY, bounds checks masking the threads past the matrix.
 type Shape struct {
 	Threads int64 `json:"threads"`
 	Blocks  int64 `json:"blocks"`
+	BlockX  int64 `json:"block_x"`
+	BlockY  int64 `json:"block_y"`
+	GridX   int64 `json:"grid_x"`
+	GridY   int64 `json:"grid_y"`
+}
+
+// line is the shape of a 1D launch of blocks blocks of block threads.
+func line(blocks, block int64) Shape {
+	return Shape{Threads: blocks * block, Blocks: blocks, BlockX: block, BlockY: 1, GridX: blocks, GridY: 1}
 }
 
 // Threads returns the number of threads the launch runs (on the spec's
@@ -313,7 +475,8 @@ func (s Spec) Threads() int64 { return s.Shape().Threads }
 
 // GridBlocks returns the number of blocks the launch runs: ceil(threads/block),
 // except for grid_stride_copy, whose grid is set (or, at 0, one full wave
-// of the device: as many blocks as its SMs hold at once).
+// of the device: as many blocks as its SMs hold at once), and the 2D
+// kernels, whose grid covers the matrix in tiles (GridX*GridY).
 func (s Spec) GridBlocks() int64 { return s.Shape().Blocks }
 
 // Shape returns the launch's threads and blocks on the spec's device.
@@ -334,15 +497,22 @@ func (s Spec) ShapeOn(sms, maxThreadsPerSM int) Shape {
 	if !ok || s.Block < 1 {
 		return Shape{}
 	}
+	if kd.grid2D != nil {
+		gx, gy := kd.grid2D(s)
+		bx, by := int64(s.Tile), int64(s.BlockRows)
+		return Shape{Threads: gx * gy * bx * by, Blocks: gx * gy, BlockX: bx, BlockY: by, GridX: gx, GridY: gy}
+	}
 	if kd.threads != nil {
 		t := kd.threads(s)
-		return Shape{Threads: t, Blocks: ceilDiv(t, int64(s.Block))}
+		sh := line(ceilDiv(t, int64(s.Block)), int64(s.Block))
+		sh.Threads = t
+		return sh
 	}
 	blocks := s.Grid
 	if blocks == 0 {
 		blocks = int64(max(1, sms)) * int64(max(1, maxThreadsPerSM/s.Block))
 	}
-	return Shape{Threads: blocks * int64(s.Block), Blocks: blocks}
+	return line(blocks, int64(s.Block))
 }
 
 // Buffers returns the allocations the launch makes, in the order the

@@ -36,6 +36,10 @@ func TestBuffers(t *testing.T) {
 		{`{"kernel":"update_x_soa","n":10}`, []Buffer{{"x", 40}}, "x", ""},
 		// the structs read, one float written per struct.
 		{`{"kernel":"sum_fields_aos","n":10,"struct_bytes":32}`, []Buffer{{"p", 320}, {"out", 40}}, "p", ""},
+		// 10 elements of 8 fields: 320 bytes field-major, 40 bytes of sums.
+		{`{"kernel":"sum_fields_soa","n":10,"struct_bytes":32}`, []Buffer{{"p", 320}, {"out", 40}}, "p", ""},
+		// 3x5 floats each side: 60 bytes.
+		{`{"kernel":"transpose_tiled","rows":3,"cols":5}`, []Buffer{{"in", 60}, {"out", 60}}, "in", "out"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -57,11 +61,16 @@ func TestKernelTableIsComplete(t *testing.T) {
 			assert.NotEmpty(t, kd.usefulDoc, "usefulDoc")
 			assert.NotNil(t, kd.buffers, "buffers")
 			assert.NotNil(t, kd.useful, "useful")
-			assert.True(t, kd.threads != nil || slices.Contains(kd.fields, FieldGrid), "a kernel without threads must take a grid")
+			assert.True(t, kd.threads != nil || kd.grid2D != nil || slices.Contains(kd.fields, FieldGrid), "a kernel without threads must take a grid")
+			assert.False(t, kd.threads != nil && kd.grid2D != nil, "a 2D kernel derives its threads from its grid")
 			for _, f := range kd.fields {
 				assert.NotNil(t, fieldNamed(f), "field %s is not in the field table", f)
 			}
-			s := mustParse(t, `{"kernel":"`+string(kd.name)+`","n":1024}`)
+			size := `"n":1024`
+			if kd.grid2D != nil {
+				size = `"rows":32,"cols":32`
+			}
+			s := mustParse(t, `{"kernel":"`+string(kd.name)+`",`+size+`}`)
 			names := map[string]bool{}
 			for _, b := range s.Buffers() {
 				assert.Positive(t, b.Bytes, b.Name)
@@ -79,14 +88,50 @@ func TestKernelTableIsComplete(t *testing.T) {
 func TestShapeOn(t *testing.T) {
 	gs := mustParse(t, `{"kernel":"grid_stride_copy","n":1024,"block":512}`)
 	// one wave of an A100-like device: 108 SMs × (2048/512) blocks.
-	assert.Equal(t, Shape{Threads: 108 * 4 * 512, Blocks: 108 * 4}, gs.ShapeOn(108, 2048))
+	assert.Equal(t, Shape{Threads: 108 * 4 * 512, Blocks: 108 * 4, BlockX: 512, BlockY: 1, GridX: 108 * 4, GridY: 1}, gs.ShapeOn(108, 2048))
 	// a block larger than an SM holds still runs one per SM.
-	assert.Equal(t, Shape{Threads: 10 * 512, Blocks: 10}, gs.ShapeOn(10, 256))
+	assert.Equal(t, Shape{Threads: 10 * 512, Blocks: 10, BlockX: 512, BlockY: 1, GridX: 10, GridY: 1}, gs.ShapeOn(10, 256))
 	gs.Grid = 3
-	assert.Equal(t, Shape{Threads: 3 * 512, Blocks: 3}, gs.ShapeOn(108, 2048), "a set grid does not depend on the device")
+	assert.Equal(t, Shape{Threads: 3 * 512, Blocks: 3, BlockX: 512, BlockY: 1, GridX: 3, GridY: 1}, gs.ShapeOn(108, 2048), "a set grid does not depend on the device")
 	// other kernels derive their grid from their work, on any device.
 	cc := mustParse(t, `{"kernel":"coalesced_copy","n":1000}`)
-	assert.Equal(t, Shape{Threads: 1000, Blocks: 4}, cc.ShapeOn(1, 32))
+	assert.Equal(t, Shape{Threads: 1000, Blocks: 4, BlockX: 256, BlockY: 1, GridX: 4, GridY: 1}, cc.ShapeOn(1, 32))
+}
+
+func TestShape2D(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Shape
+	}{
+		// x across ceil(100/32) = 4 tiles of columns, y down ceil(70/32) = 3
+		// of rows; 12 blocks of 32*8 = 256 threads.
+		{`{"kernel":"copy_rows","rows":70,"cols":100}`, Shape{Threads: 12 * 256, Blocks: 12, BlockX: 32, BlockY: 8, GridX: 4, GridY: 3}},
+		{`{"kernel":"transpose_coalesced_read","rows":70,"cols":100}`, Shape{Threads: 12 * 256, Blocks: 12, BlockX: 32, BlockY: 8, GridX: 4, GridY: 3}},
+		{`{"kernel":"transpose_tiled","rows":70,"cols":100,"pad":1}`, Shape{Threads: 12 * 256, Blocks: 12, BlockX: 32, BlockY: 8, GridX: 4, GridY: 3}},
+		// threadIdx.x walks a column: x across the rows, y across the columns.
+		{`{"kernel":"copy_columns","rows":70,"cols":100}`, Shape{Threads: 12 * 256, Blocks: 12, BlockX: 32, BlockY: 8, GridX: 3, GridY: 4}},
+		// tile 16: ceil(70/16) = 5 by ceil(100/16) = 7; blocks of 16*2 = 32.
+		{`{"kernel":"transpose_coalesced_write","rows":70,"cols":100,"tile":16,"block_rows":2}`, Shape{Threads: 35 * 32, Blocks: 35, BlockX: 16, BlockY: 2, GridX: 5, GridY: 7}},
+		// tile 8, block_rows 1: one partial warp of 8 threads a block, 1x1 grid.
+		{`{"kernel":"copy_rows","rows":1,"cols":1,"tile":8,"block_rows":1}`, Shape{Threads: 8, Blocks: 1, BlockX: 8, BlockY: 1, GridX: 1, GridY: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			s := mustParse(t, tt.in)
+			assert.Equal(t, tt.want, s.ShapeOn(132, 2048))
+			assert.Equal(t, tt.want.Blocks, s.GridBlocks())
+			assert.Equal(t, tt.want.Threads, s.Threads())
+		})
+	}
+}
+
+func TestVectorizedOffset(t *testing.T) {
+	s := mustParse(t, `{"kernel":"vectorized_copy","n":64,"width":4,"offset":3}`)
+	// floor((64-3)/4) = 15 whole vectors, one thread each, 16 bytes read and written.
+	assert.Equal(t, int64(15), s.Threads())
+	assert.Equal(t, int64(15*16*2), s.UsefulBytes())
+	assert.Equal(t, "vectorized_copy, width 4, offset 3, n 2^6", s.Brief())
+	assert.Equal(t, "vectorized_copy, width 4, n 2^6", mustParse(t, `{"kernel":"vectorized_copy","n":64}`).Brief(), "offset 0 goes unsaid")
 }
 
 func TestDefaultL2FetchIsTheDevices(t *testing.T) {
@@ -109,6 +154,9 @@ func TestBrief(t *testing.T) {
 		{`{"kernel":"sum_fields_aos","n":1024,"struct_bytes":32,"vector":true}`, nil, "sum_fields_aos, struct 32 B, float4 loads, n 2^10"},
 		{`{"kernel":"grid_stride_copy","n":1024,"grid":264}`, nil, "grid_stride_copy, width 4, unroll 4, grid 264, n 2^10"},
 		{`{"kernel":"strided_copy","n":1024,"l2_fetch_granularity":32}`, nil, "strided_copy, stride 1, L2 fetch 32 B, n 2^10"},
+		{`{"kernel":"transpose_tiled","rows":4096,"cols":4096,"tile":16,"pad":1}`, nil, "transpose_tiled, tile 16, pad 1, 4096x4096"},
+		{`{"kernel":"copy_columns","rows":100,"cols":7,"block_rows":4}`, nil, "copy_columns, block_rows 4, 100x7"},
+		{`{"kernel":"sum_fields_soa","n":1024,"struct_bytes":32}`, nil, "sum_fields_soa, struct 32 B, n 2^10"},
 		// a chart sweeping the stride leaves it out of its title.
 		{`{"kernel":"strided_copy","n":1024,"stride":8}`, []string{FieldStride}, "strided_copy, n 2^10"},
 	}

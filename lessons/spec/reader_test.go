@@ -62,6 +62,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"kernel":"sum_fields_aos","n":9,"struct_bytes":48,"vector":true}`))
 	f.Add([]byte(`{"kernel":"offset_copy","n":9,"offset":8.0}`))
 	f.Add([]byte(`{"kernel":1e400}`))
+	f.Add([]byte(`{"kernel":"transpose_tiled","rows":100,"cols":37,"tile":16,"block_rows":4,"pad":1}`))
+	f.Add([]byte(`{"kernel":"copy_columns","rows":4096,"cols":4096,"n":1}`))
+	f.Add([]byte(`{"kernel":"vectorized_copy","n":64,"width":4,"offset":3}`))
+	f.Add([]byte(`{"kernel":"sum_fields_soa","n":9,"struct_bytes":32}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse(data)
 		if err != nil {

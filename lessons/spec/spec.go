@@ -21,7 +21,8 @@
 //	strided_read     as strided_copy, the load only (the value is kept alive)
 //	strided_write    as strided_copy, the store only
 //	offset_copy      n threads; t+offset < n: out[t] = in[t+offset]
-//	vectorized_copy  n floats, n/width threads, one width*4-byte load and store each
+//	vectorized_copy  (n-offset)/width threads; thread t copies floats offset+t*width..
+//	                 of in to t*width.. of out, one width*4-byte load and store
 //	grid_stride_copy n floats in vectors of width floats; grid*block threads walk
 //	                 them with a grid-stride loop, unroll independent loads in
 //	                 flight before the stores; a warp loops while any of its
@@ -32,6 +33,21 @@
 //	sum_fields_aos   n structs of struct_bytes; out[t] = sum of the 4-byte fields,
 //	                 one 4-byte load per field, or one 16-byte load per 16 bytes
 //	                 when vector is true
+//	sum_fields_soa   struct_bytes/4 float fields of n elements, field-major:
+//	                 out[t] = sum over f of p[f*n+t]
+//
+// The 2D kernels walk a rows x cols row-major matrix of floats. A block is
+// tile x block_rows threads (tx, ty) covering a tile x tile square; each
+// thread loops j = 0, block_rows, ... below tile; blocks are numbered
+// by*gridX+bx and warps by the linear thread ty*tile+tx. Their n
+// (rows*cols) and block (tile*block_rows) are derived, not fields:
+//
+//	copy_rows        c = bx*tile+tx, r = by*tile+ty+j: out[r*cols+c] = in[r*cols+c]
+//	copy_columns     r = bx*tile+tx, c = by*tile+ty+j: the same copy, down columns
+//	transpose_coalesced_read   as copy_rows, writing out[c*rows+r]
+//	transpose_coalesced_write  as copy_columns, writing out[c*rows+r]
+//	transpose_tiled  rows of in into s[tile][tile+pad], __syncthreads, then
+//	                 columns of s out as rows of out
 //
 // # Two tables
 //
@@ -92,7 +108,9 @@ var IndexPatterns = []string{
 
 // Spec describes one kernel launch. Build one with Parse (or a literal,
 // then Validate); the zero value is not a valid spec. Fields that do not
-// apply to Kernel hold their zero value.
+// apply to Kernel hold their zero value. For a 2D kernel N and Block are
+// derived, rows*cols and tile*block_rows: Parse fills them in, and a
+// literal must set them so.
 type Spec struct {
 	Kernel       Kernel `json:"kernel"`
 	N            int64  `json:"n"`
@@ -106,6 +124,11 @@ type Spec struct {
 	StructBytes  int    `json:"struct_bytes"`
 	FieldOffset  int    `json:"field_offset"`
 	Vector       bool   `json:"vector"`
+	Rows         int64  `json:"rows"`
+	Cols         int64  `json:"cols"`
+	Tile         int    `json:"tile"`
+	BlockRows    int    `json:"block_rows"`
+	Pad          int    `json:"pad"`
 	IndexPattern string `json:"index_pattern"`
 	Seed         uint64 `json:"seed"`
 	IndexFile    string `json:"index_file"`
@@ -205,6 +228,15 @@ func (p *parser) spec() (Spec, error) {
 	if allowed == nil {
 		return Spec{}, &FieldError{Field: FieldKernel, Value: strconv.Quote(kname), Err: ErrUnknownKernel, Allowed: "want one of " + kernelList()}
 	}
+	if is2D(k) {
+		// n and block are no fields of a 2D kernel: say why, rather than
+		// only that they do not apply.
+		for _, f := range []string{FieldN, FieldBlock} {
+			if p.has(f) {
+				return Spec{}, &FieldError{Field: f, Err: ErrNotApplicable, Allowed: derivedDoc(k)}
+			}
+		}
+	}
 	keys := make([]string, 0, len(p.raw))
 	for key := range p.raw {
 		keys = append(keys, key)
@@ -220,8 +252,14 @@ func (p *parser) spec() (Spec, error) {
 		}
 		return Spec{}, &FieldError{Field: key, Err: err, Allowed: fmt.Sprintf("%s takes %s", k, strings.Join(allowed, ", "))}
 	}
-	if !p.has(FieldN) {
-		return Spec{}, &FieldError{Field: FieldN, Err: ErrMissing, Allowed: "want the problem size, an integer from 1 to " + strconv.Itoa(MaxN)}
+	required := []string{FieldN}
+	if is2D(k) {
+		required = []string{FieldRows, FieldCols}
+	}
+	for _, f := range required {
+		if !p.has(f) {
+			return Spec{}, &FieldError{Field: f, Err: ErrMissing, Allowed: "want the problem size, an integer from 1 to " + strconv.Itoa(MaxN)}
+		}
 	}
 	s := Spec{Kernel: k}
 	for _, f := range parseOrder {
@@ -231,6 +269,9 @@ func (p *parser) spec() (Spec, error) {
 	}
 	if p.err != nil {
 		return Spec{}, p.err
+	}
+	if is2D(k) {
+		s.N, s.Block = s.Rows*s.Cols, s.Tile*s.BlockRows
 	}
 	return s, s.Validate()
 }

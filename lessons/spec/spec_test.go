@@ -38,6 +38,14 @@ func TestParseDefaults(t *testing.T) {
 			Spec{Kernel: UpdateXSoA, N: 3, Block: 256, L2Fetch: 64, Device: "h200"}},
 		{"sum fields takes scalar loads", `{"kernel":"sum_fields_aos","n":3}`,
 			Spec{Kernel: SumFieldsAoS, N: 3, Block: 256, StructBytes: 16, L2Fetch: 64, Device: "h200"}},
+		{"SoA sum takes a 16-byte struct", `{"kernel":"sum_fields_soa","n":3}`,
+			Spec{Kernel: SumFieldsSoA, N: 3, Block: 256, StructBytes: 16, L2Fetch: 64, Device: "h200"}},
+		// n = 100*60 = 6000; block = 32*8 = 256 threads.
+		{"a 2D kernel derives n and block", `{"kernel":"copy_rows","rows":100,"cols":60}`,
+			Spec{Kernel: CopyRows, N: 6000, Block: 256, Rows: 100, Cols: 60, Tile: 32, BlockRows: 8, L2Fetch: 64, Device: "h200"}},
+		// block = 16*4 = 64 threads.
+		{"the tiled transpose takes pad 0", `{"kernel":"transpose_tiled","rows":5,"cols":7,"tile":16,"block_rows":4}`,
+			Spec{Kernel: TransposeTiled, N: 35, Block: 64, Rows: 5, Cols: 7, Tile: 16, BlockRows: 4, L2Fetch: 64, Device: "h200"}},
 		{"every field set", `{"kernel":"strided_write","n":100,"block":96,"elem_bytes":16,"stride":3,"l2_fetch_granularity":128,"device":"h200"}`,
 			Spec{Kernel: StridedWrite, N: 100, Block: 96, ElemBytes: 16, Stride: 3, L2Fetch: 128, Device: "h200"}},
 		{"integers written as floats", `{"kernel":"coalesced_copy","n":1e6,"block":128.0}`,
@@ -83,6 +91,20 @@ func TestParseErrors(t *testing.T) {
 		{"width 3", `{"kernel":"vectorized_copy","n":12,"width":3}`, ErrValue, "width", "2 or 4"},
 		{"width 1 for vectorized", `{"kernel":"vectorized_copy","n":12,"width":1}`, ErrValue, "width", "2 or 4"},
 		{"n not a multiple of width", `{"kernel":"vectorized_copy","n":10}`, ErrValue, "n", "multiple of width = 4"},
+		{"vectorized offset leaves no vector", `{"kernel":"vectorized_copy","n":8,"offset":5}`, ErrValue, "offset", "n-width = 4"},
+		{"2D without rows", `{"kernel":"copy_rows","cols":4}`, ErrMissing, "rows", "problem size"},
+		{"2D without cols", `{"kernel":"transpose_tiled","rows":4}`, ErrMissing, "cols", "problem size"},
+		{"2D with n", `{"kernel":"copy_rows","rows":4,"cols":4,"n":16}`, ErrNotApplicable, "n", "derives n = rows*cols"},
+		{"2D with block", `{"kernel":"copy_columns","rows":4,"cols":4,"block":256}`, ErrNotApplicable, "block", "block = tile*block_rows"},
+		{"rows 0", `{"kernel":"copy_rows","rows":0,"cols":4}`, ErrValue, "rows", "from 1 to"},
+		// 65536*65536 = 2^32 elements, past MaxN = 2^31-1.
+		{"matrix too large", `{"kernel":"copy_rows","rows":65536,"cols":65536}`, ErrValue, "cols", "rows*cols at most 2147483647"},
+		{"tile 64", `{"kernel":"copy_rows","rows":4,"cols":4,"tile":64}`, ErrValue, "tile", "8, 16 or 32"},
+		{"block_rows not a divisor", `{"kernel":"copy_rows","rows":4,"cols":4,"block_rows":3}`, ErrValue, "block_rows", "divisor of tile = 32"},
+		{"block_rows past the tile", `{"kernel":"copy_rows","rows":4,"cols":4,"tile":8,"block_rows":16}`, ErrValue, "block_rows", "divisor of tile = 8"},
+		{"pad past the tile", `{"kernel":"transpose_tiled","rows":4,"cols":4,"tile":8,"pad":9}`, ErrValue, "pad", "0 to tile = 8"},
+		{"pad negative", `{"kernel":"transpose_tiled","rows":4,"cols":4,"pad":-1}`, ErrValue, "pad", "0 to tile"},
+		{"pad on a copy", `{"kernel":"copy_rows","rows":4,"cols":4,"pad":1}`, ErrNotApplicable, "pad", "copy_rows takes kernel, rows, cols, tile, block_rows"},
 		{"unroll 0", `{"kernel":"grid_stride_copy","n":16,"unroll":0}`, ErrValue, "unroll", "1 to 16"},
 		{"grid negative", `{"kernel":"grid_stride_copy","n":16,"grid":-1}`, ErrValue, "grid", "0 (one full wave"},
 		{"struct of 6 bytes", `{"kernel":"update_x_aos","n":4,"struct_bytes":6}`, ErrValue, "struct_bytes", "multiple of 4"},
@@ -121,6 +143,10 @@ func TestMarshalRoundTrip(t *testing.T) {
 		`{"kernel":"gather_copy","n":64,"index_file":"idx.bin"}`,
 		`{"kernel":"sum_fields_aos","n":64,"struct_bytes":32,"vector":true}`,
 		`{"kernel":"grid_stride_copy","n":64,"width":1,"unroll":8,"grid":0}`,
+		`{"kernel":"vectorized_copy","n":64,"width":4,"offset":3}`,
+		`{"kernel":"sum_fields_soa","n":64,"struct_bytes":32}`,
+		`{"kernel":"transpose_tiled","rows":100,"cols":37,"tile":16,"block_rows":2,"pad":1}`,
+		`{"kernel":"copy_columns","rows":1,"cols":1,"tile":8,"block_rows":8}`,
 	} {
 		t.Run(in, func(t *testing.T) {
 			s, err := Parse([]byte(in))
@@ -266,7 +292,12 @@ func TestFieldsCoverEveryKernel(t *testing.T) {
 	for _, k := range Kernels {
 		fs := Fields(k)
 		require.NotNil(t, fs, "kernel %s", k)
-		assert.Equal(t, []string{FieldKernel, FieldN, FieldBlock}, fs[:3])
+		// a 2D kernel's size is its rows and cols; n and block are derived.
+		want := []string{FieldKernel, FieldN, FieldBlock}
+		if Is2D(k) {
+			want = []string{FieldKernel, FieldRows, FieldCols}
+		}
+		assert.Equal(t, want, fs[:3])
 		assert.Equal(t, []string{FieldL2Fetch, FieldDevice}, fs[len(fs)-2:])
 	}
 	assert.Nil(t, Fields("nope"))
@@ -278,3 +309,16 @@ func TestValidateRejectsTheZeroSpec(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestValidateDerivedFields(t *testing.T) {
+	s := mustParse(t, `{"kernel":"transpose_coalesced_read","rows":64,"cols":32}`)
+	assert.Equal(t, `{"kernel":"transpose_coalesced_read","rows":64,"cols":32,"tile":32,"block_rows":8,"l2_fetch_granularity":64,"device":"h200"}`, s.String(),
+		"a 2D spec writes its rows and cols, not the n and block they give")
+	bad := s
+	bad.N = 1000
+	assert.ErrorContains(t, bad.Validate(), "derives n = rows*cols")
+	bad = s
+	bad.Block = 256 // 32*8 is 256: a literal that forgets block_rows gives another block
+	bad.BlockRows = 4
+	assert.ErrorContains(t, bad.Validate(), "block = tile*block_rows")
+}
