@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/measure"
 )
@@ -244,9 +245,22 @@ func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Lau
 	}
 	defer os.RemoveAll(work)
 	// todo holds the runs of plans (indices into p.Lines) still to send.
-	todo := [][]int{make([]int, len(p.Lines))}
-	for j := range todo[0] {
-		todo[0][j] = j
+	// A launch the model knows faults is never profiled: ncu ends the
+	// whole profiled process at the fault (==ERROR== LaunchFailed) before
+	// the harness can answer, losing every later plan of the batch. The
+	// timed run shows CUDA's own error for it.
+	todo := [][]int{nil}
+	for j := range p.Lines {
+		if profile {
+			if err := sectors.Faults(p.Specs[p.Index[j]]); err != nil {
+				launches[p.Index[j]].Error = "not profiled, since ncu cannot profile a kernel that faults: " + err.Error()
+				continue
+			}
+		}
+		todo[0] = append(todo[0], j)
+	}
+	if len(todo[0]) == 0 {
+		return launches, nil
 	}
 	for len(todo) > 0 {
 		res, err := g.runBatch(ctx, work, p, todo[0], profile)

@@ -604,8 +604,11 @@ func TestRunAgainAfterAFault(t *testing.T) {
 // Under ncu a fault may end the run, CSV and all, or ncu may go on without
 // a row for the kernel that faulted. Either way every other launch gets
 // its counters.
+//
+// The fault here is one the model does not foresee (a spec it knows faults
+// is never profiled: TestProfileSkipsAKnownFault), standing for any other.
 func TestProfileAgainAfterAFault(t *testing.T) {
-	specs := mustParse(t, faultSpecs[0], faultSpecs[1], faultSpecs[2])
+	specs := mustParse(t, faultSpecs[0], faultSpecs[3], faultSpecs[2])
 	t.Run("ncu ends with the fault", func(t *testing.T) {
 		f := newFake(t)
 		f.gpu.Ncu = &f.ncu
@@ -648,4 +651,27 @@ func TestProfileAgainAfterAFault(t *testing.T) {
 		assert.Nil(t, set.Launches[1].Metrics)
 		assert.Equal(t, 32768.0, set.Launches[2].Metrics[metrics.LdSectors], "row 0 of run 2")
 	})
+}
+
+// ncu ends the whole profiled process at a fault (on the H200:
+// "==ERROR== LaunchFailed", status 9, before the harness could answer), so
+// a launch the model knows faults is never sent to it: the others are
+// profiled in one run, and the faulting one says why it has no counters.
+func TestProfileSkipsAKnownFault(t *testing.T) {
+	specs := mustParse(t, faultSpecs[0], faultSpecs[1], faultSpecs[2])
+	f := newFake(t)
+	f.gpu.Ncu = &f.ncu
+	f.answerRun(1, good(1, specs[0], false), good(2, specs[2], false))
+	f.stdoutRun(1, probeCSV(t, 2))
+	set, err := f.gpu.Measure(context.Background(), specs, measure.Counters)
+	require.NoError(t, err)
+	sent := f.sentRun(1)
+	require.Len(t, sent, 2, "the misaligned vectorized_copy is not sent")
+	assert.Contains(t, sent[0], `"kernel":"coalesced_copy"`)
+	assert.Contains(t, sent[1], `"kernel":"strided_copy"`)
+	assert.Nil(t, f.sentRun(2), "one run settles them all")
+	assert.NotNil(t, set.Launches[0].Metrics)
+	assert.NotNil(t, set.Launches[2].Metrics)
+	assert.Contains(t, set.Launches[1].Error, "ncu cannot profile a kernel that faults")
+	assert.Contains(t, set.Launches[1].Error, "cudaErrorMisalignedAddress")
 }

@@ -276,6 +276,13 @@ func TestRecordedFaultReadsBackTyped(t *testing.T) {
 	assert.Equal(t, out.Origin, ge.Origin)
 	assert.ErrorIs(t, got.Err(), ErrNotMeasured)
 	assert.Contains(t, ge.Error(), "the GPU reported cudaErrorMisalignedAddress (recorded on NVIDIA H200, 2026-11-29 (run.jsonl))")
+	// The set's own message says the GPU refused it, and suggests no other
+	// launch: the fault is what was recorded for exactly this one.
+	text := got.Err().Error()
+	assert.True(t, strings.HasPrefix(text, "measure: the GPU stopped 1 launch with a fault ("), text)
+	assert.Contains(t, text, msg)
+	assert.NotContains(t, text, "Pick launches")
+	assert.NotContains(t, text, "not measured")
 
 	// A launch that failed for another reason is not handed out, and is
 	// no GPUError.

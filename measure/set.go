@@ -97,7 +97,9 @@ func (s *Set) Err() error {
 		e.Near = map[spec.Kernel][]spec.Spec{}
 		for _, l := range e.Failed {
 			k := l.Spec.Kernel
-			if _, done := e.Near[k]; done {
+			// A recorded fault is a measurement: its launch is held, so
+			// there is nothing nearer to suggest.
+			if _, done := e.Near[k]; done || l.CUDAError != "" {
 				continue
 			}
 			e.Near[k] = []spec.Spec{}
@@ -123,7 +125,17 @@ type NotMeasuredError struct {
 
 func (e *NotMeasuredError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "measure: %s not measured (%s)", words.Plural(len(e.Failed), "launch"), e.Origin.Caption())
+	faults := 0
+	for _, l := range e.Failed {
+		if l.CUDAError != "" {
+			faults++
+		}
+	}
+	if faults == len(e.Failed) {
+		fmt.Fprintf(&b, "measure: the GPU stopped %s with a fault (%s)", words.Plural(faults, "launch"), e.Origin.Caption())
+	} else {
+		fmt.Fprintf(&b, "measure: %s not measured (%s)", words.Plural(len(e.Failed), "launch"), e.Origin.Caption())
+	}
 	b.WriteString(":")
 	for _, l := range e.Failed {
 		fmt.Fprintf(&b, "\n  %s: %s", l.Spec, l.Error)
@@ -143,7 +155,7 @@ func (e *NotMeasuredError) Error() string {
 			fmt.Fprintf(&b, "\n  %s", s)
 		}
 	}
-	if e.Near != nil {
+	if len(e.Near) > 0 {
 		b.WriteString("\nPick launches the recording holds (cuda/reference/sweep.jsonl lists the course's), or measure on a machine with an NVIDIA GPU and the CUDA toolkit.")
 	}
 	return b.String()

@@ -45,6 +45,7 @@ The last line printed is "N passed, M failed".
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import html
 import os
 import re
@@ -275,7 +276,7 @@ def run_one(path: Path, args, out_dir: Path) -> tuple[bool, str, bool]:
         startup_timeout=args.startup_timeout,
         allow_errors=True,  # errors are judged by check_cell, which also knows allow_error
         interrupt_on_timeout=False,
-        record_timing=False,
+        record_timing=True,
         coalesce_streams=True,
         resources={"metadata": {"path": str(path.parent.resolve())}},
     )
@@ -317,6 +318,16 @@ def run_one(path: Path, args, out_dir: Path) -> tuple[bool, str, bool]:
     return ok, msg, ran
 
 
+def timed_run(path: Path, args) -> tuple[bool, str, bool, float]:
+    """run_one, timed, with any exception turned into a failure."""
+    t0 = time.monotonic()
+    try:
+        ok, msg, ran = run_one(path, args, args.out)
+    except Exception as e:  # noqa: BLE001 - e.g. an unreadable notebook
+        ok, msg, ran = False, f"{type(e).__name__}: {e}", False
+    return ok, msg, ran, time.monotonic() - t0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("notebooks", nargs="*", type=Path,
@@ -334,6 +345,9 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=float(os.environ.get("NOTEBOOK_TOTAL_BUDGET", "120")),
                     help="fail when all the notebooks take longer, in seconds "
                          "(env NOTEBOOK_TOTAL_BUDGET; default 120)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("NOTEBOOK_JOBS", str(min(2, os.cpu_count() or 1)))),
+                    help="notebooks run at once, each in its own kernel "
+                         "(env NOTEBOOK_JOBS; default the cores, at most 2)")
     args = ap.parse_args()
 
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -363,14 +377,14 @@ def main() -> int:
     t_all = time.monotonic()
     passed = failed = 0
     all_ran = True
-    for path in paths:
-        t0 = time.monotonic()
-        try:
-            ok, msg, ran = run_one(path, args, args.out)
-        except Exception as e:  # noqa: BLE001 - e.g. an unreadable notebook
-            ok, msg, ran = False, f"{type(e).__name__}: {e}", False
+    # Each notebook runs in a kernel of its own, so several run at once: a
+    # cell's time is mostly GoNB compiling it, and the CI machine has two
+    # cores. Results are reported as notebooks finish.
+    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(timed_run, path, args): path for path in paths}
+        results = [(futures[f], f.result()) for f in concurrent.futures.as_completed(futures)]
+    for path, (ok, msg, ran, dt) in results:
         all_ran = all_ran and ran
-        dt = time.monotonic() - t0
         try:
             shown = path.resolve().relative_to(ROOT)
         except ValueError:

@@ -164,7 +164,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if err := writeRunFile(f.record, set); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "coalesce: %s written to %s\n", words.Plural(len(set.Launches)-bad, "launch"), f.record)
+		fmt.Fprintf(stderr, "coalesce: %s written to %s\n", words.Plural(recorded(set), "launch"), f.record)
 	}
 	if bad > 0 {
 		fmt.Fprintf(stderr, "coalesce run: %s not measured, answered in place\n", words.Plural(bad, "line"))
@@ -174,11 +174,13 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 }
 
 // writeRunFile writes the measured launches of set, with its provenance,
-// to path, replacing it only once the whole file is written.
+// to path, replacing it only once the whole file is written. A launch the
+// GPU stopped with a fault is a measurement too (what the hardware does
+// with it), so it is kept with its CUDA error; other failures are not.
 func writeRunFile(path string, set *measure.Set) error {
 	rec := &measure.Set{Provenance: set.Provenance}
 	for _, l := range set.Launches {
-		if !l.Failed() {
+		if !l.Failed() || l.CUDAError != "" {
 			l.Line = 0
 			rec.Launches = append(rec.Launches, l)
 		}
@@ -232,4 +234,15 @@ func emitPlans(dir string, lines []spec.Line, specs []spec.Spec, stdout, stderr 
 		return errReported
 	}
 	return nil
+}
+
+// recorded counts the launches writeRunFile keeps.
+func recorded(set *measure.Set) int {
+	n := 0
+	for _, l := range set.Launches {
+		if !l.Failed() || l.CUDAError != "" {
+			n++
+		}
+	}
+	return n
 }

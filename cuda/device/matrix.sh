@@ -79,7 +79,7 @@ fi
 
 if want sweep; then
 say the sweep, recorded again with the shared counters and the new kernels
-timeout 240 $B run -ncu -record "$W/h200.jsonl" cuda/reference/sweep.jsonl > "$W/sweep_results.jsonl"
+timeout 540 $B run -ncu -record "$W/h200.jsonl" cuda/reference/sweep.jsonl > "$W/sweep_results.jsonl"
 echo "rc=$? launches=$(wc -l < "$W/sweep_results.jsonl") errors=$(grep -c '"error"' "$W/sweep_results.jsonl")"
 grep '"error"' "$W/sweep_results.jsonl" | cut -c1-300
 fi

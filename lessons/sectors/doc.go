@@ -77,16 +77,45 @@
 // The parameters these facts fix (ReuseL2Bytes, DirtyL2Bytes,
 // SparseDirtyL2Bytes, Spread) live in the device profile (package devices).
 // Counting only DRAM counts over 4 MB, the model is within 15 % of ncu on
-// 110 of 111 in the probe and 247 of 248 in the recorded sweep, which it
+// 110 of 111 in the probe and 277 of 280 in the recorded sweep, which it
 // was fitted to, and on 90 of 96 in cuda/testdata/holdout_metrics.jsonl,
 // 50 launches made afterwards to test it (coalesce run -ncu
-// cuda/testdata/holdout.jsonl, same device). Every miss is a DRAM write
-// count of a launch whose footprint, 16 to 80 MB, sits at the L2's edge
+// cuda/testdata/holdout.jsonl, same device). The misses: DRAM write
+// counts of launches whose footprint, 16 to 80 MB, sits at the L2's edge
 // (coalesced_copy at n = 6e6: 1.70 times ncu's; update_x_aos at n = 2^21:
-// 0.32 times): what the L2 still holds when such a launch ends is the part
-// of the H200 the model knows least. Launches that store nothing show 2 to
+// 0.32 times), what the L2 still holds when such a launch ends being the
+// part of the H200 the model knows least; and the naive transpose that
+// writes columns (transpose_coalesced_read), where ncu reads and writes 16
+// to 19 % more than the model at 4096x4096 and 8192x8192: some partly
+// written sectors leave the L2, are filled and written back, and are
+// written again, where the model keeps them until their block has filled
+// them. Launches that store nothing show 2 to
 // 2.5 MB of DRAM writes under ncu that no kernel instruction causes; the
 // model predicts 0 for them.
+//
+// # Shared memory
+//
+// The tiled transpose stages its tile in shared memory, which the model
+// prices by the hardware's bank rule (shared.go): 32 banks of 4 bytes, and
+// a warp's access takes as many wavefronts as its busiest bank has
+// distinct words. Against ncu on the H200 (cuda/device/log/
+// matrix_compare.txt, 38 matrix launches of every tile, pad and edge, and
+// cuda/device/log/gputest_matrix1_cuda.txt, 2026-12-01):
+//
+//   - shared instructions (smsp__inst_executed_op_shared_ld.sum, _st.sum)
+//     are exact once the predicated store of the first phase is counted:
+//     ptxas guards it with a predicate, not a branch, so every warp
+//     executes it on every trip, even with no lane inside the matrix;
+//   - wavefronts (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,
+//     _st.sum) match the rule within 1 % for tile 32 at every pad, and
+//     ncu counts more where warps hold several rows of a small tile: up
+//     to 7 % at tile 16 with block_rows 16 and at tile 8;
+//   - bank conflicts (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum)
+//     follow, and are never quite 0 where the rule says 0: a padded
+//     32-wide tile shows 312 on 32768 conflict-free loads. The rule counts
+//     what the warps' addresses ask of the banks; ncu's counter holds a
+//     few more, which the rule does not explain and the model does not
+//     predict.
 //
 // # Time
 //
@@ -94,7 +123,8 @@
 // at the copy bandwidth, loads waited out at a latency that grows with the
 // bytes in flight (Little's law), and block starts. It is within 16 % of
 // the measured time on all 54 copy-family launches of the recorded sweep,
-// and within 25 % on 102 of its 142 launches. It breaks on sparse accesses
+// and within 25 %
+// on 107 of its 158 launches. It breaks on sparse accesses
 // (strides of 32 elements and more, AoS structs of 64 bytes and more, the
 // random gather), which DRAM serves more slowly than their bytes say: at
 // stride 32 the measured time is 1.5 times the model's. It errs the other

@@ -17,6 +17,10 @@ type Instruction struct {
 	// Shared is true for an access to the block's shared memory, which the
 	// bank rule prices (Wavefronts) and the L1's global counts leave out.
 	Shared bool
+	// Predicated is true for a shared access the compiler guards with a
+	// predicate instead of a branch: the warp executes it, and ncu counts
+	// it as an instruction, even when no lane is active.
+	Predicated bool
 	// Buffer names the allocation the addresses point into: in, out, idx,
 	// p (the array of structs) or x; SharedBuffer ("s") for shared memory.
 	Buffer string

@@ -53,7 +53,7 @@ func TestInstructionsMatchPredict(t *testing.T) {
 						if in.Store {
 							i = 2
 						}
-						if n > 0 {
+						if n > 0 || in.Predicated {
 							shared[i]++
 						}
 						shared[i+1] += float64(n)

@@ -81,9 +81,9 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 	}
 	// The shared counts belong to the kernels that use shared memory, as
 	// the global ones belong to all.
-	if m.shLdReq+m.shStReq > 0 {
-		p.Metrics[metrics.ShLdRequests] = float64(m.shLdReq)
-		p.Metrics[metrics.ShStRequests] = float64(m.shStReq)
+	if m.shLdExec+m.shStExec > 0 {
+		p.Metrics[metrics.ShLdRequests] = float64(m.shLdExec)
+		p.Metrics[metrics.ShStRequests] = float64(m.shStExec)
 		p.Metrics[metrics.ShLdWavefronts] = float64(m.shLdWave)
 		p.Metrics[metrics.ShStWavefronts] = float64(m.shStWave)
 		p.Metrics[metrics.ShLdBankConflicts] = float64(m.shLdWave - m.shLdReq)
@@ -114,8 +114,13 @@ type sim struct {
 	useful                     int64
 
 	// The shared-memory side: requests and wavefronts by the bank rule.
-	banks                                banks
+	banks banks
+	// shLdReq and shStReq count the shared accesses with some lane
+	// active, the bank rule's requests; shLdExec and shStExec the
+	// instructions the warps execute, predicated-off ones included (ncu's
+	// smsp__inst_executed_op_shared_*).
 	shLdReq, shLdWave, shStReq, shStWave int64
+	shLdExec, shStExec                   int64
 	// gridX places a block of a 2D kernel from its number.
 	gridX int64
 

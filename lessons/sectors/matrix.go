@@ -125,7 +125,7 @@ func transposeTiled(m *sim) warpFunc {
 			m.global(&w, act, func(l int) int64 { r, c := at(l); return r*s.Cols + c })
 			m.ld(in, 4, act, "in[r*cols+c]")
 			m.fill(&w, act, func(l int) int64 { return (w.ty[l]+j)*width + w.tx[l] })
-			m.shared(true, act, "s[(ty+j)*(tile+pad)+tx]")
+			m.shared(true, act, "s[(ty+j)*(tile+pad)+tx]", true)
 		}
 		// __syncthreads() lies between the phases: no count depends on it,
 		// and the L2 sees each warp's two phases in turn, as it sees
@@ -135,7 +135,7 @@ func transposeTiled(m *sim) warpFunc {
 			at := func(l int) (int64, int64) { return w.by*tile + w.tx[l], w.bx*tile + w.ty[l] + j }
 			act := m.inside(&w, at)
 			m.fill(&w, act, func(l int) int64 { return w.tx[l]*width + w.ty[l] + j })
-			m.shared(false, act, "s[tx*(tile+pad)+ty+j]")
+			m.shared(false, act, "s[tx*(tile+pad)+ty+j]", false)
 			m.global(&w, act, func(l int) int64 { r, c := at(l); return c*s.Rows + r })
 			m.st(out, 4, act, "out[c*rows+r]")
 		}
@@ -166,6 +166,18 @@ func sumFieldsSoA(m *sim) warpFunc {
 // launch's misalignment, rather than counting sectors of a launch that
 // faults.
 var ErrMisaligned = errors.New("sectors: misaligned access")
+
+// Faults returns, wrapping ErrMisaligned, why the GPU would stop the
+// launch s with a fault, or nil when it runs. It costs nothing to ask (it
+// reads the spec, not the warps), so a runner can keep a launch that
+// faults away from a profiler, which ends the whole profiled process at
+// the fault.
+func Faults(s spec.Spec) error {
+	if s.Kernel == spec.VectorizedCopy {
+		return misaligned(s)
+	}
+	return nil
+}
 
 // misaligned returns the error for vectorized_copy's loads when its offset
 // is not a multiple of its width, and nil otherwise.

@@ -175,9 +175,24 @@ func TestTransposeTiledEdgeShared(t *testing.T) {
 	require.NoError(t, err)
 	p, err := Predict(s)
 	require.NoError(t, err)
-	for _, m := range []string{metrics.LdRequests, metrics.StRequests, metrics.ShLdRequests, metrics.ShStRequests, metrics.ShLdWavefronts, metrics.ShStWavefronts} {
-		assert.Equal(t, 400.0, p.Metrics[m], m)
+	for _, m := range []string{metrics.LdRequests, metrics.StRequests, metrics.ShLdRequests, metrics.ShLdWavefronts, metrics.ShStWavefronts, metrics.ShStBankConflicts, metrics.ShLdBankConflicts} {
+		want := 400.0
+		if m == metrics.ShStBankConflicts || m == metrics.ShLdBankConflicts {
+			want = 0 // one wavefront a request
+		}
+		assert.Equal(t, want, p.Metrics[m], m)
 	}
+	// Phase 1's shared store is predicated (@!P STS), so every warp executes
+	// it on every trip, lanes or none: 16 blocks x 8 warps x 4 trips = 512
+	// instructions, as ncu counted on the H200 (an 8x10 transpose, one
+	// block: 8 warps x 4 trips = 32 where 8 warp-trips have a lane).
+	assert.Equal(t, 512.0, p.Metrics[metrics.ShStRequests])
+	small, err := spec.Parse([]byte(`{"kernel":"transpose_tiled","rows":8,"cols":10}`))
+	require.NoError(t, err)
+	p, err = Predict(small)
+	require.NoError(t, err)
+	assert.Equal(t, 32.0, p.Metrics[metrics.ShStRequests], "ncu: 32 on the H200")
+	assert.Equal(t, 8.0, p.Metrics[metrics.ShStWavefronts], "rows 0-7 at j=0: one warp-row each, 1 wavefront")
 }
 
 func TestSumFieldsSoA(t *testing.T) {

@@ -62,22 +62,39 @@ func (b *banks) wavefronts(addr *[WarpSize]uint64, active uint32) int {
 // in m.addr as byte offsets into the block's shared array. It counts
 // requests and wavefronts only: shared memory is no part of the L1's
 // global counts nor of the L2.
-func (m *sim) shared(store bool, active uint32, access string) {
+//
+// predicated says the compiler guards the access with a predicate rather
+// than a branch (ptxas does for transpose_tiled's first phase: @!P STS, in
+// the SASS that cuda/device/matrix.sh prints), so the warp executes the
+// instruction even when no lane is active: ncu's
+// smsp__inst_executed_op_shared_st.sum counts it, with no wavefront and
+// no bank conflict (measured on the H200, cuda/NOTES.md).
+func (m *sim) shared(store bool, active uint32, access string, predicated bool) {
 	if m.record != nil {
-		in := Instruction{Store: store, Shared: true, Buffer: SharedBuffer, Access: access, Warp: Warp{Size: BankBytes, Active: active, Addr: m.addr}}
+		in := Instruction{Store: store, Shared: true, Predicated: predicated, Buffer: SharedBuffer, Access: access, Warp: Warp{Size: BankBytes, Active: active, Addr: m.addr}}
 		*m.record = append(*m.record, in)
 		return
 	}
-	if active == 0 || store && m.loadsOnly {
+	if store && m.loadsOnly {
+		return
+	}
+	if active == 0 {
+		if predicated && store {
+			m.shStExec++
+		} else if predicated {
+			m.shLdExec++
+		}
 		return
 	}
 	n := int64(m.banks.wavefronts(&m.addr, active))
 	if store {
 		m.shStReq++
+		m.shStExec++
 		m.shStWave += n
 		return
 	}
 	m.shLdReq++
+	m.shLdExec++
 	m.shLdWave += n
 }
 
