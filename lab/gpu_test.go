@@ -10,6 +10,9 @@ import (
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 // LiveTestEnv names the variable that turns on the tests that run the
@@ -78,7 +81,16 @@ func TestGPUNotebookSpecs(t *testing.T) {
 	if os.Getenv(LiveTestEnv) == "" {
 		t.Skipf("set %s=1 on a machine with an NVIDIA GPU and the CUDA toolkit", LiveTestEnv)
 	}
-	specs := notebookSpecs(t)
+	// A launch the model says faults (lesson 6's misaligned float4) must
+	// fault on the GPU too, with CUDA's own error; the others must run.
+	var specs, faults []spec.Spec
+	for _, s := range notebookSpecs(t) {
+		if sectors.Faults(s) != nil {
+			faults = append(faults, s)
+		} else {
+			specs = append(specs, s)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	src, err := cuda.OpenSource(ctx, cuda.LiveMode, cuda.Builder{})
@@ -101,8 +113,24 @@ func TestGPUNotebookSpecs(t *testing.T) {
 			assert.Equal(t, preds[i].Metrics[name], l.Metrics[name], "%s: %s, model against ncu", l.Spec, name)
 		}
 	}
+	for _, f := range faults {
+		_, err := Measure(f)
+		var ge *measure.GPUError
+		if assert.ErrorAs(t, err, &ge, "%s must fault", f) {
+			assert.Equal(t, "cudaErrorMisalignedAddress", ge.Name, "%s", f)
+			assert.False(t, ge.Recorded(), "it ran live")
+		}
+	}
+	for _, f := range faults {
+		_, err := Measure(f)
+		var ge *measure.GPUError
+		if assert.ErrorAs(t, err, &ge, "%s must fault", f) {
+			assert.Equal(t, "cudaErrorMisalignedAddress", ge.Name, "%s", f)
+			assert.False(t, ge.Recorded(), "it ran live")
+		}
+	}
 	if gpu := src.(*cuda.GPU); gpu.Ncu == nil {
 		t.Logf("no ncu (%s): the L1 counts are not checked", gpu.NoNcu)
 	}
-	t.Logf("%s: %d launches verified, %d profiled", m.Label(), len(specs), profiled)
+	t.Logf("%s: %d launches verified, %d profiled, %d faulted as the model says", m.Label(), len(specs), profiled, len(faults))
 }
