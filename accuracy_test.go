@@ -191,12 +191,16 @@ func TestPublishedAccuracy(t *testing.T) {
 
 	// Time: the copy family, and everything.
 	inFamily := func(s spec.Spec) bool { return slices.Contains(copyFamily, s.Kernel) }
+	// Two recordings of the same sweep differ by up to 10 % in a launch's
+	// time (cuda/reference_test.go), so the bound every copy must keep is
+	// 25 %, and how many keep 16 % is published, not required.
 	okC, ofC := timeWithin(sweep, 0.16, inFamily)
-	assert.Equal(t, ofC, okC, "the time model must hold within 16 %% on every copy-family launch of the sweep")
-	claim("README.md", readme, "within 16 %% on all %d copy-family launches", ofC)
+	ok25C, _ := timeWithin(sweep, 0.25, inFamily)
+	assert.Equal(t, ofC, ok25C, "the time model must hold within 25 %% on every copy-family launch of the sweep")
+	claim("README.md", readme, "within 16 %% on %d of the %d copy-family launches and within 25 %% on all", okC, ofC)
 	ok25, of25 := timeWithin(sweep, 0.25, func(spec.Spec) bool { return true })
-	claim("lessons/sectors/doc.go", sectorsDoc, "within 16 %% of the measured time on all %d copy-family launches of the recorded sweep, and within 25 %% on %d of its %d launches",
-		ofC, ok25, of25)
+	claim("lessons/sectors/doc.go", sectorsDoc, "within 16 %% of the measured time on %d of the %d copy-family launches of the recorded sweep (25 %% on all), and within 25 %% on %d of its %d launches",
+		okC, ofC, ok25, of25)
 	s32 := find(t, sweep, `{"kernel":"strided_copy","n":67108864,"stride":32}`)
 	slow := fmt.Sprintf("%.1f", s32.l.Seconds()/s32.p.TimeSeconds)
 	claim("README.md", readme, "stride ≥ 32: %s× too fast", slow)

@@ -310,7 +310,7 @@ func probeCSV(t *testing.T, n int) string {
 			if rows >= n+2 {
 				continue
 			}
-			for _, m := range metrics.Shared {
+			for _, m := range append(slices.Clone(metrics.Shared), metrics.L2FromL1...) {
 				switch rows {
 				case 0:
 					line += `,"` + m + `"`
@@ -334,6 +334,8 @@ func sharedUnit(m string) string {
 		return "inst"
 	case metrics.ShLdWavefronts, metrics.ShStWavefronts:
 		return "wavefront"
+	case metrics.L2ReadSectors, metrics.L2WriteSectors:
+		return "sector"
 	}
 	return ""
 }

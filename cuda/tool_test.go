@@ -207,7 +207,9 @@ func TestCommandLines(t *testing.T) {
 			// bank conflicts, loads then stores.
 			"smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum," +
 			"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_st.sum," +
-			"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+			"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum," +
+			// The L2's sectors read for and written by the L1 (lesson 9).
+			"lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum",
 		"--csv", "--page", "raw", "--print-units", "base",
 		"--kernel-name", "regex:^k_",
 		"/cache/harness-1", "--input", "in", "--output", "out", "--profile",

@@ -49,8 +49,22 @@ var Shared = []string{ShLdRequests, ShLdWavefronts, ShLdBankConflicts, ShStReque
 // them: every kernel has them, and every recorded launch.
 var All = []string{LdRequests, LdSectors, StRequests, StSectors, DRAMRead, DRAMWrite}
 
-// Profiled is every metric the harness asks ncu for: All, then Shared.
-var Profiled = append(append([]string{}, All...), Shared...)
+// The L2's traffic with the L1: the sectors it read for the L1's loads
+// (those the L1 did not find in its own cache) and the sectors the L1
+// wrote to it (every store's: the L1 keeps no written data). The model
+// has no L1 cache, so it predicts neither; lesson 9 measures them to show
+// why a strided store costs more than a strided load of the same sectors.
+const (
+	L2ReadSectors  = "lts__t_sectors_srcunit_tex_op_read.sum"
+	L2WriteSectors = "lts__t_sectors_srcunit_tex_op_write.sum"
+)
+
+// L2FromL1 lists the L2's traffic with the L1: measured, never modelled.
+var L2FromL1 = []string{L2ReadSectors, L2WriteSectors}
+
+// Profiled is every metric the harness asks ncu for: All, then Shared,
+// then L2FromL1.
+var Profiled = slices.Concat(All, Shared, L2FromL1)
 
 // L1 lists the metrics the model has exactly: the L1's requests and
 // sectors, fixed by the addresses alone, where DRAM bytes depend on what

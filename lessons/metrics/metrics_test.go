@@ -24,7 +24,12 @@ func TestExactAndKnown(t *testing.T) {
 	assert.True(t, Exact(StSectors))
 	assert.False(t, Exact(DRAMRead), "DRAM bytes depend on the L2: an estimate")
 	assert.False(t, Known("dram__bytes.sum"))
-	assert.Equal(t, len(All)+len(Shared), len(Profiled))
+	assert.Equal(t, len(All)+len(Shared)+len(L2FromL1), len(Profiled))
+	for _, m := range L2FromL1 {
+		assert.True(t, Known(m), m)
+		assert.False(t, Exact(m), "%s: the model has no L1 cache", m)
+		assert.False(t, IsShared(m), m)
+	}
 	for _, m := range Shared {
 		assert.True(t, Known(m), m)
 		assert.Contains(t, Profiled, m)

@@ -122,17 +122,16 @@
 // The time model (time.go) takes the longest of three limits: DRAM bytes
 // at the copy bandwidth, loads waited out at a latency that grows with the
 // bytes in flight (Little's law), and block starts. It is within 16 % of
-// the measured time on all 54 copy-family launches of the recorded sweep,
-// and within 25 %
-// on 107 of its 158 launches. It breaks on sparse accesses
-// (strides of 32 elements and more, AoS structs of 64 bytes and more, the
-// random gather), which DRAM serves more slowly than their bytes say: at
-// stride 32 the measured time is 1.5 times the model's. It errs the other
-// way, and the GPU beats it, where loads return sooner than DRAM's latency
-// or overlap more than one chain per thread: dense gathers (every index
-// pattern but the two random ones) take 0.38 to 0.45 times the model's
-// time, strided_read at strides 2 to 16 0.55 to 0.95, and sum_fields_aos
-// 0.11 to 0.80, whose later
-// field loads find their sectors in the L1. Read a time the model gives for
-// those as an upper bound.
+// the measured time on 52 of the 54 copy-family launches of the recorded
+// sweep (25 % on all), and within 25 % on 106 of its 158 launches. It
+// breaks on sparse accesses (strides of 32 elements and more, AoS structs
+// of 64 bytes and more, the random gather), which DRAM serves more slowly
+// than their bytes say: at stride 32 the measured time is 1.5 times the
+// model's. It errs the other way, and the GPU beats it, where loads return
+// sooner than DRAM's latency or overlap more than one chain per thread:
+// dense gathers (every index pattern but the two random ones) take 0.39 to
+// 0.46 times the model's time, strided_read at strides 2 to 16 0.54 to
+// 0.94, and sum_fields_aos 0.11 to 0.81, whose later field loads find their
+// sectors in the L1. Read a time the model gives for those as an upper
+// bound.
 package sectors
