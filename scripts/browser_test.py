@@ -29,8 +29,11 @@ What happens:
      raises-exception, as in run_notebooks.py); cells with
      coalesce.expect_png show an image; a lesson (any notebook but index)
      shows at least one rendered PNG <img>; a notebook that calls
-     lab.Check shows the grader's verdict (div.coalesce-verdict with its
-     "model" row) once per such cell.
+     lab.Check shows the grader's verdict (div.coalesce-verdict) once per
+     such cell: the notebook is opened as a learner would run it, with a
+     number written into every prediction but the first, whose verdict must
+     ask for a prediction and show nothing of the key; the others must show
+     their "model" row.
   5. Screenshots go to build/browser/NAME-*.png (opened, top after the run,
      first plot, first verdict, and NAME-failed.png on failure), the page's
      HTML to NAME.html, JupyterLab's log to jupyter.log.
@@ -113,6 +116,7 @@ class CellSpec:
     allow_stderr: bool
     expect_png: bool
     grader: bool
+    unanswered: bool  # its lab.Check still holds lab.YourPrediction
 
 
 @dataclass
@@ -121,6 +125,26 @@ class NotebookSpec:
     name: str
     lesson: bool
     cells: list[CellSpec] = field(default_factory=list)
+
+
+def answer_like_a_learner(src: Path, dst: Path) -> None:
+    """Copies a notebook with its predictions written in, as a learner
+    would before running it: every lab.Check cell but the first gets a
+    number in place of lab.YourPrediction, so the run shows both the
+    placeholder's answer (nothing of the key) and real verdicts."""
+    nb = json.loads(src.read_text(encoding="utf-8"))
+    first = True
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        text = "".join(cell.get("source", []))
+        if "lab.YourPrediction" not in text:
+            continue
+        if first:
+            first = False
+            continue
+        cell["source"] = text.replace("lab.YourPrediction", "4")
+    dst.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def read_spec(path: Path) -> NotebookSpec:
@@ -140,6 +164,7 @@ def read_spec(path: Path) -> NotebookSpec:
             allow_error=allow_error, allow_stderr=allow_error or bool(c.get("allow_stderr")),
             expect_png=bool(c.get("expect_png")),
             grader=bool(re.search(r"\b(?:lab|grader)\.Check\s*\(", src)),
+            unanswered="YourPrediction" in src,
         ))
     return spec
 
@@ -395,6 +420,10 @@ def check_notebook(page, lab: Lab, spec: NotebookSpec, copy_rel: str, timeout: f
         if cs.grader:
             if not out["verdicts"]:
                 problems.append(f"{where} calls lab.Check but shows no div.coalesce-verdict")
+            elif cs.unanswered:
+                if not all("Write your prediction first" in v and "model" not in v for v in out["verdicts"]):
+                    problems.append(f"{where} still holds lab.YourPrediction, so its verdict must ask for a "
+                                    f"prediction and show nothing of the key: {out['verdicts'][0][:200]!r}")
             elif not all("model" in v for v in out["verdicts"]):
                 problems.append(f"{where}: the verdict has no \"model\" row: {out['verdicts'][0][:200]!r}")
     pngs = [i for c in cells for i in c["imgs"] if i["png"] and i["ok"]]
@@ -470,9 +499,11 @@ def main() -> int:
     (OUT / "notebooks").mkdir(parents=True)
     before = {s.path: sha256(s.path) for s in specs}
     copies = {}
-    for s in specs:
+    for i, s in enumerate(specs):
         dst = OUT / "notebooks" / s.path.name
-        shutil.copyfile(s.path, dst)
+        answer_like_a_learner(s.path, dst)
+        specs[i] = read_spec(dst)
+        specs[i].path = s.path
         copies[s.name] = dst.relative_to(ROOT).as_posix()
 
     # SIGTERM (make interrupted, CI timeout) unwinds like Ctrl-C, so that
