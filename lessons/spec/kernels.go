@@ -289,8 +289,26 @@ func derived(s Spec) error {
 	if s.Block != s.Tile*s.BlockRows {
 		return valueError(FieldBlock, s.Block, derivedDoc(s.Kernel))
 	}
+	// CUDA caps a grid's y dimension at 65535 blocks on every GPU the
+	// course covers (x may reach 2^31-1), so the side the grid's y covers
+	// may span at most 65535 tiles.
+	field, side := FieldRows, s.Rows
+	if walksColumns(s.Kernel) {
+		field, side = FieldCols, s.Cols
+	}
+	if ceilDiv(side, int64(s.Tile)) > MaxGridY {
+		return valueError(field, side, fmt.Sprintf("want at most %d tiles of %d, %d, along the side a grid's y covers (CUDA's most blocks in y): use a larger tile",
+			MaxGridY, s.Tile, int64(MaxGridY)*int64(s.Tile)))
+	}
 	return nil
 }
+
+// MaxGridY is the most blocks a CUDA grid has in y.
+const MaxGridY = 65535
+
+// walksColumns reports whether k's threadIdx.x walks down a column, so
+// that its grid's y runs across the columns (rowsByCols).
+func walksColumns(k Kernel) bool { return k == CopyColumns || k == TransposeCoalescedWrite }
 
 // derivedDoc says how a 2D kernel's n and block come about.
 func derivedDoc(k Kernel) string {

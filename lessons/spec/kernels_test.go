@@ -196,3 +196,33 @@ func TestFirstIndices(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, first, 10, "fewer indices than asked for")
 }
+
+// A grid has at most 65535 blocks in y on every CUDA GPU, and a matrix
+// kernel's y covers the rows (or, for the kernels whose threadIdx.x walks
+// a column, the columns) one tile at a time: 65535 tiles of 32 = 2097120.
+func TestMatrixGridY(t *testing.T) {
+	tests := []struct {
+		in    string
+		field string // "" when valid
+	}{
+		{`{"kernel":"copy_rows","rows":2097120,"cols":1}`, ""},                        // 65535 tiles of 32
+		{`{"kernel":"copy_rows","rows":2097121,"cols":1}`, FieldRows},                 // 65536
+		{`{"kernel":"copy_rows","rows":1048576,"cols":2,"tile":8}`, FieldRows},        // 131072 tiles of 8
+		{`{"kernel":"copy_columns","rows":2097121,"cols":1}`, ""},                     // its y runs across the 1 column
+		{`{"kernel":"copy_columns","rows":1,"cols":2097121}`, FieldCols},              // 65536 tiles across the columns
+		{`{"kernel":"transpose_coalesced_write","rows":1,"cols":2097121}`, FieldCols}, // the same grid
+		{`{"kernel":"transpose_tiled","rows":2097121,"cols":1}`, FieldRows},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := Parse([]byte(tt.in))
+			if tt.field == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.field)
+			assert.Contains(t, err.Error(), "65535")
+		})
+	}
+}
