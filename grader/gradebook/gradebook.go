@@ -165,7 +165,9 @@ type Options struct {
 // call without an id, then one per bad notebook. Within a learner the
 // notebooks are taken in path order and their calls in cell order; for
 // each exercise the first call whose prediction can be read counts, and
-// the note lists the others.
+// the note lists the others. Roster learners without a submission get
+// missing rows; the overrides are applied last; the totals and the item
+// analysis are computed from the rows.
 func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error) {
 	b := g.Bank()
 	gb := &Gradebook{Course: b.Course, Source: g.Source(), keys: map[string]*grader.Key{}}
