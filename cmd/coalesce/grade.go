@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -25,13 +26,21 @@ func init() {
 const progressMin = 100
 
 const gradeUsage = `usage: coalesce grade [-out DIR] [-measure recorded|live|none] [-reference FILE]
-                      [-lessons all|L1,L2] [-max-size BYTES] [-q] SUBMISSIONS...
+                      [-lessons all|L1,L2] [-assignment NAME] [-roster FILE]
+                      [-overrides FILE] [-max-size BYTES] [-q] SUBMISSIONS...
 
 Grades learners' saved notebooks (.ipynb files, or directories searched for
 them). The predictions are read from the lab.Check calls in the cells'
 source; no learner code is run. Writes DIR/gradebook.csv (one row per learner
-and exercise), DIR/totals.csv (one row per learner), DIR/gradebook.json and
-DIR/feedback/LEARNER.md.
+and exercise), DIR/totals.csv (the points possible, then one row per learner, with a
+status: graded, partial, flagged, unreadable or missing), DIR/gradebook.json,
+DIR/item_analysis.csv and DIR/summary.md (the class's answers per exercise)
+and DIR/feedback/LEARNER.md.
+
+-roster FILE lists the class (one id a line, or CSV with an id column; #
+comments): a learner on it without a notebook gets 0, status missing; one
+found but not on it is graded and flagged. -overrides FILE sets points by
+hand, after grading (CSV: learner, exercise, points, reason).
 
 A learner is metadata.coalesce.learner, else metadata.authors[0].name, else
 the first folder below a directory named here, else the file name.
@@ -44,7 +53,10 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	mode := fs.String("measure", "recorded", "measurement source: recorded (the H200 recording built in), live (this machine's GPU) or none")
 	refFile := fs.String("reference", "", "grade against the launches of this run file (coalesce run's output) instead of the built-in recording")
 	firstAttempt := fs.Bool("first-attempt", false, "grade each exercise's first attempt, where the saved notebook's outputs hold an attempt record (learner-editable evidence), instead of the prediction in the source")
-	lessons := fs.String("lessons", "", "lessons to grade: all, or a comma-separated list; default: those the submissions touch")
+	lessons := fs.String("lessons", "", "lessons to grade: all, or a comma-separated list; default: all (the points possible never depend on what was submitted)")
+	assignment := fs.String("assignment", "", "the assignment's name in totals.csv; default: the lessons' ids joined with +")
+	rosterFile := fs.String("roster", "", "the class list: one learner id a line, or CSV with an id column")
+	overridesFile := fs.String("overrides", "", "points set by hand: CSV learner, exercise, points, reason")
 	maxSize := fs.Int64("max-size", gradebook.DefaultMaxBytes, "largest notebook file read, in bytes")
 	quiet := fs.Bool("q", false, "no progress lines")
 	if err := parseFlags(fs, gradeUsage, args, stdout); err != nil {
@@ -64,7 +76,20 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	opt := gradebook.Options{FirstAttempt: *firstAttempt}
+	opt := gradebook.Options{FirstAttempt: *firstAttempt, Assignment: strings.TrimSpace(*assignment)}
+	if *rosterFile != "" {
+		if opt.Roster, err = readList(*rosterFile, gradebook.ReadRoster); err != nil {
+			return err
+		}
+		if opt.Roster == nil {
+			opt.Roster = []string{} // an empty roster is a roster: everyone is flagged
+		}
+	}
+	if *overridesFile != "" {
+		if opt.Overrides, err = readList(*overridesFile, gradebook.ReadOverrides); err != nil {
+			return err
+		}
+	}
 	switch l := strings.TrimSpace(*lessons); l {
 	case "":
 	case "all":
@@ -111,7 +136,7 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	fmt.Fprintf(stdout, "graded %s of %s: lessons %s; measurements: %s\n",
 		count(gb.Notebooks, "notebook"), count(len(gb.Totals), "learner"), orNone(strings.Join(gb.Lessons, ", ")), gb.Source)
-	for _, name := range []string{gradebook.GradebookCSV, gradebook.TotalsCSV, gradebook.GradebookJSON} {
+	for _, name := range []string{gradebook.GradebookCSV, gradebook.TotalsCSV, gradebook.GradebookJSON, gradebook.ItemsCSV, gradebook.SummaryMD} {
 		fmt.Fprintf(stdout, "wrote %s\n", filepath.ToSlash(filepath.Join(*out, name)))
 	}
 	fmt.Fprintf(stdout, "wrote %s/ (%s)\n", filepath.ToSlash(filepath.Join(*out, gradebook.FeedbackDir)), count(len(gb.Totals), "file"))
@@ -120,6 +145,17 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return errReported
 	}
 	return nil
+}
+
+// readList reads a roster or override file with read.
+func readList[T any](path string, read func(io.Reader, string) (T, error)) (T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("grade: %w", err)
+	}
+	defer f.Close()
+	return read(f, path)
 }
 
 // gradeSource opens the measurement source the flags name.

@@ -1,7 +1,8 @@
 // Package gradebook grades a class's saved notebooks at once, for the
 // instructor (`coalesce grade`): it finds every learner's predictions in
 // their notebooks' source, asks the grader for each verdict, and writes a
-// gradebook (CSV and JSON), the totals, and a feedback file per learner.
+// gradebook (CSV and JSON), the totals, the class's item analysis and
+// summary, and a feedback file per learner.
 //
 // Grading never runs learner code. The notebooks are read as JSON, the Go
 // in their code cells parsed with go/parser, and the predictions read from
@@ -70,6 +71,41 @@
 // named by its folder (one that cannot be read has no metadata) takes the
 // name its folder's other notebooks agree on.
 //
+// # The assignment and the totals
+//
+// The exercises graded are those of Options.Lessons, or of the whole bank:
+// never only the lessons a batch happened to touch, so that the points
+// possible (Gradebook.PointsPossible, every total's max_points) are the
+// assignment's, and a learner who did not submit a lesson has 0 of its
+// points. totals.csv opens with a "Points Possible" row (Canvas's layout;
+// delete it for an importer that wants learners only), then one row per
+// learner, the id first. Each total has a status (LearnerStatus: missing,
+// unreadable, flagged, partial, graded, the first that applies) and flags
+// saying why; one function, learnerStatus, decides it, from the rows, the
+// submissions and the roster. submitted is the newest file modification
+// time of the learner's notebooks; last_run the latest time an attempt
+// record of theirs holds (the saved outputs: learner-editable, and empty
+// when cleared). Both RFC 3339, UTC.
+//
+// With Options.Roster (ReadRoster) the class is the roster's: a learner
+// on it without a notebook has a missing row per exercise and 0 points; a
+// learner found but not on it is graded and flagged. Options.Overrides
+// (ReadOverrides) set a learner's points on an exercise after grading: the
+// verdict stays the grader's, the note and the feedback say "points set
+// by the instructor: P of M — reason"; Grade refuses an override of an
+// unknown learner or exercise, or with points outside 0 to the exercise's.
+//
+// # CSV and spreadsheets
+//
+// Every text cell of the CSV files (names, paths, notes, predictions as
+// written) that a spreadsheet would run as a formula — it starts, after
+// any spaces, with =, +, -, @, a tab or a carriage return — gets a leading
+// single quote and is quoted (SafeText; OWASP's advice on CSV injection).
+// Numbers are written from the gradebook's float64s, never from learner
+// text, as the shortest decimal that reads back the same: -0.5 stays a
+// number. Markdown (feedback, summary) shows learner text as text: HTML's
+// < > & and table pipes are escaped.
+//
 // # JSON schema
 //
 // gradebook.json, written by (*Gradebook).WriteJSON, is one object:
@@ -78,6 +114,8 @@
 //	  "course": "coalesce",
 //	  "measurement_source": "recorded on NVIDIA H200, 2026-11-29",  // or "none: <why>"
 //	  "lessons": ["03-strided", ...],           // the lessons graded
+//	  "assignment": "03-strided+05-aos-soa",   // Options.Assignment, or the lessons joined
+//	  "points_possible": number,                // the graded exercises' points
 //	  "exercises": [{                           // their exercises, with the keys
 //	    "id", "lesson", "question", "unit",
 //	    "graded_by": "model" | "measurement",
@@ -91,9 +129,21 @@
 //	    "prediction": number | null, "prediction_text": "64/2",
 //	    "model_answer": number | null, "measured_answer": number | null,
 //	    "measurement_source", "verdict", "points", "max_points", "note",
-//	    "first_attempt": number | null, "attempts": int  // from the attempt record; 0: none
+//	    "first_attempt": number | null, "attempts": int, // from the attempt record; 0: none
+//	    "override": null | {"learner", "exercise", "points", "reason", "line"}
 //	  }],
-//	  "totals": [{"learner", "identity_from", "points", "max_points", "percent"}],
+//	  "totals": [{"learner", "identity_from", "assignment", "points", "max_points", "percent",
+//	    "status": "graded" | "partial" | "flagged" | "unreadable" | "missing",
+//	    "flags": [string] | null,
+//	    "submitted": "2026-12-01T10:00:00Z" | "", "last_run": RFC 3339 | "",
+//	    "notebooks": int}],
+//	  "items": [{                               // item_analysis.csv, one per exercise
+//	    "exercise", "lesson", "max_points", "learners", "answered", "right", "wrong",
+//	    "missing", "unreadable", "overridden",
+//	    "median_prediction": number | null, "model_answer", "measured_answer": number | null,
+//	    "common_wrong": number | null, "common_wrong_count": int,
+//	    "misconception": string                 // the grader's hints on common_wrong; "" none
+//	  }],
 //	  "notebooks": int, "bad_notebooks": int
 //	}
 //

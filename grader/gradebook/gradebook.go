@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/internal/attempt"
@@ -64,22 +65,45 @@ type Row struct {
 	// there is none.
 	FirstAttempt *float64 `json:"first_attempt"`
 	Attempts     int      `json:"attempts"`
+	// Override is the instructor's override of Points (Options.Overrides),
+	// nil when there is none.
+	Override *Override `json:"override"`
 
 	verdict *grader.Verdict
 }
 
 // Total is one learner's sum over their rows.
 type Total struct {
-	Learner      string  `json:"learner"`
-	IdentityFrom string  `json:"identity_from"`
-	Points       float64 `json:"points"`
-	MaxPoints    float64 `json:"max_points"`
-	Percent      float64 `json:"percent"`
+	Learner      string `json:"learner"`
+	IdentityFrom string `json:"identity_from"`
+	// Assignment is the gradebook's (Options.Assignment).
+	Assignment string  `json:"assignment"`
+	Points     float64 `json:"points"`
+	// MaxPoints are the assignment's points possible, the same for every
+	// learner: what a learner did not submit counts 0 of its points.
+	MaxPoints float64 `json:"max_points"`
+	Percent   float64 `json:"percent"`
+	// Status says whether the total can be trusted as it is (see
+	// LearnerStatus); Flags say why, one sentence each.
+	Status LearnerStatus `json:"status"`
+	Flags  []string      `json:"flags"`
+	// Submitted is the newest modification time of the learner's notebook
+	// files, LastRun the latest time an attempt record of theirs holds
+	// (the last lab.Check that ran with a prediction): RFC 3339 UTC, ""
+	// when unknown.
+	Submitted string `json:"submitted"`
+	LastRun   string `json:"last_run"`
+	// Notebooks is the number of the learner's notebook files.
+	Notebooks int `json:"notebooks"`
 }
 
 // Gradebook is the result of grading a batch of submissions.
 type Gradebook struct {
 	Course string `json:"course"`
+	// Assignment names what is graded (Options.Assignment); PointsPossible
+	// is its points, the sum over the graded exercises.
+	Assignment     string  `json:"assignment"`
+	PointsPossible float64 `json:"points_possible"`
 	// Source names the measurement source, or why there is none.
 	Source string `json:"measurement_source"`
 	// Lessons are the lessons graded, Exercises their exercises.
@@ -87,6 +111,8 @@ type Gradebook struct {
 	Exercises []ExerciseInfo `json:"exercises"`
 	Rows      []Row          `json:"rows"`
 	Totals    []Total        `json:"totals"`
+	// Items is the item analysis: one per exercise, over the class.
+	Items []Item `json:"items"`
 	// Notebooks and BadNotebooks count the files graded and those that
 	// could not be.
 	Notebooks    int `json:"notebooks"`
@@ -111,9 +137,23 @@ type ExerciseInfo struct {
 
 // Options adjust Grade.
 type Options struct {
-	// Lessons whose exercises are graded; nil: every lesson some
-	// submission of the batch has a call for, or is named after.
+	// Lessons whose exercises are graded; nil: every lesson of the bank.
+	// The points possible are those of these lessons' exercises, whatever
+	// the batch touched.
 	Lessons []string
+	// Assignment names the assignment in the totals (`coalesce grade
+	// -assignment`); "" is the graded lessons' ids joined with "+".
+	Assignment string
+	// Roster is the class list (ReadRoster), nil for none: a learner on it
+	// with no submission gets 0 and the status missing; a learner found
+	// but not on it is graded and flagged.
+	Roster []string
+	// Overrides set points by hand (ReadOverrides), applied after grading,
+	// so that they survive a regrade.
+	Overrides []Override
+	// ModTime returns a notebook file's modification time; nil is the
+	// file system's (os.Stat). Tests set it for reproducible totals.
+	ModTime func(path string) (time.Time, bool)
 	// FirstAttempt grades, where the saved notebook holds an attempt
 	// record for the exercise, the record's first prediction instead of
 	// the one written in the source (`coalesce grade -first-attempt`).
@@ -125,15 +165,21 @@ type Options struct {
 // call without an id, then one per bad notebook. Within a learner the
 // notebooks are taken in path order and their calls in cell order; for
 // each exercise the first call whose prediction can be read counts, and
-// the note lists the others.
+// the note lists the others. Roster learners without a submission get
+// missing rows; the overrides are applied last; the totals and the item
+// analysis are computed from the rows.
 func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error) {
 	b := g.Bank()
 	gb := &Gradebook{Course: b.Course, Source: g.Source(), keys: map[string]*grader.Key{}}
-	lessons, err := scope(b, subs, opt.Lessons)
+	lessons, err := scope(b, opt.Lessons)
 	if err != nil {
 		return nil, err
 	}
 	gb.Lessons = lessons
+	gb.Assignment = opt.Assignment
+	if gb.Assignment == "" {
+		gb.Assignment = strings.Join(lessons, "+")
+	}
 	var exercises []*grader.Exercise
 	for _, l := range lessons {
 		exercises = append(exercises, b.OfLesson(l)...)
@@ -149,6 +195,9 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 			info.Measured = ptr(k.Measured)
 		}
 		gb.Exercises = append(gb.Exercises, info)
+		if info.Graded {
+			gb.PointsPossible += info.Points
+		}
 	}
 
 	subs = slices.Clone(subs)
@@ -166,45 +215,62 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 			gb.BadNotebooks++
 		}
 	}
-	for _, learner := range sortedLearners(subs) {
+	learners := sortedLearners(subs)
+	roster := map[string]bool{}
+	for _, l := range opt.Roster {
+		if !roster[l] && byLearner[l] == nil {
+			learners = append(learners, l)
+		}
+		roster[l] = true
+	}
+	slices.Sort(learners)
+	overrides, err := checkOverrides(opt.Overrides, learners, gb.Exercises)
+	if err != nil {
+		return nil, err
+	}
+	modTime := opt.ModTime
+	if modTime == nil {
+		modTime = fileModTime
+	}
+	for _, learner := range learners {
 		mine := byLearner[learner]
 		slices.SortStableFunc(mine, func(a, b *Submission) int { return cmp.Compare(a.Path, b.Path) })
 		rows := learnerRows(b, learner, mine, exercises, gb.keys, opt.FirstAttempt)
-		t := Total{Learner: learner, IdentityFrom: identity[learner]}
+		applyOverrides(rows, overrides[learner])
+		t := Total{Learner: learner, IdentityFrom: identity[learner], Assignment: gb.Assignment,
+			MaxPoints: gb.PointsPossible, Notebooks: len(mine)}
 		for _, r := range rows {
 			t.Points += r.Points
-			t.MaxPoints += r.MaxPoints
 		}
 		if t.MaxPoints > 0 {
 			t.Percent = math.Round(10000*t.Points/t.MaxPoints) / 100
 		}
+		t.Submitted, t.LastRun = times(mine, modTime)
+		var flags []string
+		if opt.Roster != nil && !roster[learner] {
+			flags = append(flags, "not on roster")
+		}
+		t.Status, t.Flags = learnerStatus(rows, mine, flags)
 		gb.Rows = append(gb.Rows, rows...)
 		gb.Totals = append(gb.Totals, t)
 	}
+	gb.Items = gb.itemAnalysis()
 	return gb, nil
 }
 
-// scope returns the lessons to grade, in bank order.
-func scope(b *grader.Bank, subs []Submission, want []string) ([]string, error) {
+// scope returns the lessons to grade, in bank order: those wanted, or
+// every lesson of the bank when want is nil. The batch never decides: the
+// points possible must not depend on what the learners happened to submit.
+func scope(b *grader.Bank, want []string) ([]string, error) {
+	if want == nil {
+		return b.LessonIDs(), nil
+	}
 	in := map[string]bool{}
-	if want != nil {
-		for _, l := range want {
-			if b.Lesson(l) == nil {
-				return nil, fmt.Errorf("gradebook: no lesson %q: lessons are %s", l, strings.Join(b.LessonIDs(), ", "))
-			}
-			in[l] = true
+	for _, l := range want {
+		if b.Lesson(l) == nil {
+			return nil, fmt.Errorf("gradebook: no lesson %q: lessons are %s", l, strings.Join(b.LessonIDs(), ", "))
 		}
-	} else {
-		for _, s := range subs {
-			if s.Lesson != "" {
-				in[s.Lesson] = true
-			}
-			for _, c := range s.Found.Calls {
-				if e, err := b.Exercise(c.ID); err == nil {
-					in[e.Lesson] = true
-				}
-			}
-		}
+		in[l] = true
 	}
 	var out []string
 	for _, l := range b.Lessons {
@@ -378,6 +444,9 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 			if len(mine) > 1 {
 				notes = append(notes, fmt.Sprintf("%d more unreadable call(s) for this exercise", len(mine)-1))
 			}
+		case len(subs) == 0:
+			r.Status = Missing
+			notes = append(notes, "no notebook submitted")
 		default:
 			r.Status = Missing
 			notes = append(notes, "no lab.Check call for this exercise")

@@ -24,7 +24,7 @@ func gradeSamples(t testing.TB) (*Gradebook, []string) {
 	inputs, skipped, err := Collect([]string{"testdata/submissions"})
 	require.NoError(t, err)
 	subs := Reader{Bank: g.Bank(), Limit: testLimit}.ReadAll(inputs, nil)
-	gb, err := Grade(g, subs, Options{})
+	gb, err := Grade(g, subs, Options{ModTime: fixedModTime})
 	require.NoError(t, err)
 	return gb, skipped
 }
@@ -44,6 +44,10 @@ func TestGradebookGolden(t *testing.T) {
 	golden(t, "testdata/golden/totals.csv", totals.String())
 	golden(t, "testdata/golden/gradebook.json", js.String())
 	golden(t, "testdata/golden/feedback-alan.md", gb.Feedback("Alan Turing"))
+	var items bytes.Buffer
+	require.NoError(t, gb.WriteItemsCSV(&items))
+	golden(t, "testdata/golden/item_analysis.csv", items.String())
+	golden(t, "testdata/golden/summary.md", gb.Summary())
 }
 
 // TestGradebookRows checks, case by case, the rows the broken and odd
@@ -118,7 +122,7 @@ func TestGradebookRows(t *testing.T) {
 		}
 	})
 	t.Run("every learner has a row for every exercise of the lessons graded", func(t *testing.T) {
-		assert.Len(t, gb.Lessons, 8, "the batch touches every lesson")
+		assert.Equal(t, testGrader(t).Bank().LessonIDs(), gb.Lessons, "no -lessons: the whole bank")
 		perLearner := map[string]int{}
 		for _, r := range gb.Rows {
 			if r.Exercise != "" && r.Status != UnknownExercise {
@@ -157,7 +161,8 @@ func TestWriteDir(t *testing.T) {
 	recs, err := csv.NewReader(f).ReadAll()
 	require.NoError(t, err)
 	assert.Equal(t, TotalsHeader, recs[0])
-	assert.Len(t, recs, 1+len(gb.Totals))
+	assert.Equal(t, PointsPossibleRow, recs[1][0], "the points possible come first")
+	assert.Len(t, recs, 2+len(gb.Totals), "the header, the points possible, a row per learner")
 }
 
 func TestFeedbackFileNames(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,4 +52,10 @@ func golden(t *testing.T, path, got string) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), got, "differs from %s (go test ./grader/gradebook -update rewrites it; review the diff)", path)
+}
+
+// fixedModTime stands in for the files' modification times, which a
+// checkout sets: 2026-12-01 10:00 UTC for every file.
+func fixedModTime(string) (time.Time, bool) {
+	return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), true
 }

@@ -1,15 +1,15 @@
 package gradebook
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
+
+	"github.com/coalescing-course/coalesce/internal/words"
 
 	"github.com/coalescing-course/coalesce/grader"
 )
@@ -21,46 +21,138 @@ var GradebookHeader = []string{
 	"first_attempt", "attempts",
 }
 
-// TotalsHeader is the header of totals.csv: one row per learner, the
-// columns a learning management system imports as a grade column.
-var TotalsHeader = []string{"learner", "points", "max_points", "percent"}
+// TotalsHeader is the header of totals.csv: one row per learner, the id
+// first, as a learning management system imports a grade column; its
+// first row is the points possible (PointsPossibleRow).
+var TotalsHeader = []string{"learner", "assignment", "points", "max_points", "percent", "status", "submitted", "last_run", "notebooks", "flags"}
 
-// WriteCSV writes the gradebook's rows as CSV, header first.
-func (gb *Gradebook) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(GradebookHeader); err != nil {
-		return err
-	}
-	for _, r := range gb.Rows {
-		rec := []string{
-			r.Learner, filepath.ToSlash(r.Notebook), r.Exercise, r.Lesson, numPtr(r.Prediction), numPtr(r.Model), numPtr(r.Measured),
-			r.Source, string(r.Status), csvNum(r.Points), csvNum(r.MaxPoints), r.Note,
-			numPtr(r.FirstAttempt), attemptsText(r.Attempts),
-		}
-		if r.Prediction == nil && r.PredictionText != "" {
-			rec[4] = r.PredictionText
-		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+// PointsPossibleRow is the learner cell of totals.csv's first row, which
+// holds the assignment's points possible, as Canvas's gradebook lays it
+// out; for an importer that wants learners only (Moodle), delete it.
+const PointsPossibleRow = "Points Possible"
+
+// ItemsHeader is the header of item_analysis.csv (see Item).
+var ItemsHeader = []string{
+	"exercise", "lesson", "max_points", "learners", "answered", "right", "wrong", "missing", "unreadable", "overridden",
+	"median_prediction", "model_answer", "measured_answer", "common_wrong", "common_wrong_count", "misconception",
 }
 
-// WriteTotalsCSV writes one row per learner: points, max_points, percent.
-func (gb *Gradebook) WriteTotalsCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(TotalsHeader); err != nil {
-		return err
+// WriteCSV writes the gradebook's rows as CSV, header first. Every text
+// cell is neutralised against formula injection (SafeText); numbers are
+// written from the gradebook's numbers, never from learner text.
+func (gb *Gradebook) WriteCSV(w io.Writer) error {
+	cw := &csvWriter{w: w}
+	cw.header(GradebookHeader)
+	for _, r := range gb.Rows {
+		pred := numPtr(r.Prediction)
+		if r.Prediction == nil && r.PredictionText != "" {
+			pred = txt(r.PredictionText) // as written: learner text
+		}
+		cw.write([]cell{
+			txt(r.Learner), txt(filepath.ToSlash(r.Notebook)), txt(r.Exercise), txt(r.Lesson), pred, numPtr(r.Model), numPtr(r.Measured),
+			txt(r.Source), txt(string(r.Status)), num(r.Points), num(r.MaxPoints), txt(r.Note),
+			numPtr(r.FirstAttempt), attemptsCell(r.Attempts),
+		})
 	}
+	return cw.err
+}
+
+// WriteTotalsCSV writes totals.csv: the points-possible row, then one row
+// per learner (TotalsHeader).
+func (gb *Gradebook) WriteTotalsCSV(w io.Writer) error {
+	cw := &csvWriter{w: w}
+	cw.header(TotalsHeader)
+	cw.write([]cell{txt(PointsPossibleRow), txt(gb.Assignment), num(gb.PointsPossible), num(gb.PointsPossible), num(100),
+		txt(""), txt(""), txt(""), txt(""), txt("")})
 	for _, t := range gb.Totals {
-		if err := cw.Write([]string{t.Learner, csvNum(t.Points), csvNum(t.MaxPoints), csvNum(t.Percent)}); err != nil {
-			return err
+		cw.write([]cell{txt(t.Learner), txt(t.Assignment), num(t.Points), num(t.MaxPoints), num(t.Percent),
+			txt(string(t.Status)), txt(t.Submitted), txt(t.LastRun), num(float64(t.Notebooks)), txt(strings.Join(t.Flags, "; "))})
+	}
+	return cw.err
+}
+
+// WriteItemsCSV writes item_analysis.csv: one row per exercise (Item).
+func (gb *Gradebook) WriteItemsCSV(w io.Writer) error {
+	cw := &csvWriter{w: w}
+	cw.header(ItemsHeader)
+	for _, it := range gb.Items {
+		count := func(n int) cell { return num(float64(n)) }
+		common := numPtr(it.CommonWrong)
+		cw.write([]cell{txt(it.Exercise), txt(it.Lesson), num(it.MaxPoints), count(it.Learners), count(it.Answered), count(it.Right),
+			count(it.Wrong), count(it.Missing), count(it.Unreadable), count(it.Overridden),
+			numPtr(it.Median), numPtr(it.Model), numPtr(it.Measured), common, count(it.CommonWrongCount), txt(it.Misconception)})
+	}
+	return cw.err
+}
+
+// Summary returns the class summary in markdown: the totals by status,
+// the learners who need a look, and the item analysis.
+func (gb *Gradebook) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Class summary: %s\n\n", mdText(gb.Assignment))
+	fmt.Fprintf(&b, "%s of %s; %s points possible; lessons %s. Measurements: %s.\n\n",
+		words.Plural(len(gb.Totals), "learner"), words.Plural(gb.Notebooks, "notebook"), grader.Number(gb.PointsPossible),
+		strings.Join(gb.Lessons, ", "), mdText(gb.Source))
+	byStatus := map[LearnerStatus]int{}
+	var pct []float64
+	for _, t := range gb.Totals {
+		byStatus[t.Status]++
+		if t.Status != StatusMissing {
+			pct = append(pct, t.Percent)
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	b.WriteString("| status | learners |\n|---|---:|\n")
+	for _, st := range []LearnerStatus{StatusGraded, StatusPartial, StatusFlagged, StatusUnreadable, StatusMissing} {
+		fmt.Fprintf(&b, "| %s | %d |\n", st, byStatus[st])
+	}
+	if len(pct) > 0 {
+		slices.Sort(pct)
+		fmt.Fprintf(&b, "\nMedian score of those who submitted: %s%%.\n", csvNum(median(pct)))
+	}
+	if att := gb.attention(); len(att) > 0 {
+		b.WriteString("\n## Needs a look\n\n")
+		for _, t := range att {
+			fmt.Fprintf(&b, "- %s: %s (%s)\n", mdText(t.Learner), t.Status, mdText(strings.Join(t.Flags, "; ")))
+		}
+	}
+	b.WriteString("\n## Item analysis\n\n")
+	b.WriteString("| exercise | points | answered | right | median prediction | answer | most common wrong | misconception |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---|---|\n")
+	for _, it := range gb.Items {
+		answer := numText(it.Model)
+		if it.Measured != nil {
+			answer += " (measured " + numText(it.Measured) + ")"
+		}
+		common := ""
+		if it.CommonWrong != nil {
+			common = fmt.Sprintf("%s (%d)", numText(it.CommonWrong), it.CommonWrongCount)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d of %d | %d | %s | %s | %s | %s |\n", it.Exercise, grader.Number(it.MaxPoints),
+			it.Answered, it.Learners, it.Right, numText(it.Median), answer, common, mdText(it.Misconception))
+	}
+	return b.String()
+}
+
+// median is the median of sorted values (not empty).
+func median(s []float64) float64 {
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + m) / 2
+	}
+	return m
+}
+
+func numText(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return grader.Number(*p)
+}
+
+// mdText makes learner text (a name, a note) inert in markdown: no HTML,
+// no table cell break, one line.
+func mdText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "\n", " ", "\r", " ", "`", "\\`").Replace(s)
 }
 
 // WriteJSON writes the whole gradebook as one indented JSON document (see
@@ -71,18 +163,43 @@ func (gb *Gradebook) WriteJSON(w io.Writer) error {
 	return enc.Encode(gb)
 }
 
-// Feedback returns the markdown feedback of one learner: their total, then
-// every row of theirs with the question, the prediction and the answers,
-// and for every attempt the case's explanation.
+// Feedback returns the markdown feedback of one learner. It opens with a
+// summary: the score, the status and the exercises to review (wrong,
+// missing, unreadable). Then each row: a right answer in a line or two;
+// any other with the question, the prediction, the answers, the notes and,
+// for a wrong answer, the case's explanation, collapsed (<details>).
 func (gb *Gradebook) Feedback(learner string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Feedback for %s\n\n", learner)
+	fmt.Fprintf(&b, "# Feedback for %s\n\n", mdText(learner))
 	for _, t := range gb.Totals {
 		if t.Learner == learner {
-			fmt.Fprintf(&b, "Total: %s of %s points (%s%%).\n\n", grader.Number(t.Points), grader.Number(t.MaxPoints), csvNum(t.Percent))
+			fmt.Fprintf(&b, "**Score: %s of %s points (%s%%)** on %s.\n\n", grader.Number(t.Points), grader.Number(t.MaxPoints), csvNum(t.Percent), mdText(t.Assignment))
 		}
 	}
-	fmt.Fprintf(&b, "Measurements: %s.\n", gb.Source)
+	var review, missingIn []string
+	missing := 0
+	for _, r := range gb.Rows {
+		switch {
+		case r.Learner != learner || r.Exercise == "":
+		case r.Status == Wrong || r.Status == Unreadable:
+			review = append(review, fmt.Sprintf("%s (%s)", mdText(r.Exercise), r.Status))
+		case r.Status == Missing:
+			missing++
+			if !slices.Contains(missingIn, r.Lesson) {
+				missingIn = append(missingIn, r.Lesson)
+			}
+		}
+	}
+	if missing > 0 {
+		// Listed by lesson: a lesson not done is one item to review, not ten.
+		review = append(review, fmt.Sprintf("%s without a prediction (lessons %s)", words.Plural(missing, "exercise"), strings.Join(missingIn, ", ")))
+	}
+	if len(review) > 0 {
+		fmt.Fprintf(&b, "To review: %s.\n\n", strings.Join(review, "; "))
+	} else {
+		b.WriteString("Nothing to review.\n\n")
+	}
+	fmt.Fprintf(&b, "Measurements: %s.\n", mdText(gb.Source))
 	for _, r := range gb.Rows {
 		if r.Learner != learner {
 			continue
@@ -94,16 +211,17 @@ func (gb *Gradebook) Feedback(learner string) string {
 }
 
 func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
-	title := r.Exercise
+	title := mdText(r.Exercise)
 	if title == "" {
 		title = "A call without an exercise id"
 	}
+	note := mdText(r.Note)
 	switch r.Status {
 	case BadNotebook:
-		fmt.Fprintf(b, "## %s: not graded\n\n%s\n", filepath.ToSlash(r.Notebook), r.Note)
+		fmt.Fprintf(b, "## %s: not graded\n\n%s\n", mdText(filepath.ToSlash(r.Notebook)), note)
 		return
 	case UnknownExercise:
-		fmt.Fprintf(b, "## %s: unknown exercise\n\n%s\n", title, r.Note)
+		fmt.Fprintf(b, "## %s: unknown exercise\n\n%s\n", title, note)
 		return
 	}
 	points := ""
@@ -113,14 +231,21 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 	fmt.Fprintf(b, "## %s: %s%s\n\n", title, r.Status, points)
 	k := gb.keys[r.Exercise]
 	if k == nil {
-		fmt.Fprintf(b, "%s\n", r.Note)
+		fmt.Fprintf(b, "%s\n", note)
 		return
+	}
+	if r.Override != nil {
+		fmt.Fprintf(b, "**%s**\n\n", mdText(OverrideNote(*r.Override, r.MaxPoints)))
+	}
+	if r.Status == Right && r.Prediction != nil {
+		fmt.Fprintf(b, "%s\n\n- Your prediction: %s, right.\n", k.Exercise.Question, grader.Number(*r.Prediction))
+		return // right: no need of the explanation
 	}
 	fmt.Fprintf(b, "%s\n\n", k.Exercise.Question)
 	if r.Prediction != nil {
 		fmt.Fprintf(b, "- Your prediction: %s\n", grader.Number(*r.Prediction))
 	} else if r.PredictionText != "" {
-		fmt.Fprintf(b, "- Your prediction: `%s` (not read)\n", r.PredictionText)
+		fmt.Fprintf(b, "- Your prediction: %s (not read)\n", mdText(r.PredictionText))
 	} else {
 		b.WriteString("- Your prediction: none\n")
 	}
@@ -131,14 +256,16 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 		fmt.Fprintf(b, "- Measured: none (%s)\n", k.NoMeasurement)
 	}
 	if r.Note != "" {
-		fmt.Fprintf(b, "- Note: %s\n", r.Note)
+		fmt.Fprintf(b, "- Note: %s\n", note)
 	}
-	if r.Status == Missing {
+	if r.Status == Missing || r.Prediction == nil {
 		return // the answer is above; the explanation is for an attempt
 	}
+	b.WriteString("\n<details><summary>Explanation</summary>\n")
 	for _, s := range k.Explanation {
 		fmt.Fprintf(b, "\n### %s\n\n%s", s.Title, s.Markdown())
 	}
+	b.WriteString("\n</details>\n")
 }
 
 // Output files of WriteDir.
@@ -146,11 +273,13 @@ const (
 	GradebookCSV  = "gradebook.csv"
 	TotalsCSV     = "totals.csv"
 	GradebookJSON = "gradebook.json"
+	ItemsCSV      = "item_analysis.csv"
+	SummaryMD     = "summary.md"
 	FeedbackDir   = "feedback"
 )
 
-// WriteDir writes gradebook.csv, totals.csv, gradebook.json and
-// feedback/LEARNER.md into dir, creating it. Learner names become file
+// WriteDir writes gradebook.csv, totals.csv, gradebook.json,
+// item_analysis.csv, summary.md and feedback/LEARNER.md into dir, creating it. Learner names become file
 // names with every character but letters, digits, '.', '-' and '_'
 // replaced by '_'; two learners whose names collide get -2, -3...
 func (gb *Gradebook) WriteDir(dir string) error {
@@ -175,6 +304,12 @@ func (gb *Gradebook) WriteDir(dir string) error {
 		return err
 	}
 	if err := write(GradebookJSON, gb.WriteJSON); err != nil {
+		return err
+	}
+	if err := write(ItemsCSV, gb.WriteItemsCSV); err != nil {
+		return err
+	}
+	if err := write(SummaryMD, func(w io.Writer) error { _, err := io.WriteString(w, gb.Summary()); return err }); err != nil {
 		return err
 	}
 	for learner, name := range gb.FeedbackFiles() {
@@ -223,31 +358,10 @@ func fileName(s string) string {
 	return b.String()
 }
 
-// attemptsText is the attempts column: empty when there is no record.
-func attemptsText(n int) string {
+// attemptsCell is the attempts column: empty when there is no record.
+func attemptsCell(n int) cell {
 	if n == 0 {
-		return ""
+		return cell{num: true}
 	}
-	return strconv.Itoa(n)
-}
-
-// csvNum prints a number for the CSV: integers whole, others to six
-// significant digits, never with an exponent, so that spreadsheets read it
-// as the number it is.
-func csvNum(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatFloat(v, 'f', -1, 64) // counts stay exact
-	}
-	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
-	if err != nil {
-		r = v
-	}
-	return strconv.FormatFloat(r, 'f', -1, 64)
-}
-
-func numPtr(p *float64) string {
-	if p == nil {
-		return ""
-	}
-	return csvNum(*p)
+	return num(float64(n))
 }

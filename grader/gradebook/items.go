@@ -1,0 +1,119 @@
+package gradebook
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// Item is the class's item analysis of one exercise: how the learners
+// answered it (item_analysis.csv, and the class summary).
+type Item struct {
+	Exercise string `json:"exercise"`
+	Lesson   string `json:"lesson"`
+	// MaxPoints is the exercise's points, 0 when it is not graded.
+	MaxPoints float64 `json:"max_points"`
+	// Learners is the class's size; Answered the learners with a readable
+	// prediction, Right those graded right; Missing and Unreadable the
+	// others' rows; Overridden the overrides.
+	Learners   int `json:"learners"`
+	Answered   int `json:"answered"`
+	Right      int `json:"right"`
+	Wrong      int `json:"wrong"`
+	Missing    int `json:"missing"`
+	Unreadable int `json:"unreadable"`
+	Overridden int `json:"overridden"`
+	// Median is the median of the readable predictions, nil for none.
+	Median *float64 `json:"median_prediction"`
+	// Model and Measured are the answers, as in the rows.
+	Model    *float64 `json:"model_answer"`
+	Measured *float64 `json:"measured_answer"`
+	// CommonWrong is the most common wrong prediction (the smallest on a
+	// tie), CommonWrongCount how many learners gave it, Misconception
+	// what the grader's hints say it points to ("" when none fits).
+	CommonWrong      *float64 `json:"common_wrong"`
+	CommonWrongCount int      `json:"common_wrong_count"`
+	Misconception    string   `json:"misconception"`
+}
+
+// itemAnalysis computes the items from the rows, one per exercise, in the
+// gradebook's exercise order.
+func (gb *Gradebook) itemAnalysis() []Item {
+	idx := map[string]int{}
+	items := make([]Item, len(gb.Exercises))
+	preds := make([][]float64, len(gb.Exercises))
+	wrong := make([]map[float64]int, len(gb.Exercises))
+	for i, e := range gb.Exercises {
+		idx[e.ID] = i
+		items[i] = Item{Exercise: e.ID, Lesson: e.Lesson, Learners: len(gb.Totals), Model: ptr(e.Model), Measured: e.Measured}
+		if e.Graded {
+			items[i].MaxPoints = e.Points
+		}
+		wrong[i] = map[float64]int{}
+	}
+	for _, r := range gb.Rows {
+		i, ok := idx[r.Exercise]
+		if !ok || r.Status == UnknownExercise {
+			continue
+		}
+		it := &items[i]
+		if r.Override != nil {
+			it.Overridden++
+		}
+		switch r.Status {
+		case Missing:
+			it.Missing++
+			continue
+		case Unreadable:
+			it.Unreadable++
+			continue
+		case Right:
+			it.Right++
+		case Wrong:
+			it.Wrong++
+			wrong[i][*r.Prediction]++
+		}
+		if r.Prediction != nil {
+			it.Answered++
+			preds[i] = append(preds[i], *r.Prediction)
+		}
+	}
+	for i := range items {
+		it := &items[i]
+		if p := preds[i]; len(p) > 0 {
+			slices.Sort(p)
+			m := p[len(p)/2]
+			if len(p)%2 == 0 {
+				m = (p[len(p)/2-1] + m) / 2
+			}
+			it.Median = ptr(m)
+		}
+		var best float64
+		for v, n := range wrong[i] {
+			if n > it.CommonWrongCount || n == it.CommonWrongCount && v < best {
+				best, it.CommonWrongCount = v, n
+			}
+		}
+		if it.CommonWrongCount > 0 {
+			it.CommonWrong = ptr(best)
+			if k := gb.keys[it.Exercise]; k != nil {
+				it.Misconception = strings.Join(k.Verdict(best).Hints, " ")
+			}
+		}
+	}
+	return items
+}
+
+// attention returns the totals whose status needs the instructor, the
+// most urgent first, then by learner.
+func (gb *Gradebook) attention() []Total {
+	rank := map[LearnerStatus]int{StatusMissing: 0, StatusUnreadable: 1, StatusFlagged: 2}
+	var out []Total
+	for _, t := range gb.Totals {
+		if _, ok := rank[t.Status]; ok {
+			out = append(out, t)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Total) int { return cmp.Compare(rank[a.Status], rank[b.Status]) })
+	return out
+}
