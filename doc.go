@@ -21,7 +21,8 @@
 //	1  lessons/spec        the experiment spec: the kernel table and the field table
 //	0  lessons/devices     GPU profiles (profiles.json)
 //	   lessons/metrics     Nsight Compute's metric names
-//	   internal/...        plumbing: words, notebook (ipynb reading), attempt (a learner's attempts), dockerfile
+//	   internal/...        plumbing: words, notebook (ipynb reading), attempt (a learner's attempts), dockerfile,
+//	                       constexpr (a Go constant expression valued as the compiler values it)
 //
 // deploy holds only the tests of the Docker image and its install.
 //

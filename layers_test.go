@@ -23,6 +23,7 @@ var layers = map[string]int{
 	"internal/words":                0,
 	"internal/notebook":             0,
 	"internal/attempt":              0,
+	"internal/constexpr":            0,
 	"internal/dockerfile":           0,
 	"lessons/devices":               0,
 	"lessons/metrics":               0,

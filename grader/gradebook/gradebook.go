@@ -383,7 +383,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 		case firstAttempt && hasRec:
 			// The first attempt stands in for the call: graded like one.
 			c := located{Call: Call{Cell: rec.Cell, Line: 0, ID: e.ID, Value: rec.attempts.First.Value, Form: FormLiteral,
-				Arg: grader.Number(rec.attempts.First.Value)}, path: rec.path}
+				Arg: FormatNumber(rec.attempts.First.Value)}, path: rec.path}
 			v := k.Verdict(c.Value)
 			r.verdict = v
 			r.Notebook, r.Prediction, r.PredictionText = c.path, ptr(c.Value), c.Arg
@@ -415,7 +415,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 			}
 			notes = append(notes, c.where())
 			if c.Form == FormConstant {
-				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, grader.Number(c.Value))
+				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, FormatNumber(c.Value))
 				if c.Truncated {
 					n += " (integer division drops the fraction: write 1.0/8, not 1/8)"
 				}
@@ -435,12 +435,20 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 		case len(mine) > 0 && !slices.ContainsFunc(mine, func(c located) bool { return c.Form == FormUnreadable }):
 			c := mine[0]
 			r.Status, r.Notebook, r.PredictionText = Missing, c.path, c.Arg
-			notes = append(notes, fmt.Sprintf("%s: still the placeholder %s: no prediction written", c.where(), c.Arg))
+			if c.Template {
+				notes = append(notes, fmt.Sprintf("%s: missing (untouched template): the cell is as the course's first build shipped it, with %s, and no attempt is recorded", c.where(), c.Arg))
+			} else {
+				notes = append(notes, fmt.Sprintf("%s: still the placeholder %s: no prediction written", c.where(), c.Arg))
+			}
 		case len(mine) > 0:
 			i := slices.IndexFunc(mine, func(c located) bool { return c.Form == FormUnreadable })
 			c := mine[i]
 			r.Status, r.Notebook, r.PredictionText = Unreadable, c.path, c.Arg
-			notes = append(notes, fmt.Sprintf("%s: %s; write the number in the call, e.g. lab.Check(%q, 32)", c.where(), c.Problem, e.ID))
+			if c.OutsideMain {
+				notes = append(notes, fmt.Sprintf("%s: %s", c.where(), c.Problem))
+			} else {
+				notes = append(notes, fmt.Sprintf("%s: %s; write the number in the call, e.g. lab.Check(%q, 32)", c.where(), c.Problem, e.ID))
+			}
 			if len(mine) > 1 {
 				notes = append(notes, fmt.Sprintf("%d more unreadable call(s) for this exercise", len(mine)-1))
 			}
@@ -464,7 +472,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 		}
 		if hasRec && r.Prediction != nil && !firstAttempt && rec.attempts.First.Value != *r.Prediction {
 			notes = append(notes, fmt.Sprintf("the first attempt was %s (%s; -first-attempt grades it)",
-				grader.Number(rec.attempts.First.Value), words.Plural(rec.attempts.Attempts, "attempt")))
+				FormatNumber(rec.attempts.First.Value), words.Plural(rec.attempts.Attempts, "attempt")))
 		}
 		if bad := append(badRecords[e.ID], badRecords[e.Lesson]...); len(bad) > 0 {
 			notes = append(notes, "an attempt record in the saved outputs does not parse ("+strings.Join(bad, "; ")+")")

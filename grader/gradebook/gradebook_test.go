@@ -86,7 +86,7 @@ func TestGradebookRows(t *testing.T) {
 		{"an alias import in a later cell", "Carol Shaw", "05-aos-soa/sectors-aos-16", Right, 1, 1, "cell 1, line 2"},
 		{"a call split across cells", "Carol Shaw", "05-aos-soa/efficiency-aos-24", Unreadable, 0, 1, "does not compile"},
 		{"an answer in markdown", "Carol Shaw", "05-aos-soa/soa-speedup", Missing, 0, 2, "a markdown cell (cell 5, line 1)"},
-		{"a dot import, statements outside main", "Dan", "06-vectorized/sectors-float4", Right, 1, 1, ""},
+		{"a dot import, statements outside main: never ran (issue 12)", "Dan", "06-vectorized/sectors-float4", Unreadable, 0, 1, "never ran: a call outside %%"},
 		{"a %%writefile cell", "Dan", "06-vectorized/sum-fields-sector-ratio", Missing, 0, 1, "a cell GoNB does not run as Go (%%writefile)"},
 		{"bytes for sectors", "Eve", "07-ncu-metric/st-sectors-per-request-write-4", Wrong, 0, 1, "counts bytes"},
 		{"a malformed notebook of a learner with a good one", "Eve", "", BadNotebook, 0, 0, "malformed JSON"},

@@ -5,16 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
-	"go/constant"
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/coalescing-course/coalesce/internal/attempt"
+	"github.com/coalescing-course/coalesce/internal/constexpr"
 	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/coalescing-course/coalesce/internal/words"
 )
@@ -36,16 +38,19 @@ type Form int
 
 const (
 	// FormUnreadable is a prediction that is not a number written in the call:
-	// a variable, a function call, a string, a call that does not compile.
+	// a variable, a function call, a string, a call that never ran.
 	FormUnreadable Form = iota
 	// FormLiteral is a number, with or without a sign: 32, -0.5, 1e3, 0x20.
 	FormLiteral
-	// FormConstant is arithmetic on numbers (+ - * / % and parentheses),
-	// evaluated with Go's own constant rules, so 64/2 is 32 and 1/8 is 0
-	// (integer division) exactly as the running notebook saw it.
+	// FormConstant is a constant expression of numbers (package
+	// internal/constexpr: operators, conversions such as float64(3)/2, min
+	// and max), evaluated as the Go compiler evaluated it for the running
+	// notebook: 1<<5 is 32, 64/2 is 32, and 1/8 is 0 (integer division).
 	FormConstant
-	// FormPlaceholder is the placeholder a lesson ships, lab.YourPrediction:
-	// no prediction was written, and the exercise counts as missing.
+	// FormPlaceholder is no prediction written: the placeholder a lesson
+	// ships, lab.YourPrediction, or a 0 in a cell left exactly as the
+	// course's first build shipped it (Call.Template). The exercise counts
+	// as missing.
 	FormPlaceholder
 )
 
@@ -68,45 +73,39 @@ func (f Form) String() string {
 var ErrPrediction = errors.New("prediction not readable")
 
 // ParsePrediction reads the prediction argument of a Check call from its
-// source text: a numeric literal, or arithmetic on numeric literals (see
-// Form). Anything else is an error wrapping ErrPrediction that says what
-// was found.
+// source text: a numeric literal, or a constant expression of numbers
+// (see Form). Anything else, and anything Go would not compile as the
+// float64 argument, is an error wrapping ErrPrediction that says what was
+// found.
 func ParsePrediction(src string) (float64, Form, error) {
+	if len(src) > constexpr.MaxSource {
+		return 0, FormUnreadable, fmt.Errorf("%w: the expression is %d bytes, over the %d read", ErrPrediction, len(src), constexpr.MaxSource)
+	}
 	x, err := parser.ParseExpr(src)
 	if err != nil {
 		return 0, FormUnreadable, fmt.Errorf("%w: %q is not a Go expression", ErrPrediction, clip(src, 40))
 	}
-	return evalPrediction(x)
+	r, form, err := evalPrediction(x, nil)
+	return r.Value, form, err
 }
 
-func evalPrediction(x ast.Expr) (float64, Form, error) {
-	v, _, err := evalConst(x, 0, false)
+// evalPrediction evaluates a prediction argument as the compiler did;
+// shadowed names the predeclared names the notebook redeclares.
+func evalPrediction(x ast.Expr, shadowed map[string]bool) (constexpr.Result, Form, error) {
+	r, err := constexpr.Float64(x, constexpr.Options{Shadowed: func(n string) bool { return shadowed[n] }})
 	if err != nil {
-		return 0, FormUnreadable, fmt.Errorf("%w: %v", ErrPrediction, err)
-	}
-	f, _ := constant.Float64Val(constant.ToFloat(v))
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, FormUnreadable, fmt.Errorf("%w: the number overflows float64 (Go would not compile it)", ErrPrediction)
+		msg := err.Error()
+		var ce *constexpr.Error
+		if errors.As(err, &ce) {
+			msg = ce.Msg
+		}
+		return constexpr.Result{}, FormUnreadable, fmt.Errorf("%w: %s", ErrPrediction, msg)
 	}
 	form := FormConstant
 	if isSignedLiteral(x) {
 		form = FormLiteral
 	}
-	return f, form, nil
-}
-
-// truncates reports whether Go's integer division makes x differ from
-// the same arithmetic done on paper: 100/6 is 16, not 16.67.
-func truncates(x ast.Expr) bool {
-	exact, _, err := evalConst(x, 0, true)
-	if err != nil {
-		return false
-	}
-	goV, _, err := evalConst(x, 0, false)
-	if err != nil {
-		return false
-	}
-	return constant.Compare(constant.ToFloat(exact), token.NEQ, constant.ToFloat(goV))
+	return r, form, nil
 }
 
 func isSignedLiteral(x ast.Expr) bool {
@@ -127,80 +126,16 @@ func isSignedLiteral(x ast.Expr) bool {
 	}
 }
 
-// maxDepth bounds the nesting evalConst follows, so that a pathological
-// expression costs little.
-const maxDepth = 64
-
-// evalConst evaluates a constant expression of numeric literals, tracking
-// whether it is an untyped integer (for Go's integer division).
-// With realDiv, every division is exact, as on paper.
-func evalConst(x ast.Expr, depth int, realDiv bool) (v constant.Value, isInt bool, err error) {
-	if depth > maxDepth {
-		return nil, false, errors.New("the expression is nested too deeply")
+// FormatNumber writes a prediction or an answer for the gradebook's
+// files with every digit it has: the shortest decimal that reads back as
+// the same float64 (strconv's -1 precision), without an exponent from
+// 1e-6 to 1e21 so that spreadsheets read it as written. 123456789.5 stays
+// 123456789.5, never 1.23457e+08.
+func FormatNumber(v float64) string {
+	if a := math.Abs(v); a == 0 || a >= 1e-6 && a < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	switch e := x.(type) {
-	case *ast.BasicLit:
-		switch e.Kind {
-		case token.INT, token.FLOAT:
-			v := constant.MakeFromLiteral(e.Value, e.Kind, 0)
-			if v.Kind() == constant.Unknown {
-				return nil, false, fmt.Errorf("%s is not a valid number", e.Value)
-			}
-			return v, e.Kind == token.INT, nil
-		case token.IMAG:
-			return nil, false, fmt.Errorf("%s is an imaginary number", e.Value)
-		case token.CHAR:
-			return nil, false, fmt.Errorf("%s is a character, not a number", e.Value)
-		}
-		return nil, false, fmt.Errorf("%s is a string, not a number", clip(e.Value, 40))
-	case *ast.ParenExpr:
-		return evalConst(e.X, depth+1, realDiv)
-	case *ast.UnaryExpr:
-		if e.Op != token.SUB && e.Op != token.ADD {
-			return nil, false, fmt.Errorf("operator %s: only + - * / %% and parentheses are read", e.Op)
-		}
-		v, isInt, err := evalConst(e.X, depth+1, realDiv)
-		if err != nil {
-			return nil, false, err
-		}
-		return constant.UnaryOp(e.Op, v, 0), isInt, nil
-	case *ast.BinaryExpr:
-		switch e.Op {
-		case token.ADD, token.SUB, token.MUL, token.QUO, token.REM:
-		default:
-			return nil, false, fmt.Errorf("operator %s: only + - * / %% and parentheses are read", e.Op)
-		}
-		a, aInt, err := evalConst(e.X, depth+1, realDiv)
-		if err != nil {
-			return nil, false, err
-		}
-		b, bInt, err := evalConst(e.Y, depth+1, realDiv)
-		if err != nil {
-			return nil, false, err
-		}
-		isInt := aInt && bInt
-		op := e.Op
-		switch op {
-		case token.QUO, token.REM:
-			if constant.Sign(b) == 0 {
-				return nil, false, errors.New("division by zero (Go would not compile it)")
-			}
-			if op == token.REM && !isInt {
-				return nil, false, errors.New("% of a non-integer (Go would not compile it)")
-			}
-			if op == token.QUO && isInt && !realDiv {
-				op = token.QUO_ASSIGN // integer division, as Go does for untyped integers
-			}
-		}
-		return constant.BinaryOp(a, op, b), isInt, nil
-	case *ast.Ident:
-		return nil, false, fmt.Errorf("%s is a name, not a number written in the call", e.Name)
-	case *ast.SelectorExpr:
-		return nil, false, fmt.Errorf("%s is a name, not a number written in the call", exprString(e))
-	case *ast.CallExpr:
-		return nil, false, fmt.Errorf("%s is a function call or conversion: write the number alone", clip(exprString(e), 40))
-	}
-	return nil, false, fmt.Errorf("%s is not a number", clip(exprString(x), 40))
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // Call is one Check call (lab.Check) found in a notebook's code.
@@ -219,6 +154,18 @@ type Call struct {
 	// Truncated is true when Go's integer division changed the value of a
 	// constant expression (100/6 is 16).
 	Truncated bool
+	// Template is true for a 0 in a cell byte-identical to a prediction
+	// cell of the course's first build, which shipped 0 where lessons now
+	// ship lab.YourPrediction, when the notebook holds no attempt record
+	// for the exercise: no prediction was written (Form is
+	// FormPlaceholder). With a recorded attempt the 0 was run, and is a
+	// prediction; a 0 in a changed cell always is.
+	Template bool
+	// OutsideMain is true for a call in the statements of a cell that has
+	// no %% (or %main) above them: GoNB compiles the lines before %% as
+	// declarations, so the cell failed and the call never ran (Form is
+	// FormUnreadable; Problem says so).
+	OutsideMain bool
 }
 
 // Mention is a Check call seen where it is not run: in a comment, a
@@ -295,6 +242,19 @@ func FindCalls(nb *notebook.Notebook) Found {
 			}
 		}
 	}
+	// The predeclared names a prediction may use (float64, max...) that
+	// the notebook declares anew at package level: the compiler did not
+	// read them as Go's.
+	shadowed := map[string]bool{}
+	for i, c := range nb.Cells {
+		if c.Type != notebook.Code || !mentionsPredeclared(c.Source) {
+			continue
+		}
+		if parsed[i] == nil {
+			parsed[i] = parseCell(c.Source)
+		}
+		parsed[i].declared(false, shadowed)
+	}
 	for i, c := range nb.Cells {
 		for _, o := range c.Outputs {
 			raw, ok := o.Data[attempt.MIMEType]
@@ -336,10 +296,105 @@ func FindCalls(nb *notebook.Notebook) Found {
 			f.Mentions = append(f.Mentions, mentionsIn(c.Source, i, 0, "a cell GoNB does not run as Go ("+strings.Fields(c.Source)[0]+")")...)
 			continue
 		}
-		f.Calls = append(f.Calls, ca.calls(i, names, dot)...)
+		local := maps.Clone(shadowed) // and those the cell itself declares, anywhere in it
+		ca.declared(true, local)
+		calls := ca.calls(i, names, local, dot)
+		if isFirstBuildTemplate(c.Source) {
+			for k, call := range calls {
+				if call.Form == FormLiteral && call.Value == 0 && !attempted(f.Attempts, call.ID) {
+					calls[k].Form, calls[k].Template = FormPlaceholder, true
+				}
+			}
+		}
+		f.Calls = append(f.Calls, calls...)
 		f.Mentions = append(f.Mentions, ca.comments(i)...)
 	}
 	return f
+}
+
+// attempted reports whether an attempt record of the notebook shows an
+// attempt at exercise id.
+func attempted(records []Attempt, id string) bool {
+	return slices.ContainsFunc(records, func(a Attempt) bool { return a.Record.ID == id && a.Record.Attempts > 0 })
+}
+
+// mentionsPredeclared reports whether src may declare a predeclared name
+// that constexpr reads, so that only such cells are parsed for it.
+func mentionsPredeclared(src string) bool {
+	return slices.ContainsFunc(constexpr.Names, func(n string) bool { return strings.Contains(src, n) })
+}
+
+// declared adds to names the predeclared names that constexpr reads and
+// the cell declares: at package level only, or with all, anywhere in it
+// (a variable, a parameter, a local function value).
+func (ca *cellAST) declared(all bool, names map[string]bool) {
+	add := func(id *ast.Ident) {
+		if id != nil && slices.Contains(constexpr.Names, id.Name) {
+			names[id.Name] = true
+		}
+	}
+	for fi, f := range ca.files {
+		if !all {
+			if fi == ca.statements || ca.offset[fi] != strings.Count(filePrefix, "\n") {
+				continue // statements: not package level
+			}
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if d.Recv == nil {
+						add(d.Name)
+					}
+				case *ast.GenDecl:
+					for _, sp := range d.Specs {
+						switch sp := sp.(type) {
+						case *ast.TypeSpec:
+							add(sp.Name)
+						case *ast.ValueSpec:
+							for _, n := range sp.Names {
+								add(n)
+							}
+						}
+					}
+				}
+			}
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				if n.Recv == nil {
+					add(n.Name)
+				}
+			case *ast.TypeSpec:
+				add(n.Name)
+			case *ast.ValueSpec:
+				for _, id := range n.Names {
+					add(id)
+				}
+			case *ast.Field:
+				for _, id := range n.Names {
+					add(id)
+				}
+			case *ast.AssignStmt:
+				if n.Tok == token.DEFINE {
+					for _, l := range n.Lhs {
+						if id, ok := l.(*ast.Ident); ok {
+							add(id)
+						}
+					}
+				}
+			case *ast.RangeStmt:
+				if n.Tok == token.DEFINE {
+					for _, l := range []ast.Expr{n.Key, n.Value} {
+						if id, ok := l.(*ast.Ident); ok {
+							add(id)
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
 }
 
 // importsCheck reports whether a cell's source names a package of
@@ -370,6 +425,10 @@ type cellAST struct {
 	raw    string // the cell's Go lines, special lines blanked
 	err    error
 	notGo  bool
+	// statements is the index in files of the lines before %% parsed as
+	// statements, -1 when they are declarations: GoNB does not compile
+	// them, so their calls never ran.
+	statements int
 }
 
 const (
@@ -379,7 +438,7 @@ const (
 
 func parseCell(src string) *cellAST {
 	g := notebook.SplitGoNB(src)
-	ca := &cellAST{fset: token.NewFileSet(), notGo: g.NotGo}
+	ca := &cellAST{fset: token.NewFileSet(), notGo: g.NotGo, statements: -1}
 	if g.NotGo {
 		return ca
 	}
@@ -409,11 +468,14 @@ func parseCell(src string) *cellAST {
 	}
 	lines := strings.Count(src, "\n") + 1
 	if strings.TrimSpace(g.Decls) != "" {
-		// Declarations, as GoNB wants them; statements outside main, as
-		// some kernels allow, parse as a function body instead.
+		// Declarations, as GoNB wants them. Statements before %% (or in a
+		// cell without one) are parsed as a function body only to report
+		// their calls as never run: GoNB fails to compile such a cell.
 		if err := add(filePrefix, g.Decls); err != nil {
 			if err2 := add(bodyPrefix, g.Decls); err2 != nil {
 				ca.err = shiftErr(err, 1, lines)
+			} else {
+				ca.statements = len(ca.files) - 1
 			}
 		}
 	}
@@ -440,7 +502,7 @@ func shiftErr(err error, added, cellLines int) error {
 	return err
 }
 
-func (ca *cellAST) calls(cell int, names map[string]bool, dot bool) []Call {
+func (ca *cellAST) calls(cell int, names, shadowed map[string]bool, dot bool) []Call {
 	if ca.err != nil {
 		return ca.scanCalls(cell, names, dot)
 	}
@@ -463,6 +525,12 @@ func (ca *cellAST) calls(cell int, names map[string]bool, dot bool) []Call {
 				}
 			}
 			switch {
+			case fi == ca.statements:
+				c.OutsideMain = true
+				if len(call.Args) > 1 {
+					c.Arg = text(call.Args[1])
+				}
+				c.Problem = "never ran: a call outside %% does not run (GoNB needs %% before statements, and fails to compile the cell); put %% on a line above it"
 			case len(call.Args) != 2 || call.Ellipsis.IsValid():
 				c.Problem = fmt.Sprintf("Check takes an exercise id and a number; this call has %s", words.Plural(len(call.Args), "argument"))
 				if len(call.Args) > 1 {
@@ -472,13 +540,11 @@ func (ca *cellAST) calls(cell int, names map[string]bool, dot bool) []Call {
 				c.Arg, c.Form = text(call.Args[1]), FormPlaceholder
 			default:
 				c.Arg = text(call.Args[1])
-				var err error
-				c.Value, c.Form, err = evalPrediction(call.Args[1])
+				r, form, err := evalPrediction(call.Args[1], shadowed)
 				if err != nil {
 					c.Problem = strings.TrimPrefix(err.Error(), ErrPrediction.Error()+": ")
-				} else if c.Form == FormConstant {
-					c.Truncated = truncates(call.Args[1])
 				}
+				c.Value, c.Form, c.Truncated = r.Value, form, r.Truncated
 			}
 			if c.ID == "" && c.Problem == "" {
 				c.Problem = fmt.Sprintf("the first argument, %s, is not a string literal: write the exercise id in quotes", clip(c.IDText, 40))
@@ -612,34 +678,6 @@ func (ca *cellAST) comments(cell int) []Mention {
 		}
 	}
 	return out
-}
-
-func exprString(x ast.Expr) string {
-	switch e := x.(type) {
-	case *ast.Ident:
-		return e.Name
-	case *ast.SelectorExpr:
-		return exprString(e.X) + "." + e.Sel.Name
-	case *ast.CallExpr:
-		return exprString(e.Fun) + "(…)"
-	case *ast.BasicLit:
-		return e.Value
-	case *ast.CompositeLit:
-		return "a composite literal"
-	case *ast.FuncLit:
-		return "a function literal"
-	case *ast.IndexExpr:
-		return exprString(e.X) + "[…]"
-	case *ast.StarExpr:
-		return "*" + exprString(e.X)
-	case *ast.UnaryExpr:
-		return e.Op.String() + exprString(e.X)
-	case *ast.BinaryExpr:
-		return exprString(e.X) + " " + e.Op.String() + " " + exprString(e.Y)
-	case *ast.ParenExpr:
-		return "(" + exprString(e.X) + ")"
-	}
-	return fmt.Sprintf("%T", x)
 }
 
 func clip(s string, n int) string {

@@ -1,12 +1,14 @@
 package gradebook
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,23 +40,35 @@ func TestParsePrediction(t *testing.T) {
 		{"(4 + 4) * 2", 16, FormConstant, ""},
 		{"7 % 4", 3, FormConstant, ""},
 		{"-(2*3)", -6, FormConstant, ""},
+		// Every constant form Go compiles, as the notebook saw it (issue 12):
+		{"1 << 5", 32, FormConstant, ""},        // 2^5
+		{"^1", -2, FormConstant, ""},            // untyped: -1-1
+		{"float64(3)/2", 1.5, FormConstant, ""}, // typed float64: no integer division
+		{"float64(32)", 32, FormConstant, ""},   //
+		{"'a'", 97, FormConstant, ""},           // a rune constant is a number: ASCII a
+		{"0b101 | 0o10", 13, FormConstant, ""},  // 5 | 8
+		{"max(2, 3.5)", 3.5, FormConstant, ""},  //
+		{"2i * 2i", -4, FormConstant, ""},       // i*i = -1, times 4
+		{"123456789.125", 123456789.125, FormLiteral, ""},
 		// Not numbers written in the call.
 		{"x", 0, FormUnreadable, "x is a name"},
 		{"math.Pi", 0, FormUnreadable, "math.Pi is a name"},
-		{"float64(32)", 0, FormUnreadable, "conversion"},
 		{"f()", 0, FormUnreadable, "function call"},
+		{"len(\"ab\")", 0, FormUnreadable, "function call"}, // constant in Go, but no number written
 		{`"32"`, 0, FormUnreadable, "string"},
-		{"'a'", 0, FormUnreadable, "character"},
-		{"2i", 0, FormUnreadable, "imaginary"},
-		{"1 << 5", 0, FormUnreadable, "operator <<"},
-		{"^1", 0, FormUnreadable, "operator ^"},
-		{"1/0", 0, FormUnreadable, "division by zero"},
-		{"1.5 % 1", 0, FormUnreadable, "non-integer"},
-		{"1e400", 0, FormUnreadable, "overflows"},
+		// Go would not compile these: never a number.
+		{"2i", 0, FormUnreadable, "complex"},
+		{"1/0", 0, FormUnreadable, "divides by zero"},
+		{"1.5 % 1", 0, FormUnreadable, "operator %"},
+		{"1e400", 0, FormUnreadable, "overflows float64"},
+		{"1 << 600", 0, FormUnreadable, "512-bit"},
+		{"int(3)", 0, FormUnreadable, "type int"},
+		{"float32(0.5)", 0, FormUnreadable, "type float32"},
 		{"x * 2", 0, FormUnreadable, "x is a name"},
 		{"[]int{1}", 0, FormUnreadable, "composite"},
 		{"32)", 0, FormUnreadable, "not a Go expression"},
 		{"", 0, FormUnreadable, "not a Go expression"},
+		{strings.Repeat("(", 10000) + "1" + strings.Repeat(")", 10000), 0, FormUnreadable, "over the 4096 read"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
@@ -115,9 +129,40 @@ func TestFindCalls(t *testing.T) {
 			course: true,
 		},
 		{
-			name:  "a top-level statement, no %% (parsed as a body)",
+			name:  "a top-level statement, no %%: GoNB does not compile it, the call never ran",
 			cells: []string{"grader.Check(\"a/b\", 4)"},
-			calls: []call{{0, 1, "a/b", "4", 4, FormLiteral, ""}},
+			calls: []call{{0, 1, "a/b", "4", 0, FormUnreadable, "never ran: a call outside %%"}},
+		},
+		{
+			name:  "statements above %% never ran; those after it did",
+			cells: []string{"x := 1\ngrader.Check(\"a/b\", 4)\n%%\ngrader.Check(\"a/c\", 8)"},
+			calls: []call{
+				{0, 2, "a/b", "4", 0, FormUnreadable, "never ran"},
+				{0, 4, "a/c", "8", 8, FormLiteral, ""},
+			},
+		},
+		{
+			name:  "%main starts the body as %% does",
+			cells: []string{"%main\ngrader.Check(\"a/b\", 1<<5)"},
+			calls: []call{{0, 2, "a/b", "1<<5", 32, FormConstant, ""}},
+		},
+		{
+			name:  "a package-level var initialiser runs: GoNB runs every cell that compiles",
+			cells: []string{"var v = grader.Check(\"a/b\", 2)"},
+			calls: []call{{0, 1, "a/b", "2", 2, FormLiteral, ""}},
+		},
+		{
+			name: "a predeclared name the notebook redeclares is not Go's",
+			cells: []string{
+				"func max(a, b float64) float64 { return a }",
+				"%%\ngrader.Check(\"a/b\", max(1, 2))\ngrader.Check(\"a/c\", float64(2))",
+				"%%\nfloat64 := 3\ngrader.Check(\"a/d\", float64(2))",
+			},
+			calls: []call{
+				{1, 2, "a/b", "max(1, 2)", 0, FormUnreadable, "max is declared in the notebook"},
+				{1, 3, "a/c", "float64(2)", 2, FormConstant, ""},
+				{2, 3, "a/d", "float64(2)", 0, FormUnreadable, "float64 is declared in the notebook"},
+			},
 		},
 		{
 			name:  "inside a function declaration, and as an argument",
@@ -303,3 +348,131 @@ const (
 	labPath    = ModulePath + "/lab"
 	graderPath = ModulePath + "/grader"
 )
+
+// TestFirstBuildTemplate: a 0 in a cell exactly as the first build
+// shipped it is no prediction, unless an attempt record shows it ran.
+func TestFirstBuildTemplate(t *testing.T) {
+	// Two cells of the first build, as `git show c0bdccb:notebooks/01-sectors.ipynb`
+	// and `git show 64ede78:notebooks/03-strided.ipynb` hold them.
+	const (
+		graderCell = "%%\ngrader.Check(\"01-sectors/sectors-double\", 0)\ngrader.Check(\"01-sectors/sectors-byte\", 0)"
+		labCell    = "%%\nlab.Check(\"03-strided/slowdown-stride-32\", 0)"
+	)
+	record := func(id string, attempts int) notebook.Output {
+		js := `{"id":"` + id + `","first":{"value":0,"time":"2026-12-01T10:00:00Z"},"attempts":` + strconv.Itoa(attempts) +
+			`,"last":{"value":0,"time":"2026-12-01T10:00:00Z"}}`
+		return notebook.Output{Type: "display_data", Data: map[string]json.RawMessage{attempt.MIMEType: json.RawMessage(js)}}
+	}
+	tests := []struct {
+		name     string
+		src      string
+		outputs  []notebook.Output
+		template []bool // per call: Template (and FormPlaceholder), else a prediction of 0
+	}{
+		{"the first build's grader cell, untouched", graderCell, nil, []bool{true, true}},
+		{"a lab cell of the later first build, untouched", labCell, nil, []bool{true}},
+		{"a record shows an attempt at one of the two", graderCell, []notebook.Output{record("01-sectors/sectors-byte", 1)}, []bool{true, false}},
+		{"a record of another exercise changes nothing", labCell, []notebook.Output{record("01-sectors/sectors-byte", 2)}, []bool{true}},
+		{"a trailing newline: the cell was edited", labCell + "\n", nil, []bool{false}},
+		{"0.0 typed: a prediction", "%%\nlab.Check(\"03-strided/slowdown-stride-32\", 0.0)", nil, []bool{false}},
+		{"0 in a cell the course never shipped", "%%\nlab.Check(\"03-strided/sectors-stride-32\", 0)", nil, []bool{false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nb := cellsNotebook(tt.src)
+			nb.Cells[0].Outputs = tt.outputs
+			f := FindCalls(nb)
+			require.Len(t, f.Calls, len(tt.template))
+			for i, c := range f.Calls {
+				assert.Equal(t, tt.template[i], c.Template, "call %d", i)
+				assert.Zero(t, c.Value, "call %d", i)
+				assert.Empty(t, c.Problem, "call %d", i)
+				if tt.template[i] {
+					assert.Equal(t, FormPlaceholder, c.Form, "call %d", i)
+				} else {
+					assert.NotEqual(t, FormPlaceholder, c.Form, "call %d", i)
+				}
+			}
+		})
+	}
+	// Every first-build cell, under both names: 17 cells, 2 names.
+	assert.Len(t, firstBuildTemplates, 34)
+}
+
+func TestFormatNumber(t *testing.T) {
+	tests := []struct {
+		v    float64
+		want string
+	}{
+		{32, "32"},
+		{0.125, "0.125"},
+		{-0.5, "-0.5"},
+		{123456789.125, "123456789.125"}, // csvNum's six digits would say 123457000
+		{8388608, "8388608"},             // 2^23, whole
+		{1.0 / 3, "0.3333333333333333"},  // float64's shortest: 16 digits
+		{1e20, "100000000000000000000"},  // below 1e21: no exponent
+		{1e21, "1e+21"},                  // from 1e21 an exponent, as JSON writes it
+		{0.000001, "0.000001"},           // 1e-6: still plain
+		{1.5e-7, "1.5e-07"},              // below: an exponent
+		{0, "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, FormatNumber(tt.v))
+		})
+	}
+}
+
+// FuzzFormatNumber: every finite float64 reads back exactly.
+func FuzzFormatNumber(f *testing.F) {
+	for _, v := range []float64{0, 1, -1, 123456789.125, 1e21, 1e-7, math.MaxFloat64, math.SmallestNonzeroFloat64} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		s := FormatNumber(v)
+		got, err := strconv.ParseFloat(s, 64)
+		if err != nil || got != v {
+			t.Fatalf("%v written %q, read back %v (%v)", v, s, got, err)
+		}
+	})
+}
+
+// TestTemplateRows: in the gradebook an untouched first-build 0 is
+// missing with its reason, a 0 in a cell the learner changed is graded
+// (wrong: a slowdown is at least 1), and a call outside %% is unreadable
+// as never run.
+func TestTemplateRows(t *testing.T) {
+	sub := func(learner, src string) Submission {
+		return Submission{Path: learner + ".ipynb", Learner: learner, Lesson: "03-strided", Found: FindCalls(cellsNotebook(src))}
+	}
+	subs := []Submission{
+		sub("untouched", "%%\nlab.Check(\"03-strided/slowdown-stride-32\", 0)"),
+		sub("typed", "%%\nlab.Check(\"03-strided/slowdown-stride-32\", 0) // my guess"),
+		sub("nomain", "lab.Check(\"03-strided/slowdown-stride-32\", 4)"),
+	}
+	gb, err := Grade(testGrader(t), subs, Options{})
+	require.NoError(t, err)
+	want := map[string]struct {
+		status Status
+		note   string
+	}{
+		"untouched": {Missing, "missing (untouched template)"},
+		"typed":     {Wrong, "cell 1, line 2"},
+		"nomain":    {Unreadable, "never ran: a call outside %%"},
+	}
+	seen := 0
+	for _, r := range gb.Rows {
+		if r.Exercise != "03-strided/slowdown-stride-32" {
+			continue
+		}
+		w, ok := want[r.Learner]
+		require.True(t, ok, r.Learner)
+		seen++
+		assert.Equal(t, w.status, r.Status, r.Learner)
+		assert.Contains(t, r.Note, w.note, r.Learner)
+	}
+	assert.Equal(t, len(want), seen)
+}

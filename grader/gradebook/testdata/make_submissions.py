@@ -129,7 +129,8 @@ def main():
         cell("My answer: `grader.Check(\"05-aos-soa/soa-speedup\", 3)`", "markdown"),
     ], learner="Carol Shaw"))
 
-    # dan: a dot import and statements outside main; a %%writefile cell.
+    # dan: a dot import and statements outside main (GoNB does not compile
+    # them: the calls never ran); a %%writefile cell.
     write("dan/06-vectorized.ipynb", notebook([
         SETUP,
         cell("import . " + IMPORT),
