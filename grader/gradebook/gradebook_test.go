@@ -179,6 +179,7 @@ func TestIdentify(t *testing.T) {
 		{"the folder below the root", "s/bob/a.ipynb", "s", "bob", FromFolder},
 		{"the first folder, however deep", "s/bob/lesson/a.ipynb", "s", "bob", FromFolder},
 		{"a file at the top: its name", "s/bob.ipynb", "s", "bob", FromFileName},
+		{"a lesson's file at the top: the root, a learner's folder", "s/ada/01-sectors.ipynb", "s/ada", "ada", FromFolder},
 		{"a file named alone", "x/y/carol.ipynb", "", "carol", FromFileName},
 		{"a lesson's file named alone: its folder", "x/dan/01-sectors.ipynb", "", "dan", FromFolder},
 		{"Untitled named alone: its folder", "x/eve/Untitled1.ipynb", "", "eve", FromFolder},

@@ -259,10 +259,11 @@ const (
 // what it says: for a file found under a directory named on the command
 // line, the first folder below that directory (ROOT/ada/03-strided.ipynb
 // and ROOT/ada/old/x.ipynb are ada's: the hub user's folder); for a file
-// at the top of that directory, its name without .ipynb (ROOT/ada.ipynb is
-// ada's). A file named on its own is named by its file name too, unless
-// that is a lesson's (NN-...) or Jupyter's Untitled: then by the folder it
-// is in (`coalesce grade subs/*/01-sectors.ipynb` grades each folder's).
+// at the top of that directory, or named on its own, its name without
+// .ipynb (ROOT/ada.ipynb is ada's), unless that is a lesson's (NN-...) or
+// Jupyter's Untitled: then the folder it is in (`coalesce grade subs/ada`
+// and `coalesce grade subs/*/01-sectors.ipynb` grade each folder as its
+// learner's).
 func Identify(path, root string) (learner, from string) {
 	if root != "" {
 		if rel, err := filepath.Rel(root, path); err == nil {
@@ -274,7 +275,7 @@ func Identify(path, root string) (learner, from string) {
 	}
 	base := filepath.Base(path)
 	stem := strings.TrimSuffix(base, filepath.Ext(base))
-	if root == "" && lessonLike(stem) {
+	if lessonLike(stem) {
 		if dir, err := filepath.Abs(filepath.Dir(path)); err == nil && filepath.Base(dir) != string(filepath.Separator) {
 			return filepath.Base(dir), FromFolder
 		}
