@@ -456,7 +456,11 @@ func (r Reader) lessonOf(meta, path string) string {
 	return ""
 }
 
-// ReadAll reads every input on GOMAXPROCS workers, in input order,
+// maxReaders bounds the notebooks read at once: each holds at most its
+// largest JSON value (a saved plot) in its decoder's buffer.
+const maxReaders = 8
+
+// ReadAll reads every input on up to GOMAXPROCS (at most 8) workers, in input order,
 // calling progress (when not nil) after each file with the count done.
 // With a Timeout, the inputs not read by then are submissions saying so.
 func (r Reader) ReadAll(inputs []Input, progress func(done int)) []Submission {
@@ -480,7 +484,7 @@ func (r Reader) ReadAllContext(ctx context.Context, inputs []Input, progress fun
 	// deadline never blocks.
 	results := make(chan result, len(inputs))
 	next := make(chan int)
-	for range min(len(inputs), max(1, runtime.GOMAXPROCS(0))) {
+	for range min(len(inputs), maxReaders, max(1, runtime.GOMAXPROCS(0))) {
 		go func() {
 			for i := range next {
 				results <- result{i, r.Read(inputs[i])}
