@@ -22,12 +22,13 @@ func init() {
 	}
 }
 
-// progressMin is the batch size from which grade reports its progress.
-const progressMin = 100
+// progressEvery is how many notebooks grade reads between progress lines.
+const progressEvery = 25
 
 const gradeUsage = `usage: coalesce grade [-out DIR] [-measure recorded|live|none] [-reference FILE]
                       [-lessons all|L1,L2] [-assignment NAME] [-roster FILE]
-                      [-overrides FILE] [-max-size BYTES] [-q] SUBMISSIONS...
+                      [-overrides FILE] [-max-size BYTES] [-timeout D] [-quiet]
+                      SUBMISSIONS...
 
 Grades learners' saved notebooks (.ipynb files, or directories searched for
 them). The predictions are read from the lab.Check calls in the cells'
@@ -42,8 +43,13 @@ comments): a learner on it without a notebook gets 0, status missing; one
 found but not on it is graded and flagged. -overrides FILE sets points by
 hand, after grading (CSV: learner, exercise, points, reason).
 
-A learner is metadata.coalesce.learner, else metadata.authors[0].name, else
-the first folder below a directory named here, else the file name.
+A learner is the first folder below a directory named here (the hub user's
+folder: SUBMISSIONS/ada/01-sectors.ipynb is ada's), else the file name
+(SUBMISSIONS/ada.ipynb); a notebook's metadata never decides whose it is, and
+one naming someone else is flagged as a possible copy. Only regular files
+(and links to them inside the directory) are opened; a pipe, a device or a
+link elsewhere is a row saying so. Progress goes to stderr every 25
+notebooks when it is a terminal.
 Exit status 1 when some file could not be read (it still has its row).
 `
 
@@ -57,8 +63,11 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	assignment := fs.String("assignment", "", "the assignment's name in totals.csv; default: the lessons' ids joined with +")
 	rosterFile := fs.String("roster", "", "the class list: one learner id a line, or CSV with an id column")
 	overridesFile := fs.String("overrides", "", "points set by hand: CSV learner, exercise, points, reason")
-	maxSize := fs.Int64("max-size", gradebook.DefaultMaxBytes, "largest notebook file read, in bytes")
-	quiet := fs.Bool("q", false, "no progress lines")
+	maxSize := fs.Int64("max-size", gradebook.DefaultMaxBytes, "largest notebook file read, in bytes (a safety bound: outputs are streamed, not held)")
+	timeout := fs.Duration("timeout", gradebook.DefaultTimeout, "deadline for reading the whole batch; a notebook not read by then is a row saying so")
+	var quiet bool
+	fs.BoolVar(&quiet, "quiet", false, "no progress lines (they go to stderr only when it is a terminal)")
+	fs.BoolVar(&quiet, "q", false, "same as -quiet")
 	if err := parseFlags(fs, gradeUsage, args, stdout); err != nil {
 		return err
 	}
@@ -67,6 +76,9 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if *maxSize <= 0 {
 		return usagef("grade: -max-size %d: want a positive number of bytes", *maxSize)
+	}
+	if *timeout <= 0 {
+		return usagef("grade: -timeout %s: want a positive duration, e.g. 10m", *timeout)
 	}
 	src, why, err := gradeSource(ctx, *mode, *refFile, stderr)
 	if err != nil {
@@ -113,15 +125,14 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("grade: no .ipynb files in %s", strings.Join(fs.Args(), ", "))
 	}
 	var progress func(int)
-	if !*quiet && len(inputs) >= progressMin {
-		step := max(1, len(inputs)/10)
+	if !quiet && isTerminal(stderr) && len(inputs) > progressEvery {
 		progress = func(done int) {
-			if done%step == 0 || done == len(inputs) {
+			if done%progressEvery == 0 || done == len(inputs) {
 				fmt.Fprintf(stderr, "coalesce grade: read %d/%d notebooks\n", done, len(inputs))
 			}
 		}
 	}
-	subs := gradebook.Reader{Bank: g.Bank(), Limit: *maxSize}.ReadAll(inputs, progress)
+	subs := gradebook.Reader{Bank: g.Bank(), Limit: *maxSize, Timeout: *timeout}.ReadAllContext(ctx, inputs, progress)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -132,7 +143,6 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := gb.WriteDir(*out); err != nil {
 		return err
 	}
-	warnIdentities(gb, g.Bank(), stderr)
 
 	fmt.Fprintf(stdout, "graded %s of %s: lessons %s; measurements: %s\n",
 		count(gb.Notebooks, "notebook"), count(len(gb.Totals), "learner"), orNone(strings.Join(gb.Lessons, ", ")), gb.Source)
@@ -187,28 +197,6 @@ func gradeSource(ctx context.Context, mode, refFile string, stderr io.Writer) (m
 	return nil, "", usagef("grade: -measure %q: want recorded, live or none", mode)
 }
 
-// warnIdentities points out learners named after a lesson's file: a flat
-// folder of lesson notebooks without metadata, where every file would be a
-// learner of its own.
-func warnIdentities(gb *gradebook.Gradebook, b *grader.Bank, stderr io.Writer) {
-	var odd []string
-	for _, t := range gb.Totals {
-		if t.IdentityFrom != gradebook.FromFileName {
-			continue
-		}
-		for _, l := range b.Lessons {
-			if strings.HasPrefix(t.Learner, l.ID) {
-				odd = append(odd, t.Learner)
-				break
-			}
-		}
-	}
-	if len(odd) > 0 {
-		fmt.Fprintf(stderr, "coalesce grade: %s named after a lesson's file (%s): set metadata.coalesce.learner in the notebooks, or give each learner a folder of their own\n",
-			count(len(odd), "learner is"), strings.Join(firstN(odd, 3), ", "))
-	}
-}
-
 func count(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
@@ -231,4 +219,15 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// isTerminal reports whether w is a terminal: progress lines are for a
+// person watching, not for CI logs or a redirected file.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

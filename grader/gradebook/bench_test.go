@@ -8,8 +8,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/stretchr/testify/require"
@@ -132,4 +134,65 @@ func BenchmarkFindCalls(b *testing.B) {
 			b.Fatalf("%d calls", len(s.Found.Calls))
 		}
 	}
+}
+
+// BenchmarkGradeMemory85 grades a class of 85 generated notebooks, each
+// with a 4 MiB saved plot, from disk, and reports the peak heap in use
+// (sampled every millisecond), in MB: reading the notebooks (read-peak-MB)
+// and the whole grading, answer keys included (peak-heap-MB). The issue's
+// bound is 300 MB.
+func BenchmarkGradeMemory85(b *testing.B) {
+	dir := b.TempDir()
+	writeBatch(b, dir, 85)
+	plot := `{"output_type":"display_data","metadata":{},"data":{"image/png":"` + strings.Repeat("A", 4<<20) + `"}}`
+	inputs, _, err := Collect([]string{dir})
+	require.NoError(b, err)
+	for _, in := range inputs {
+		data, err := os.ReadFile(in.Path)
+		require.NoError(b, err)
+		data = []byte(strings.Replace(string(data), `"outputs": []`, `"outputs": [`+plot+`]`, 1))
+		require.NoError(b, os.WriteFile(in.Path, data, 0o644))
+	}
+	var readPeak, peak uint64
+	for b.Loop() {
+		g := testGrader(b)
+		var subs []Submission
+		readPeak = max(readPeak, peakHeap(func() { subs = Reader{Bank: g.Bank()}.ReadAll(inputs, nil) }))
+		peak = max(peak, readPeak, peakHeap(func() {
+			gb, err := Grade(g, subs, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := gb.WriteDir(b.TempDir()); err != nil {
+				b.Fatal(err)
+			}
+		}))
+	}
+	b.ReportMetric(float64(readPeak)/1e6, "read-peak-MB")
+	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+}
+
+// peakHeap runs f and returns the most heap in use while it ran, sampled
+// every millisecond.
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	stop := make(chan struct{})
+	sampled := make(chan uint64)
+	go func() {
+		var m runtime.MemStats
+		var top uint64
+		for {
+			runtime.ReadMemStats(&m)
+			top = max(top, m.HeapInuse)
+			select {
+			case <-stop:
+				sampled <- top
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(stop)
+	return <-sampled
 }

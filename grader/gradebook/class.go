@@ -82,11 +82,21 @@ func learnerStatus(rows []Row, subs []*Submission, flags []string) (LearnerStatu
 	return StatusGraded, all
 }
 
-// intakeFlags returns what reading the submission found suspicious (a
-// possible copy, a duplicate notebook, a file too large...), one sentence
-// each; any makes the learner flagged. None yet: intake's flags are wired
-// in here.
-func intakeFlags(*Submission) []string { return nil }
+// intakeFlags returns what reading the submission found suspicious, one
+// sentence each (its Notes): a possible copy, a duplicate notebook. Any
+// makes the learner flagged. A file that could not be read at all (too
+// large, not a regular file, not read in time) has its Problem set and
+// counts as unreadable instead.
+func intakeFlags(s *Submission) []string {
+	var out []string
+	for i, f := range s.Flags {
+		switch f {
+		case FlagPossibleCopy, FlagDuplicate:
+			out = append(out, s.Notes[i])
+		}
+	}
+	return out
+}
 
 // times returns the newest modification time of subs' files and the latest
 // time their attempt records hold, RFC 3339 in UTC, "" when unknown.

@@ -420,3 +420,27 @@ func TestFeedbackLayout(t *testing.T) {
 	assert.Contains(t, wrong, "<details><summary>Explanation</summary>")
 	assert.Equal(t, 1, strings.Count(fb, "<details>"))
 }
+
+// Intake's marks reach the totals: a possible copy or a duplicate notebook
+// makes the learner flagged with intake's sentence; a file intake could not
+// read counts as unreadable through its Problem, not as a flag.
+func TestStatusFromIntakeFlags(t *testing.T) {
+	rows := []Row{{Status: Right}}
+	copied := &Submission{Path: "subs/ada/01-sectors.ipynb"}
+	copied.flag(FlagPossibleCopy, "possible copy: metadata names bob")
+	st, flags := learnerStatus(rows, []*Submission{copied}, nil)
+	assert.Equal(t, StatusFlagged, st)
+	assert.Equal(t, []string{"possible copy: metadata names bob"}, flags)
+
+	dup := &Submission{Path: "subs/ada/01-sectors-Copy1.ipynb", Role: RoleDuplicate}
+	dup.flag(FlagDuplicate, "duplicate of 01-sectors.ipynb")
+	st, _ = learnerStatus(rows, []*Submission{{Path: "subs/ada/01-sectors.ipynb"}, dup}, nil)
+	assert.Equal(t, StatusFlagged, st)
+
+	pipe := &Submission{Path: "subs/ada/02-coalescing.ipynb", Problem: "not a regular file (named pipe): skipped"}
+	pipe.flag(FlagUnreadable, pipe.Problem)
+	pipe.flag(FlagNotRegular, pipe.Problem)
+	st, flags = learnerStatus(rows, []*Submission{pipe}, nil)
+	assert.Equal(t, StatusUnreadable, st)
+	assert.NotContains(t, flags, pipe.Problem, "an unreadable file is counted, not listed as a flag")
+}

@@ -1,7 +1,6 @@
 package gradebook
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"runtime"
@@ -163,11 +162,12 @@ type Options struct {
 // Grade grades a batch of submissions with g: one row per learner and
 // exercise of the lessons graded, then one per unknown id or unreadable
 // call without an id, then one per bad notebook. Within a learner the
-// notebooks are taken in path order and their calls in cell order; for
-// each exercise the first call whose prediction can be read counts, and
-// the note lists the others. Roster learners without a submission get
-// missing rows; the overrides are applied last; the totals and the item
-// analysis are computed from the rows.
+// notebooks are taken graded before duplicates (see Role), then by their
+// earliest recorded attempt, then by path, and their calls in cell order;
+// for each exercise the first call whose prediction can be read counts,
+// and the note lists the others. Roster learners without a submission
+// get missing rows; the overrides are applied last; the totals and the
+// item analysis are computed from the rows.
 func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error) {
 	b := g.Bank()
 	gb := &Gradebook{Course: b.Course, Source: g.Source(), keys: map[string]*grader.Key{}}
@@ -201,13 +201,13 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	}
 
 	subs = slices.Clone(subs)
-	reconcile(subs)
+	settle(subs)
 	byLearner := map[string][]*Submission{}
 	identity := map[string]string{}
 	for i := range subs {
 		s := &subs[i]
 		byLearner[s.Learner] = append(byLearner[s.Learner], s)
-		if identity[s.Learner] == "" || s.IdentityFrom != FromFolderMates && s.Problem == "" {
+		if identity[s.Learner] == "" {
 			identity[s.Learner] = s.IdentityFrom
 		}
 		gb.Notebooks++
@@ -234,7 +234,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	}
 	for _, learner := range learners {
 		mine := byLearner[learner]
-		slices.SortStableFunc(mine, func(a, b *Submission) int { return cmp.Compare(a.Path, b.Path) })
+		gradingOrder(mine)
 		rows := learnerRows(b, learner, mine, exercises, gb.keys, opt.FirstAttempt)
 		applyOverrides(rows, overrides[learner])
 		t := Total{Learner: learner, IdentityFrom: identity[learner], Assignment: gb.Assignment,
@@ -337,6 +337,16 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 				id = s.Lesson // no id: noted on the lesson's exercises
 			}
 			badRecords[id] = append(badRecords[id], fmt.Sprintf("cell %d%s: %s", bad.Cell+1, inFile(s.Path, ""), bad.Problem))
+		}
+	}
+	// What the intake flagged (a possible copy, a duplicate) goes in the
+	// note of every row graded from that notebook.
+	flagged := map[string][]string{}
+	for _, s := range subs {
+		for i, f := range s.Flags {
+			if f == FlagPossibleCopy || f == FlagDuplicate {
+				flagged[s.Path] = append(flagged[s.Path], s.Notes[i])
+			}
 		}
 	}
 	type locMention struct {
@@ -477,6 +487,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 		if bad := append(badRecords[e.ID], badRecords[e.Lesson]...); len(bad) > 0 {
 			notes = append(notes, "an attempt record in the saved outputs does not parse ("+strings.Join(bad, "; ")+")")
 		}
+		notes = append(notes, flagged[r.Notebook]...)
 		r.Note = strings.Join(notes, "; ")
 		rows = append(rows, r)
 	}

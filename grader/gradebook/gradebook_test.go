@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,7 +42,7 @@ func TestGradebookGolden(t *testing.T) {
 	golden(t, "testdata/golden/gradebook.csv", csvOut.String())
 	golden(t, "testdata/golden/totals.csv", totals.String())
 	golden(t, "testdata/golden/gradebook.json", js.String())
-	golden(t, "testdata/golden/feedback-alan.md", gb.Feedback("Alan Turing"))
+	golden(t, "testdata/golden/feedback-alan.md", gb.Feedback("alan"))
 	var items bytes.Buffer
 	require.NoError(t, gb.WriteItemsCSV(&items))
 	golden(t, "testdata/golden/item_analysis.csv", items.String())
@@ -70,37 +69,37 @@ func TestGradebookRows(t *testing.T) {
 		points, max       float64
 		note              string
 	}{
-		{"right, by the model", "Ada Lovelace", "03-strided/sectors-stride-32", Right, 1, 1, "cell 3, line 2"},
-		{"right, by the measurement", "Ada Lovelace", "03-strided/slowdown-stride-32", Right, 2, 2, ""},
-		{"another lesson's exercise is missing", "Ada Lovelace", "05-aos-soa/sectors-aos-16", Missing, 0, 1, "no lab.Check call"},
+		{"right, by the model", "ada", "03-strided/sectors-stride-32", Right, 1, 1, "cell 3, line 2"},
+		{"right, by the measurement", "ada", "03-strided/slowdown-stride-32", Right, 2, 2, ""},
+		{"another lesson's exercise is missing", "ada", "05-aos-soa/sectors-aos-16", Missing, 0, 1, "no lab.Check call"},
 		{"wrong", "grace", "03-strided/sectors-stride-32", Wrong, 0, 1, ""},
-		{"a percentage for a fraction", "Alan Turing", "02-coalescing/efficiency-coalesced", Wrong, 0, 1, "looks like a percentage"},
-		{"a constant expression", "Alan Turing", "02-coalescing/sectors-offset-1", Right, 1, 1, "the constant expression 10/2 read as 5"},
-		{"integer division", "Alan Turing", "02-coalescing/efficiency-offset-1", Wrong, 0, 1, "8/9 read as 0"},
-		{"a duplicate: the first counts", "Alan Turing", "02-coalescing/sectors-reverse", Right, 1, 1, "1 other call for this exercise not graded (cell 8, line 2)"},
+		{"a percentage for a fraction", "alan", "02-coalescing/efficiency-coalesced", Wrong, 0, 1, "looks like a percentage"},
+		{"a constant expression", "alan", "02-coalescing/sectors-offset-1", Right, 1, 1, "the constant expression 10/2 read as 5"},
+		{"integer division", "alan", "02-coalescing/efficiency-offset-1", Wrong, 0, 1, "8/9 read as 0"},
+		{"a duplicate: the first counts", "alan", "02-coalescing/sectors-reverse", Right, 1, 1, "1 other call for this exercise not graded (cell 8, line 2)"},
 		{"a variable", "brian", "04-scattered/sectors-random-perm", Unreadable, 0, 1, "x is a name"},
 		{"a comment only", "brian", "04-scattered/sectors-warp-shuffle", Missing, 0, 1, "one appears in a comment (cell 5, line 2)"},
 		{"a ratio upside down", "brian", "04-scattered/sorted-speedup", Wrong, 0, 2, "upside down"},
 		{"an unknown id", "brian", "04-scattered/nope", UnknownExercise, 0, 0, "04-scattered has"},
 		{"an id that is not a literal", "brian", "", Unreadable, 0, 0, "not a string literal"},
-		{"an alias import in a later cell", "Carol Shaw", "05-aos-soa/sectors-aos-16", Right, 1, 1, "cell 1, line 2"},
-		{"a call split across cells", "Carol Shaw", "05-aos-soa/efficiency-aos-24", Unreadable, 0, 1, "does not compile"},
-		{"an answer in markdown", "Carol Shaw", "05-aos-soa/soa-speedup", Missing, 0, 2, "a markdown cell (cell 5, line 1)"},
-		{"a dot import, statements outside main: never ran (issue 12)", "Dan", "06-vectorized/sectors-float4", Unreadable, 0, 1, "never ran: a call outside %%"},
-		{"a %%writefile cell", "Dan", "06-vectorized/sum-fields-sector-ratio", Missing, 0, 1, "a cell GoNB does not run as Go (%%writefile)"},
-		{"bytes for sectors", "Eve", "07-ncu-metric/st-sectors-per-request-write-4", Wrong, 0, 1, "counts bytes"},
-		{"a malformed notebook of a learner with a good one", "Eve", "", BadNotebook, 0, 0, "malformed JSON"},
-		{"missing because the notebook is malformed", "Eve", "08-h200/fetch-granularity-ratio", Missing, 0, 2, ""},
+		{"an alias import in a later cell", "carol", "05-aos-soa/sectors-aos-16", Right, 1, 1, "cell 1, line 2"},
+		{"a call split across cells", "carol", "05-aos-soa/efficiency-aos-24", Unreadable, 0, 1, "does not compile"},
+		{"an answer in markdown", "carol", "05-aos-soa/soa-speedup", Missing, 0, 2, "a markdown cell (cell 5, line 1)"},
+		{"a dot import, statements outside main: never ran (issue 12)", "dan", "06-vectorized/sectors-float4", Unreadable, 0, 1, "never ran: a call outside %%"},
+		{"a %%writefile cell", "dan", "06-vectorized/sum-fields-sector-ratio", Missing, 0, 1, "a cell GoNB does not run as Go (%%writefile)"},
+		{"bytes for sectors", "eve", "07-ncu-metric/st-sectors-per-request-write-4", Wrong, 0, 1, "counts bytes"},
+		{"a malformed notebook of a learner with a good one", "eve", "", BadNotebook, 0, 0, "malformed JSON"},
+		{"missing because the notebook is malformed", "eve", "08-h200/fetch-granularity-ratio", Missing, 0, 2, ""},
 		{"a python notebook", "frank", "", BadNotebook, 0, 0, "kernel is python3 (python)"},
 		{"another course's notebook", "gina", "", BadNotebook, 0, 0, "not a notebook of this course"},
 		{"nbformat 3", "hal", "", BadNotebook, 0, 0, "nbformat 3"},
 		{"not a notebook", "ivan", "", BadNotebook, 0, 0, "found a list"},
 		{"too large", "judy", "", BadNotebook, 0, 0, "over the 64.0 KiB limit"},
-		{"measured, in tolerance", "Kim", "08-h200/one-float-copy-of-memcpy", Right, 2, 2, ""},
-		{"measured, out of tolerance", "Kim", "08-h200/block-32-slowdown", Wrong, 0, 2, ""},
-		{"the source's prediction counts, the first attempt is noted", "Lin", "01-sectors/sectors-float", Right, 1, 1, "the first attempt was 0 (3 attempts; -first-attempt grades it)"},
-		{"the placeholder is missing, not unreadable", "Lin", "01-sectors/sectors-double", Missing, 0, 1, "cell 4, line 2: still the placeholder lab.YourPrediction"},
-		{"a record that does not parse is noted", "Lin", "01-sectors/sectors-byte", Right, 1, 1, "an attempt record in the saved outputs does not parse (cell 5 of testdata/submissions/lin/01-sectors.ipynb: 01-sectors/sectors-byte: attempts is 0, want 1 or more)"},
+		{"measured, in tolerance", "kim", "08-h200/one-float-copy-of-memcpy", Right, 2, 2, ""},
+		{"measured, out of tolerance", "kim", "08-h200/block-32-slowdown", Wrong, 0, 2, ""},
+		{"the source's prediction counts, the first attempt is noted", "lin", "01-sectors/sectors-float", Right, 1, 1, "the first attempt was 0 (3 attempts; -first-attempt grades it)"},
+		{"the placeholder is missing, not unreadable", "lin", "01-sectors/sectors-double", Missing, 0, 1, "cell 4, line 2: still the placeholder lab.YourPrediction"},
+		{"a record that does not parse is noted", "lin", "01-sectors/sectors-byte", Right, 1, 1, "an attempt record in the saved outputs does not parse (cell 5 of testdata/submissions/lin/01-sectors.ipynb: 01-sectors/sectors-byte: attempts is 0, want 1 or more)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,13 +110,13 @@ func TestGradebookRows(t *testing.T) {
 			assert.Contains(t, r.Note, tt.note)
 		})
 	}
-	t.Run("the malformed notebook is Eve's, as her other notebook says", func(t *testing.T) {
-		// A malformed notebook has no readable metadata: its folder's other
-		// notebook names the learner.
+	t.Run("the folder is the learner, whatever the metadata says", func(t *testing.T) {
+		// eve's malformed notebook has no metadata; her good one says
+		// "Eve": both are the folder's, eve.
 		for _, tot := range gb.Totals {
-			assert.NotEqual(t, "eve", tot.Learner)
-			if tot.Learner == "Eve" {
-				assert.Equal(t, FromMetadata, tot.IdentityFrom)
+			assert.NotEqual(t, "Eve", tot.Learner)
+			if tot.Learner == "eve" {
+				assert.Equal(t, FromFolder, tot.IdentityFrom)
 			}
 		}
 	})
@@ -149,10 +148,10 @@ func TestWriteDir(t *testing.T) {
 	}
 	files := gb.FeedbackFiles()
 	assert.Len(t, files, len(gb.Totals))
-	assert.Equal(t, "Ada_Lovelace.md", files["Ada Lovelace"])
-	md, err := os.ReadFile(filepath.Join(dir, FeedbackDir, "Ada_Lovelace.md"))
+	assert.Equal(t, "ada.md", files["ada"])
+	md, err := os.ReadFile(filepath.Join(dir, FeedbackDir, "ada.md"))
 	require.NoError(t, err)
-	assert.Contains(t, string(md), "# Feedback for Ada Lovelace")
+	assert.Contains(t, string(md), "# Feedback for ada")
 	assert.Contains(t, string(md), "## 03-strided/sectors-stride-32: right, 1 of 1 point")
 
 	f, err := os.Open(filepath.Join(dir, TotalsCSV))
@@ -179,21 +178,20 @@ func TestFeedbackFileNames(t *testing.T) {
 func TestIdentify(t *testing.T) {
 	tests := []struct {
 		name       string
-		learner    string
-		authors    []string
 		path, root string
 		want, from string
 	}{
-		{"metadata first", "Ada", []string{"X"}, "s/bob/a.ipynb", "s", "Ada", FromMetadata},
-		{"then authors", "", []string{"Alan", "B"}, "s/bob/a.ipynb", "s", "Alan", FromAuthors},
-		{"then the folder", "", nil, "s/bob/lesson/a.ipynb", "s", "bob", FromFolder},
-		{"then the file name", "", nil, "s/bob.ipynb", "s", "bob", FromFileName},
-		{"a file named alone", "", nil, "x/y/carol.ipynb", "", "carol", FromFileName},
+		{"the folder below the root", "s/bob/a.ipynb", "s", "bob", FromFolder},
+		{"the first folder, however deep", "s/bob/lesson/a.ipynb", "s", "bob", FromFolder},
+		{"a file at the top: its name", "s/bob.ipynb", "s", "bob", FromFileName},
+		{"a lesson's file at the top: the root, a learner's folder", "s/ada/01-sectors.ipynb", "s/ada", "ada", FromFolder},
+		{"a file named alone", "x/y/carol.ipynb", "", "carol", FromFileName},
+		{"a lesson's file named alone: its folder", "x/dan/01-sectors.ipynb", "", "dan", FromFolder},
+		{"Untitled named alone: its folder", "x/eve/Untitled1.ipynb", "", "eve", FromFolder},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			md := &notebook.Metadata{Learner: tt.learner, Authors: tt.authors}
-			got, from := Identify(md, filepath.FromSlash(tt.path), filepath.FromSlash(tt.root))
+			got, from := Identify(filepath.FromSlash(tt.path), filepath.FromSlash(tt.root))
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.from, from)
 		})

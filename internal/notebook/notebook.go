@@ -1,6 +1,8 @@
 // Package notebook reads Jupyter notebooks (nbformat 4, the .ipynb JSON) for
 // the grader: the notebook's metadata, and the cells with their source as one
-// string each. It never runs a cell; outputs are skipped, not trusted.
+// string each. It never runs a cell; outputs are skipped as they stream
+// past (only small JSON data is kept), so a notebook's size is bounded by
+// its sources, not its plots.
 //
 // A notebook is a JSON object
 //
@@ -18,7 +20,9 @@
 package notebook
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -137,206 +141,429 @@ type Cell struct {
 	ID     string
 	Type   string
 	Source string
-	// Outputs are a code cell's saved outputs that carry data
+	// Outputs are a code cell's saved outputs that carry a data object
 	// (display_data, execute_result), in order; an output that is not a
 	// JSON object with a data object is left out.
 	Outputs []Output
 }
 
-// Output is one saved output of a code cell: its type and its data, MIME
-// type to the JSON value as saved.
+// Output is one saved output of a code cell: its type and the JSON values
+// of its data (MIME types application/json and .../...+json, each kept when
+// at most 64 KiB), MIME type to the value as saved. Images, text and HTML
+// are skipped as the notebook is read: the grader reads records, not
+// displays.
 type Output struct {
 	Type string                     `json:"output_type"`
 	Data map[string]json.RawMessage `json:"data"`
 }
 
-// outputs keeps the outputs of raw that carry data, skipping any that do
-// not decode: outputs are informational, never a reason to refuse a
-// notebook.
-func outputs(raw []json.RawMessage) []Output {
-	var out []Output
-	for _, r := range raw {
-		var o Output
-		if json.Unmarshal(r, &o) == nil && len(o.Data) > 0 {
-			out = append(out, o)
-		}
-	}
-	return out
+// maxOutputData is the largest value of an output's data kept, in bytes:
+// the records the grader reads are a few hundred bytes; a plot's PNG or a
+// long text is skipped, never held.
+const maxOutputData = 64 << 10
+
+// keepData reports whether an output's data of this MIME type is kept: JSON
+// (application/json, application/...+json), the types records are saved as.
+func keepData(mime string) bool {
+	return strings.HasSuffix(mime, "+json") || strings.HasSuffix(mime, "/json")
 }
 
-// Read reads a notebook from r, refusing more than limit bytes (limit <= 0:
-// no limit) with ErrTooLarge before parsing anything.
+// limited reads at most n bytes from r, then fails with ErrTooLarge rather
+// than ending quietly, so a cut file is never read as a truncated one.
+type limited struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.n+1 {
+		p = p[:l.n+1]
+	}
+	k, err := l.r.Read(p)
+	l.n -= int64(k)
+	if l.n < 0 {
+		return k, errTooLarge
+	}
+	return k, err
+}
+
+var errTooLarge = errors.New("over the limit")
+
+// Read reads a notebook from r as a stream, refusing more than limit bytes
+// (limit <= 0: no limit) with ErrTooLarge. The cells' sources and metadata
+// are kept; outputs are skipped as they are read, except the small JSON
+// values of their data (see Output), so a notebook's plots and logs are
+// never held in memory. When r is an io.ReadSeeker (a file), a syntax
+// error's line and column are found by reading it again from the start.
 func Read(r io.Reader, limit int64) (*Notebook, error) {
+	in := r
 	if limit > 0 {
-		r = io.LimitReader(r, limit+1)
+		in = &limited{r: r, n: limit}
 	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("notebook: %w", err)
+	br := bufio.NewReader(in)
+	bom := 0
+	if b, _ := br.Peek(3); bytes.Equal(b, []byte("\xef\xbb\xbf")) {
+		_, _ = br.Discard(3)
+		bom = 3
 	}
-	if limit > 0 && int64(len(data)) > limit {
+	p := &parser{dec: json.NewDecoder(br)}
+	nb, err := p.notebook()
+	if err == nil {
+		return nb, nil
+	}
+	switch {
+	case errors.Is(err, errTooLarge):
 		return nil, &Error{Cell: -1, Err: ErrTooLarge, Msg: fmt.Sprintf("more than %d bytes", limit)}
-	}
-	return Parse(data)
-}
-
-// rawNotebook is the JSON of a notebook, its parts left raw so that each can
-// be checked and reported on its own.
-type rawNotebook struct {
-	Format   *json.RawMessage `json:"nbformat"`
-	Minor    json.RawMessage  `json:"nbformat_minor"`
-	Metadata json.RawMessage  `json:"metadata"`
-	Cells    *json.RawMessage `json:"cells"`
-}
-
-type rawCell struct {
-	Type    string          `json:"cell_type"`
-	ID      json.RawMessage `json:"id"`
-	Source  json.RawMessage `json:"source"`
-	Outputs json.RawMessage `json:"outputs"`
-}
-
-// fastNotebook decodes a well-formed notebook in one call; anything it
-// does not fit goes to the careful path, which says what is wrong.
-type fastNotebook struct {
-	Format   *int            `json:"nbformat"`
-	Minor    int             `json:"nbformat_minor"`
-	Metadata json.RawMessage `json:"metadata"`
-	Cells    *[]fastCell     `json:"cells"`
-}
-
-type fastCell struct {
-	Type    string            `json:"cell_type"`
-	ID      string            `json:"id"`
-	Source  json.RawMessage   `json:"source"`
-	Outputs []json.RawMessage `json:"outputs"`
-}
-
-// Parse reads a notebook from its JSON.
-func Parse(data []byte) (*Notebook, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
-	var fast fastNotebook
-	err := json.Unmarshal(data, &fast)
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return nil, syntaxError(data, se)
-	}
-	if err == nil && fast.Format != nil && *fast.Format == 4 && fast.Cells != nil {
-		nb := &Notebook{Format: 4, Minor: fast.Minor, Metadata: parseMetadata(fast.Metadata), Cells: make([]Cell, len(*fast.Cells))}
-		ok := true
-		for i, c := range *fast.Cells {
-			src, err := joinSource(c.Source)
-			if err != nil {
-				ok = false
-				break
-			}
-			nb.Cells[i] = Cell{Index: i, ID: c.ID, Type: c.Type, Source: src, Outputs: outputs(c.Outputs)}
-		}
-		if ok {
-			return nb, nil
-		}
-	}
-	return parseCarefully(data)
-}
-
-func syntaxError(data []byte, se *json.SyntaxError) error {
-	line, col := position(data, se.Offset)
-	return &Error{Line: line, Column: col, Cell: -1, Err: ErrSyntax, Msg: se.Error()}
-}
-
-// parseCarefully reads a notebook part by part, so that what is wrong with
-// it is reported precisely.
-func parseCarefully(data []byte) (*Notebook, error) {
-	if err := checkSyntax(data); err != nil {
+	case errors.As(err, new(*Error)):
 		return nil, err
 	}
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, &Error{Cell: -1, Err: ErrNotNotebook, Msg: "want a JSON object with nbformat and cells, found " + jsonKind(trimmed)}
+	var se *json.SyntaxError
+	e := &Error{Cell: -1, Err: ErrSyntax}
+	off := int64(bom) + p.dec.InputOffset()
+	switch {
+	case errors.As(err, &se):
+		// se.Offset is not always from the start of the stream (the
+		// decoder counts from the value it was reading); InputOffset is
+		// where that value, or the bad token, starts.
+		e.Msg = se.Error()
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		e.Msg = "unexpected end of input"
+		if p.empty {
+			e.Msg = "the file is empty"
+		}
+	default:
+		return nil, fmt.Errorf("notebook: %w", err) // the reader failed
 	}
-	var raw rawNotebook
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, &Error{Cell: -1, Err: ErrNotNotebook, Msg: err.Error()}
+	if rs, ok := r.(io.ReadSeeker); ok {
+		e.Line, e.Column = position(rs, off)
 	}
-	if raw.Format != nil {
-		var v int
-		if json.Unmarshal(*raw.Format, &v) == nil && v != 4 {
-			return nil, &Error{Cell: -1, Err: ErrVersion, Msg: fmt.Sprintf("nbformat %d, want 4 (save it from Jupyter 4 or later)", v)}
+	return nil, e
+}
+
+// Parse reads a notebook from its JSON: Read on data, without a limit.
+func Parse(data []byte) (*Notebook, error) {
+	return Read(bytes.NewReader(data), 0)
+}
+
+// parser walks a notebook's JSON token by token. A value of the wrong
+// shape is noted in bad (the first one) and skipped, and the walk goes on,
+// so that a syntax error later in the file, or an nbformat other than 4
+// after the cells, is what is reported, as it is the more basic fault.
+type parser struct {
+	dec   *json.Decoder
+	bad   *Error
+	empty bool
+}
+
+func (p *parser) fail(cell int, msg string) {
+	if p.bad == nil {
+		p.bad = &Error{Cell: cell, Err: ErrNotNotebook, Msg: msg}
+	}
+}
+
+// skip is a value decoded for nothing: the decoder checks its syntax and
+// moves past it without building anything.
+type skip struct{}
+
+func (*skip) UnmarshalJSON([]byte) error { return nil }
+
+// capped keeps a value of at most maxOutputData bytes.
+type capped struct{ b json.RawMessage }
+
+func (c *capped) UnmarshalJSON(b []byte) error {
+	if len(b) <= maxOutputData {
+		c.b = append(json.RawMessage(nil), b...)
+	}
+	return nil
+}
+
+// rest consumes what is left of a value whose first token was tok.
+func (p *parser) rest(tok json.Token) error {
+	depth := 0
+	for {
+		if d, ok := tok.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				depth++
+			} else {
+				depth--
+			}
+		}
+		if depth == 0 {
+			return nil
+		}
+		var err error
+		if tok, err = p.dec.Token(); err != nil {
+			return err
 		}
 	}
-	if raw.Format == nil || raw.Cells == nil {
-		missing := "nbformat"
-		if raw.Format != nil {
-			missing = "cells"
-		} else if raw.Cells == nil {
-			missing = "nbformat and cells"
+}
+
+func (p *parser) notebook() (*Notebook, error) {
+	tok, err := p.dec.Token()
+	if err == io.EOF {
+		p.empty = true
+	}
+	if err != nil {
+		return nil, err
+	}
+	if tok != json.Delim('{') {
+		kind := tokenKind(tok)
+		if err := p.rest(tok); err != nil {
+			return nil, err
 		}
-		return nil, &Error{Cell: -1, Err: ErrNotNotebook, Msg: "no " + missing + " field"}
+		return nil, &Error{Cell: -1, Err: ErrNotNotebook, Msg: "want a JSON object with nbformat and cells, found " + kind}
 	}
 	nb := &Notebook{}
-	if err := json.Unmarshal(*raw.Format, &nb.Format); err != nil {
-		return nil, &Error{Cell: -1, Err: ErrNotNotebook, Msg: "nbformat is " + clip(string(*raw.Format)) + ", want an integer"}
-	}
-	if nb.Format != 4 {
-		return nil, &Error{Cell: -1, Err: ErrVersion, Msg: fmt.Sprintf("nbformat %d, want 4 (save it from Jupyter 4 or later)", nb.Format)}
-	}
-	if len(raw.Minor) > 0 {
-		_ = json.Unmarshal(raw.Minor, &nb.Minor) // informational only
-	}
-	nb.Metadata = parseMetadata(raw.Metadata)
-	var cells []json.RawMessage
-	if err := json.Unmarshal(*raw.Cells, &cells); err != nil {
-		return nil, &Error{Cell: -1, Err: ErrNotNotebook, Msg: "cells is " + jsonKind(bytes.TrimSpace(*raw.Cells)) + ", want a list of cells"}
-	}
-	nb.Cells = make([]Cell, 0, len(cells))
-	for i, c := range cells {
-		var rc rawCell
-		if err := json.Unmarshal(c, &rc); err != nil {
-			return nil, &Error{Cell: i, Err: ErrNotNotebook, Msg: "want a cell object with cell_type and source, found " + jsonKind(bytes.TrimSpace(c))}
-		}
-		src, err := joinSource(rc.Source)
+	var format, minor, metadata json.RawMessage
+	hasCells := false
+	for p.dec.More() {
+		key, err := p.dec.Token()
 		if err != nil {
-			return nil, &Error{Cell: i, Err: ErrNotNotebook, Msg: err.Error()}
+			return nil, err
 		}
-		var id string
-		_ = json.Unmarshal(rc.ID, &id) // ids are optional before nbformat 4.5
-		var outs []json.RawMessage
-		_ = json.Unmarshal(rc.Outputs, &outs) // outputs are informational
-		nb.Cells = append(nb.Cells, Cell{Index: i, ID: id, Type: rc.Type, Source: src, Outputs: outputs(outs)})
+		switch key {
+		case "nbformat":
+			err = p.dec.Decode(&format)
+		case "nbformat_minor":
+			err = p.dec.Decode(&minor)
+		case "metadata":
+			err = p.dec.Decode(&metadata)
+		case "cells":
+			hasCells = true
+			nb.Cells, err = p.cells()
+		default:
+			err = p.dec.Decode(&skip{})
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if _, err := p.dec.Token(); err != nil { // the closing }
+		return nil, err
+	}
+	if tok, err := p.dec.Token(); err != io.EOF {
+		if err != nil {
+			return nil, err
+		}
+		return nil, &Error{Cell: -1, Err: ErrSyntax, Msg: tokenKind(tok) + " after the notebook's object"}
+	}
+	var v int
+	if format != nil && json.Unmarshal(format, &v) == nil && v != 4 {
+		return nil, &Error{Cell: -1, Err: ErrVersion, Msg: fmt.Sprintf("nbformat %d, want 4 (save it from Jupyter 4 or later)", v)}
+	}
+	switch {
+	case format == nil && !hasCells:
+		return nil, &Error{Cell: -1, Err: ErrNotNotebook, Msg: "no nbformat and cells field"}
+	case format == nil:
+		return nil, &Error{Cell: -1, Err: ErrNotNotebook, Msg: "no nbformat field"}
+	case !hasCells:
+		return nil, &Error{Cell: -1, Err: ErrNotNotebook, Msg: "no cells field"}
+	case json.Unmarshal(format, &nb.Format) != nil:
+		return nil, &Error{Cell: -1, Err: ErrNotNotebook, Msg: "nbformat is " + clip(string(format)) + ", want an integer"}
+	case p.bad != nil:
+		return nil, p.bad
+	}
+	_ = json.Unmarshal(minor, &nb.Minor) // informational only
+	nb.Metadata = parseMetadata(metadata)
+	if nb.Cells == nil {
+		nb.Cells = []Cell{}
 	}
 	return nb, nil
 }
 
-// checkSyntax reports a JSON syntax error with its line and column.
-func checkSyntax(data []byte) error {
-	if json.Valid(data) {
-		return nil
+// cells reads the list of cells.
+func (p *parser) cells() ([]Cell, error) {
+	tok, err := p.dec.Token()
+	if err != nil {
+		return nil, err
 	}
-	var v any
-	err := json.Unmarshal(data, &v)
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		msg := "unexpected end of input"
+	if tok != json.Delim('[') {
+		p.fail(-1, "cells is "+tokenKind(tok)+", want a list of cells")
+		return nil, p.rest(tok)
+	}
+	cells := []Cell{}
+	for i := 0; p.dec.More(); i++ {
+		c, err := p.cell(i)
 		if err != nil {
-			msg = err.Error()
+			return nil, err
 		}
-		line, col := position(data, int64(len(data)))
-		return &Error{Line: line, Column: col, Cell: -1, Err: ErrSyntax, Msg: msg}
+		cells = append(cells, c)
 	}
-	line, col := position(data, se.Offset)
-	return &Error{Line: line, Column: col, Cell: -1, Err: ErrSyntax, Msg: se.Error()}
+	_, err = p.dec.Token() // ]
+	return cells, err
 }
 
-// position turns a byte offset into a 1-based line and column (in bytes).
-func position(data []byte, off int64) (line, col int) {
-	off = min(max(off, 0), int64(len(data)))
-	before := data[:off]
-	line = 1 + bytes.Count(before, []byte("\n"))
-	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1)
-	if col == 0 {
-		col = 1
+func (p *parser) cell(i int) (Cell, error) {
+	c := Cell{Index: i}
+	tok, err := p.dec.Token()
+	if err != nil {
+		return c, err
 	}
-	return line, col
+	if tok != json.Delim('{') {
+		p.fail(i, "want a cell object with cell_type and source, found "+tokenKind(tok))
+		return c, p.rest(tok)
+	}
+	for p.dec.More() {
+		key, err := p.dec.Token()
+		if err != nil {
+			return c, err
+		}
+		switch key {
+		case "cell_type", "id":
+			var v any
+			if err := p.dec.Decode(&v); err != nil {
+				return c, err
+			}
+			if key == "id" {
+				c.ID = str(v) // ids are optional before nbformat 4.5
+			} else {
+				c.Type = str(v)
+			}
+		case "source":
+			var raw json.RawMessage
+			if err := p.dec.Decode(&raw); err != nil {
+				return c, err
+			}
+			if c.Source, err = joinSource(raw); err != nil {
+				p.fail(i, err.Error())
+			}
+		case "outputs":
+			if c.Outputs, err = p.outputs(); err != nil {
+				return c, err
+			}
+		default:
+			if err := p.dec.Decode(&skip{}); err != nil {
+				return c, err
+			}
+		}
+	}
+	_, err = p.dec.Token() // }
+	return c, err
+}
+
+// outputs reads a code cell's outputs: informational, so one of the wrong
+// shape is left out, never a reason to refuse the notebook.
+func (p *parser) outputs() ([]Output, error) {
+	tok, err := p.dec.Token()
+	if err != nil || tok != json.Delim('[') {
+		return nil, cmp.Or(err, p.rest(tok))
+	}
+	var outs []Output
+	for p.dec.More() {
+		tok, err := p.dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		if tok != json.Delim('{') {
+			if err := p.rest(tok); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var o Output
+		for p.dec.More() {
+			key, err := p.dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			switch key {
+			case "output_type":
+				var v any
+				err = p.dec.Decode(&v)
+				o.Type = str(v)
+			case "data":
+				o.Data, err = p.data()
+			default:
+				err = p.dec.Decode(&skip{})
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if _, err := p.dec.Token(); err != nil {
+			return nil, err
+		}
+		if o.Data != nil {
+			outs = append(outs, o)
+		}
+	}
+	_, err = p.dec.Token()
+	return outs, err
+}
+
+// data reads an output's data object, keeping the values keepData wants
+// up to maxOutputData bytes; nil when it is not an object.
+func (p *parser) data() (map[string]json.RawMessage, error) {
+	tok, err := p.dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, cmp.Or(err, p.rest(tok))
+	}
+	data := map[string]json.RawMessage{}
+	for p.dec.More() {
+		key, err := p.dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		mime, _ := key.(string)
+		if !keepData(mime) {
+			if err := p.dec.Decode(&skip{}); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var c capped
+		if err := p.dec.Decode(&c); err != nil {
+			return nil, err
+		}
+		if c.b != nil {
+			data[mime] = c.b
+		}
+	}
+	_, err = p.dec.Token()
+	return data, err
+}
+
+// position turns a byte offset of r into the 1-based line and column (in
+// bytes) of the byte there, reading r again from its start; 0, 0 when it
+// cannot.
+func position(r io.ReadSeeker, off int64) (line, col int) {
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return 0, 0
+	}
+	br := bufio.NewReader(io.LimitReader(r, max(off, 0)))
+	line, col = 1, 0
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			break
+		}
+		if b == '\n' {
+			line, col = line+1, 0
+		} else {
+			col++
+		}
+	}
+	return line, col + 1
+}
+
+func tokenKind(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '{' {
+			return "an object"
+		}
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "a number"
 }
 
 func joinSource(raw json.RawMessage) (string, error) {

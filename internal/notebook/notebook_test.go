@@ -3,6 +3,7 @@ package notebook
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -263,4 +264,59 @@ func TestOutputs(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// TestReadStreamsOutputs: of an output's data only JSON values of at most
+// 64 KiB are kept; a plot's bytes and an oversized JSON value are skipped,
+// and the cell's source is read whatever comes after them.
+func TestReadStreamsOutputs(t *testing.T) {
+	big := strings.Repeat("A", 1<<20) // a 1 MiB plot, over 64 KiB
+	tests := []struct {
+		name string
+		data string
+		want []string // the MIME types kept
+	}{
+		{"a plot is skipped, a record kept", `{"image/png":"` + big + `","application/vnd.coalesce.attempt+json":{"id":"a/b"}}`, []string{"application/vnd.coalesce.attempt+json"}},
+		{"JSON over 64 KiB is skipped", `{"application/json":"` + big + `"}`, nil},
+		{"JSON of 64 KiB is kept", `{"application/json":"` + strings.Repeat("B", 64<<10-2) + `"}`, []string{"application/json"}},
+		{"text is skipped", `{"text/plain":"4"}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := `{"nbformat":4,"cells":[{"cell_type":"code","outputs":[{"output_type":"display_data","data":` + tt.data + `}],"source":"%%\nx"}]}`
+			nb, err := Read(strings.NewReader(in), 0)
+			require.NoError(t, err)
+			require.Len(t, nb.Cells, 1)
+			assert.Equal(t, "%%\nx", nb.Cells[0].Source)
+			require.Len(t, nb.Cells[0].Outputs, 1)
+			var got []string
+			for mime := range nb.Cells[0].Outputs[0].Data {
+				got = append(got, mime)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestReadErrors: a file over the limit is ErrTooLarge wherever the limit
+// falls, and a syntax error in a file read as a stream has its line and
+// column when the reader can seek.
+func TestReadErrors(t *testing.T) {
+	nb := `{"nbformat":4,"cells":[{"cell_type":"code","source":"x","outputs":[{"output_type":"stream","text":"` + strings.Repeat("y", 10000) + `"}]}]}`
+	for _, limit := range []int64{1, 100, 5000, int64(len(nb)) - 1} {
+		t.Run(fmt.Sprintf("limit %d", limit), func(t *testing.T) {
+			_, err := Read(strings.NewReader(nb), limit)
+			assert.ErrorIs(t, err, ErrTooLarge)
+		})
+	}
+	t.Run("line of a syntax error", func(t *testing.T) {
+		// x is on line 3 after `"cells":`, 8 bytes: column 9.
+		_, err := Read(strings.NewReader("{\n\"nbformat\": 4,\n\"cells\":x}"), 0)
+		assert.ErrorIs(t, err, ErrSyntax)
+		assert.Contains(t, err.Error(), "line 3, column 9")
+	})
+	t.Run("trailing data", func(t *testing.T) {
+		_, err := Parse([]byte(`{"nbformat":4,"cells":[]} []`))
+		assert.ErrorIs(t, err, ErrSyntax)
+	})
 }
