@@ -157,7 +157,9 @@ func (s Spec) FirstIndices(k int) ([]int32, error) {
 		if err != nil {
 			return nil, err
 		}
-		return idx[:min(k, len(idx))], nil
+		// A copy: a slice of idx would keep all n indices alive (128 MiB
+		// at n = 2^25) for as long as the caller keeps its k.
+		return slices.Clone(idx[:min(k, len(idx))]), nil
 	}
 	r := s
 	r.IndexPattern = "random"
