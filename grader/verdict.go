@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
 )
 
 // Judgement is a prediction held against one answer.
@@ -125,6 +126,9 @@ func hints(k *Key, p, want, tol float64, right bool) []string {
 	if strings.Contains(e.Unit, "sector") && Within(p/32, want, tol) {
 		hs = append(hs, "That counts bytes: divide by 32 bytes per sector.")
 	}
+	if lines, ok := linesPerRequest(k); ok && !Within(lines, want, tol) && Within(p, lines, tol) {
+		hs = append(hs, fmt.Sprintf("%s is how many 128-byte lines a request touches: the transactions of the older model the source page describes. The L1 fetches 32-byte sectors, up to four of a line, and counts those.", fmtNum(p)))
+	}
 	if e.Combine == Ratio && e.figure().Level == figures.Time && len(k.Parts) == 2 {
 		// The L1's waste ratio: fetched over used bytes, second case over
 		// first, the inverse of each one's efficiency.
@@ -138,6 +142,34 @@ func hints(k *Key, p, want, tol float64, right bool) []string {
 		}
 	}
 	return hs
+}
+
+// linesPerRequest returns, for an exercise that asks for sectors per
+// request, the 128-byte lines per request of warp 0 of its launch (the
+// loads or the stores the question is about): what a learner counting
+// 128-byte transactions would answer.
+func linesPerRequest(k *Key) (float64, bool) {
+	e := k.Exercise
+	if len(k.Parts) != 1 || (e.Quantity != figures.LdSectorsPerRequest.Name && e.Quantity != figures.StSectorsPerRequest.Name) {
+		return 0, false
+	}
+	p := k.Parts[0]
+	lines, requests := 0, 0
+	for _, in := range warpInstrs(p.Spec, p.idx, 0, 0) {
+		if !relevant(e.Quantity, in) {
+			continue
+		}
+		a, err := sectors.Coalesce(in.Warp)
+		if err != nil {
+			return 0, false
+		}
+		lines += a.Lines
+		requests++
+	}
+	if requests == 0 {
+		return 0, false
+	}
+	return float64(lines) / float64(requests), true
 }
 
 // String renders the verdict as text: the verdict line, the prediction
