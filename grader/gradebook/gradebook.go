@@ -324,6 +324,23 @@ func gathers(e *grader.Exercise) bool {
 	return slices.ContainsFunc(e.Specs, func(s spec.Spec) bool { return s.Kernel == spec.GatherCopy })
 }
 
+// judge grades the prediction of c against k and sets r from the verdict:
+// where the prediction came from, its status and its points.
+func judge(r *Row, k *grader.Key, c located) *grader.Verdict {
+	v := k.Verdict(c.Value)
+	r.verdict = v
+	r.Notebook, r.Prediction, r.PredictionText = c.path, ptr(c.Value), c.Arg
+	switch {
+	case !v.Graded:
+		r.Status = Ungraded
+	case v.Right:
+		r.Status, r.Points = Right, v.Points
+	default:
+		r.Status = Wrong
+	}
+	return v
+}
+
 // located is a call, or an attempt record, with the notebook it is in.
 type located struct {
 	Call
@@ -411,34 +428,18 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 			// The first attempt stands in for the call: graded like one.
 			c := located{Call: Call{Cell: rec.Cell, Line: 0, ID: e.ID, Value: rec.attempts.First.Value, Form: FormLiteral,
 				Arg: FormatNumber(rec.attempts.First.Value)}, path: rec.path}
-			v := k.Verdict(c.Value)
-			r.verdict = v
-			r.Notebook, r.Prediction, r.PredictionText = c.path, ptr(c.Value), c.Arg
-			switch {
-			case !v.Graded:
-				r.Status = Ungraded
+			v := judge(&r, k, c)
+			if !v.Graded {
 				notes = append(notes, "graded by the measurement, and there is none: "+k.NoMeasurement)
-			case v.Right:
-				r.Status, r.Points = Right, v.Points
-			default:
-				r.Status = Wrong
 			}
 			notes = append(notes, fmt.Sprintf("graded on the first attempt, %s, of %s (the attempt record in the output of cell %d)",
 				c.Arg, words.Plural(rec.attempts.Attempts, "attempt"), rec.Cell+1))
 			notes = append(notes, v.Hints...)
 		case first >= 0:
 			c := mine[first]
-			v := k.Verdict(c.Value)
-			r.verdict = v
-			r.Notebook, r.Prediction, r.PredictionText = c.path, ptr(c.Value), c.Arg
-			switch {
-			case !v.Graded:
-				r.Status = Ungraded
+			v := judge(&r, k, c)
+			if !v.Graded {
 				notes = append(notes, "graded by the measurement, and there is none: "+k.NoMeasurement)
-			case v.Right:
-				r.Status, r.Points = Right, v.Points
-			default:
-				r.Status = Wrong
 			}
 			notes = append(notes, c.where())
 			if c.Form == FormConstant {
