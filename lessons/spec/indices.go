@@ -27,7 +27,7 @@ func (s Spec) Indices() ([]int32, error) {
 
 func generate(pattern string, n int64, seed uint64) ([]int32, error) {
 	idx := make([]int32, n)
-	rng := rand.New(rand.NewPCG(seed, uint64(n)))
+	rng := patternRNG(n, seed)
 	switch pattern {
 	case "identity":
 		for t := range idx {
@@ -44,7 +44,7 @@ func generate(pattern string, n int64, seed uint64) ([]int32, error) {
 		shuffle(rng, idx)
 	case "random", "sorted_random":
 		for t := range idx {
-			idx[t] = rng.Int32N(int32(n))
+			idx[t] = randomIndex(rng, n)
 		}
 		if pattern == "sorted_random" {
 			countingSort(idx, n)
@@ -178,16 +178,23 @@ func (s Spec) FirstIndices(k int) ([]int32, error) {
 	return slices.Clone(idx[:min(k, len(idx))]), nil
 }
 
+// patternRNG is the generator of the index patterns of n indices with
+// seed: generate and firstRandom must draw the same sequence.
+func patternRNG(n int64, seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, uint64(n))) }
+
+// randomIndex is the random pattern's next index, below n.
+func randomIndex(rng *rand.Rand, n int64) int32 { return rng.Int32N(int32(n)) }
+
 // firstRandom draws the random pattern's n indices as generate does and
 // returns the first k, or with smallest the k smallest in order: O(n·k)
 // at worst and about O(n) for random input, since few values beat the
 // window.
 func firstRandom(n int64, seed uint64, k int, smallest bool) []int32 {
-	rng := rand.New(rand.NewPCG(seed, uint64(n)))
+	rng := patternRNG(n, seed)
 	k = int(min(int64(k), n))
 	low := make([]int32, 0, k)
 	for range n {
-		v := rng.Int32N(int32(n))
+		v := randomIndex(rng, n)
 		if !smallest {
 			if len(low) == k {
 				break
