@@ -193,8 +193,6 @@ type Submission struct {
 	// sentence, in the same order.
 	Flags []Flag
 	Notes []string
-	// ModTime is the file's modification time; zero when unread.
-	ModTime time.Time
 	// Found holds the calls and mentions read from its cells.
 	Found Found
 	// Problem says why the file cannot be graded (malformed JSON, not a
@@ -344,9 +342,7 @@ func (r Reader) Read(in Input) Submission {
 		return r.problem(in, fmt.Sprintf("the file is %s, over the %s limit (coalesce grade -max-size); it was not read", sizeStr(info.Size()), sizeStr(limit)), FlagTooLarge)
 	}
 	nb, err := notebook.Read(f, limit)
-	s := r.fromNotebook(in, nb, err)
-	s.ModTime = info.ModTime()
-	return s
+	return r.fromNotebook(in, nb, err)
 }
 
 // Parse is Read on a file's contents.
