@@ -199,62 +199,12 @@ var table = []kernel{
 		usefulDoc: "every field read once and one float written per thread",
 		memcpy:    [2]string{"p", ""},
 	},
-	{
-		name:      CopyRows,
-		doc:       "c = bx*tile+tx, r = by*tile+ty+j: out[r*cols+c] = in[r*cols+c] (threadIdx.x walks a row)",
-		fields:    matrixFields,
-		rules:     derived,
-		grid2D:    colsByRows,
-		buffers:   matrixInOut,
-		useful:    matrixUseful,
-		usefulDoc: "every element read and written once",
-		memcpy:    [2]string{"in", "out"},
-	},
-	{
-		name:      CopyColumns,
-		doc:       "r = bx*tile+tx, c = by*tile+ty+j: out[r*cols+c] = in[r*cols+c] (threadIdx.x walks a column)",
-		fields:    matrixFields,
-		rules:     derived,
-		grid2D:    rowsByCols,
-		buffers:   matrixInOut,
-		useful:    matrixUseful,
-		usefulDoc: "every element read and written once",
-		memcpy:    [2]string{"in", "out"},
-	},
-	{
-		name:      TransposeCoalescedRead,
-		doc:       "c = bx*tile+tx, r = by*tile+ty+j: out[c*rows+r] = in[r*cols+c] (rows read, columns written)",
-		fields:    matrixFields,
-		rules:     derived,
-		grid2D:    colsByRows,
-		buffers:   matrixInOut,
-		useful:    matrixUseful,
-		usefulDoc: "every element read and written once",
-		memcpy:    [2]string{"in", "out"},
-	},
-	{
-		name:      TransposeCoalescedWrite,
-		doc:       "r = bx*tile+tx, c = by*tile+ty+j: out[c*rows+r] = in[r*cols+c] (columns read, rows written)",
-		fields:    matrixFields,
-		rules:     derived,
-		grid2D:    rowsByCols,
-		buffers:   matrixInOut,
-		useful:    matrixUseful,
-		usefulDoc: "every element read and written once",
-		memcpy:    [2]string{"in", "out"},
-	},
-	{
-		name: TransposeTiled,
-		doc: "a tile x tile square through shared s[tile][tile+pad]: rows of in into rows of s, " +
-			"__syncthreads, columns of s out as rows of out (both global sides coalesced)",
-		fields:    append(matrixFields[:len(matrixFields):len(matrixFields)], FieldPad),
-		rules:     derived,
-		grid2D:    colsByRows,
-		buffers:   matrixInOut,
-		useful:    matrixUseful,
-		usefulDoc: "every element read and written once",
-		memcpy:    [2]string{"in", "out"},
-	},
+	matrixKernel(CopyRows, "c = bx*tile+tx, r = by*tile+ty+j: out[r*cols+c] = in[r*cols+c] (threadIdx.x walks a row)", false),
+	matrixKernel(CopyColumns, "r = bx*tile+tx, c = by*tile+ty+j: out[r*cols+c] = in[r*cols+c] (threadIdx.x walks a column)", true),
+	matrixKernel(TransposeCoalescedRead, "c = bx*tile+tx, r = by*tile+ty+j: out[c*rows+r] = in[r*cols+c] (rows read, columns written)", false),
+	matrixKernel(TransposeCoalescedWrite, "r = bx*tile+tx, c = by*tile+ty+j: out[c*rows+r] = in[r*cols+c] (columns read, rows written)", true),
+	matrixKernel(TransposeTiled, "a tile x tile square through shared s[tile][tile+pad]: rows of in into rows of s, "+
+		"__syncthreads, columns of s out as rows of out (both global sides coalesced)", false, FieldPad),
 }
 
 // matrixFields are the fields of every 2D kernel.
@@ -267,22 +217,39 @@ func matrixInOut(s Spec) []Buffer {
 
 func matrixUseful(s Spec) int64 { return 8 * s.Rows * s.Cols }
 
-// colsByRows is the grid of a kernel whose threadIdx.x walks along a row:
-// x across the columns, y down the rows.
-func colsByRows(s Spec) (int64, int64) {
-	t := int64(s.Tile)
-	return ceilDiv(s.Cols, t), ceilDiv(s.Rows, t)
+// matrixKernel is the table entry of a 2D kernel: rows x cols floats in
+// and out, the grid in tiles, n and block derived. walksColumns says its
+// threadIdx.x walks down a column, so that its grid's x runs down the rows
+// and its y across the columns; extra are its fields beyond matrixFields.
+func matrixKernel(name Kernel, doc string, walksColumns bool, extra ...string) kernel {
+	ySide := FieldRows
+	grid := func(s Spec) (int64, int64) {
+		t := int64(s.Tile)
+		return ceilDiv(s.Cols, t), ceilDiv(s.Rows, t)
+	}
+	if walksColumns {
+		ySide = FieldCols
+		grid = func(s Spec) (int64, int64) {
+			t := int64(s.Tile)
+			return ceilDiv(s.Rows, t), ceilDiv(s.Cols, t)
+		}
+	}
+	return kernel{
+		name:      name,
+		doc:       doc,
+		fields:    append(slices.Clip(matrixFields), extra...),
+		rules:     func(s Spec) error { return derived(s, ySide, grid) },
+		grid2D:    grid,
+		buffers:   matrixInOut,
+		useful:    matrixUseful,
+		usefulDoc: "every element read and written once",
+		memcpy:    [2]string{"in", "out"},
+	}
 }
 
-// rowsByCols is the grid of a kernel whose threadIdx.x walks down a column.
-func rowsByCols(s Spec) (int64, int64) {
-	t := int64(s.Tile)
-	return ceilDiv(s.Rows, t), ceilDiv(s.Cols, t)
-}
-
-// derived checks what a 2D kernel derives: Parse sets n and block so, a
-// literal must.
-func derived(s Spec) error {
+// derived checks what a 2D kernel derives (Parse sets n and block so, a
+// literal must), and that its grid, whose y runs along ySide, fits.
+func derived(s Spec, ySide string, grid func(Spec) (int64, int64)) error {
 	if s.N != s.Rows*s.Cols {
 		return valueError(FieldN, s.N, derivedDoc(s.Kernel))
 	}
@@ -292,12 +259,12 @@ func derived(s Spec) error {
 	// CUDA caps a grid's y dimension at 65535 blocks on every GPU the
 	// course covers (x may reach 2^31-1), so the side the grid's y covers
 	// may span at most 65535 tiles.
-	field, side := FieldRows, s.Rows
-	if walksColumns(s.Kernel) {
-		field, side = FieldCols, s.Cols
-	}
-	if ceilDiv(side, int64(s.Tile)) > MaxGridY {
-		return valueError(field, side, fmt.Sprintf("want at most %d tiles of %d, %d, along the side a grid's y covers (CUDA's most blocks in y): use a larger tile",
+	if _, gy := grid(s); gy > MaxGridY {
+		side := s.Rows
+		if ySide == FieldCols {
+			side = s.Cols
+		}
+		return valueError(ySide, side, fmt.Sprintf("want at most %d tiles of %d, %d, along the side a grid's y covers (CUDA's most blocks in y): use a larger tile",
 			MaxGridY, s.Tile, int64(MaxGridY)*int64(s.Tile)))
 	}
 	return nil
@@ -305,10 +272,6 @@ func derived(s Spec) error {
 
 // MaxGridY is the most blocks a CUDA grid has in y.
 const MaxGridY = 65535
-
-// walksColumns reports whether k's threadIdx.x walks down a column, so
-// that its grid's y runs across the columns (rowsByCols).
-func walksColumns(k Kernel) bool { return k == CopyColumns || k == TransposeCoalescedWrite }
 
 // derivedDoc says how a 2D kernel's n and block come about.
 func derivedDoc(k Kernel) string {
