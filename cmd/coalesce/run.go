@@ -174,13 +174,12 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 }
 
 // writeRunFile writes the measured launches of set, with its provenance,
-// to path, replacing it only once the whole file is written. A launch the
-// GPU stopped with a fault is a measurement too (what the hardware does
-// with it), so it is kept with its CUDA error; other failures are not.
+// to path, replacing it only once the whole file is written; a fault is
+// kept with its CUDA error (recordable).
 func writeRunFile(path string, set *measure.Set) error {
 	rec := &measure.Set{Provenance: set.Provenance}
 	for _, l := range set.Launches {
-		if !l.Failed() || l.CUDAError != "" {
+		if recordable(l) {
 			l.Line = 0
 			rec.Launches = append(rec.Launches, l)
 		}
@@ -240,9 +239,14 @@ func emitPlans(dir string, lines []spec.Line, specs []spec.Spec, stdout, stderr 
 func recorded(set *measure.Set) int {
 	n := 0
 	for _, l := range set.Launches {
-		if !l.Failed() || l.CUDAError != "" {
+		if recordable(l) {
 			n++
 		}
 	}
 	return n
 }
+
+// recordable reports whether a recording keeps l: a measurement, or a
+// fault, which is what the GPU did with the launch; not a launch that
+// failed for another reason (a refused spec, a wrong result).
+func recordable(l measure.Launch) bool { return !l.Failed() || l.CUDAError != "" }
