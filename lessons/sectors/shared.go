@@ -78,23 +78,24 @@ func (m *sim) shared(store bool, active uint32, access string, predicated bool) 
 	if store && m.loadsOnly {
 		return
 	}
+	if active == 0 && !predicated {
+		return
+	}
+	if store {
+		m.shStExec++
+	} else {
+		m.shLdExec++
+	}
 	if active == 0 {
-		if predicated && store {
-			m.shStExec++
-		} else if predicated {
-			m.shLdExec++
-		}
 		return
 	}
 	n := int64(m.banks.wavefronts(&m.addr, active))
 	if store {
 		m.shStReq++
-		m.shStExec++
 		m.shStWave += n
 		return
 	}
 	m.shLdReq++
-	m.shLdExec++
 	m.shLdWave += n
 }
 
