@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -80,9 +81,9 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 		k.Source = src.Origin().String()
 	}
 	// The specs' predictions run at once, but a gather's one at a time,
-	// with the indices its explanation draws after it: each holds its n
-	// indices while it runs (128 MiB at n = 2^25), and a batch of keys
-	// must stay within a few hundred megabytes (gradebook's
+	// drawing its indices once for the model and the explanation's warp 0:
+	// it holds all n of them while it runs (128 MiB at n = 2^25), and a
+	// batch of keys must stay within a few hundred megabytes (gradebook's
 	// BenchmarkGradeMemory85).
 	preds := make([]sectors.Prediction, len(e.Specs))
 	errs := make([]error, len(e.Specs))
@@ -95,10 +96,17 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 		}
 		wg.Go(func() { preds[i], errs[i] = sectors.Predict(s) })
 	}
+	var all []int32 // one array for all of them, refilled
 	for i, s := range e.Specs {
 		if s.Kernel == spec.GatherCopy {
-			preds[i], errs[i] = sectors.Predict(s)
-			idx[i], idxErrs[i] = s.FirstIndices(sectors.WarpSize)
+			var err error
+			if all, err = s.IndicesInto(all); err != nil {
+				errs[i] = fmt.Errorf("sectors: %w", err)
+				idxErrs[i] = err
+				continue
+			}
+			preds[i], errs[i] = sectors.PredictIndices(s, all)
+			idx[i] = slices.Clone(all[:min(sectors.WarpSize, len(all))])
 		}
 	}
 	wg.Wait()

@@ -51,6 +51,24 @@ func Predict(s spec.Spec) (Prediction, error) {
 	return predictWith(s, idx)
 }
 
+// PredictIndices is Predict for a gather whose indices the caller already
+// holds (idx[t] for every thread t, as Spec.Indices returns them), so that
+// a caller who needs them too, an answer key explaining warp 0, draws them
+// once: a random permutation of 2^25 indices is 128 MiB, and drawing it
+// twice doubles a key's memory. For other kernels idx must be nil.
+func PredictIndices(s spec.Spec, idx []int32) (Prediction, error) {
+	if err := s.Validate(); err != nil {
+		return Prediction{}, err
+	}
+	switch {
+	case s.Kernel == spec.GatherCopy && int64(len(idx)) != s.N:
+		return Prediction{}, fmt.Errorf("sectors: %w: %s needs n = %d indices, got %d", spec.ErrIndices, s.Kernel, s.N, len(idx))
+	case s.Kernel != spec.GatherCopy && idx != nil:
+		return Prediction{}, fmt.Errorf("sectors: %s reads no indices, got %d (only %s does)", s.Kernel, len(idx), spec.GatherCopy)
+	}
+	return predictWith(s, idx)
+}
+
 // predictWith is Predict once the spec is valid and its indices, if any,
 // are in hand; the benchmark calls it to time the model alone.
 func predictWith(s spec.Spec, idx []int32) (Prediction, error) {

@@ -153,6 +153,29 @@ func TestPredictIndexFile(t *testing.T) {
 	assert.ErrorIs(t, err, spec.ErrIndices, "a short index file is an error, not a prediction")
 }
 
+// PredictIndices with the indices a spec draws is Predict, and it refuses
+// indices of the wrong length, or any for a kernel that reads none.
+func TestPredictIndices(t *testing.T) {
+	s, err := spec.Parse([]byte(`{"kernel":"gather_copy","n":4096,"index_pattern":"random_perm","seed":9}`))
+	require.NoError(t, err)
+	idx, err := s.Indices()
+	require.NoError(t, err)
+	want, err := Predict(s)
+	require.NoError(t, err)
+	got, err := PredictIndices(s, idx)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	_, err = PredictIndices(s, idx[:4095])
+	assert.ErrorIs(t, err, spec.ErrIndices, "one index short")
+	c, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":4096}`))
+	require.NoError(t, err)
+	_, err = PredictIndices(c, idx)
+	assert.ErrorContains(t, err, "reads no indices")
+	_, err = PredictIndices(c, nil)
+	assert.NoError(t, err)
+}
+
 func TestPredictCounts(t *testing.T) {
 	p := predict(t, `{"kernel":"update_x_aos","n":1024}`)
 	assert.Equal(t, int64(32), p.Warps)

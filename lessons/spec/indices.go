@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -15,18 +16,31 @@ import (
 // exactly n of them, each in 0..n-1). Errors wrap ErrIndices and name the
 // first bad index. The same spec always gives the same indices, on every
 // machine: the generator is math/rand/v2's PCG seeded with (seed, n).
-func (s Spec) Indices() ([]int32, error) {
+func (s Spec) Indices() ([]int32, error) { return s.IndicesInto(nil) }
+
+// IndicesInto is Indices writing into buf's storage when its capacity holds
+// all n indices, so that a caller drawing several gathers' indices in turn
+// (an answer key comparing sorted with unsorted) holds one array, not one
+// per gather: 128 MiB each at n = 2^25, and the garbage collector does not
+// free the last before the next is drawn.
+func (s Spec) IndicesInto(buf []int32) ([]int32, error) {
 	if s.Kernel != GatherCopy {
 		return nil, fmt.Errorf("spec: %w: kernel %s reads no index array", ErrIndices, s.Kernel)
 	}
-	if s.IndexFile != "" {
-		return readIndexFile(s.IndexFile, s.N)
+	idx := buf[:0]
+	if int64(cap(buf)) < s.N {
+		idx = make([]int32, 0, s.N)
 	}
-	return generate(s.IndexPattern, s.N, s.Seed)
+	idx = idx[:s.N]
+	if s.IndexFile != "" {
+		return readIndexFile(s.IndexFile, idx)
+	}
+	return generate(s.IndexPattern, idx, s.Seed)
 }
 
-func generate(pattern string, n int64, seed uint64) ([]int32, error) {
-	idx := make([]int32, n)
+// generate fills idx with the pattern's len(idx) indices.
+func generate(pattern string, idx []int32, seed uint64) ([]int32, error) {
+	n := int64(len(idx))
 	rng := patternRNG(n, seed)
 	switch pattern {
 	case "identity":
@@ -115,7 +129,10 @@ func shuffle(rng *rand.Rand, a []int32) {
 	}
 }
 
-func readIndexFile(path string, n int64) ([]int32, error) {
+// readIndexFile fills idx with the file's len(idx) indices, read through a
+// small buffer rather than whole: the file is as large as the indices.
+func readIndexFile(path string, idx []int32) ([]int32, error) {
+	n := int64(len(idx))
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("spec: %w: index_file: %w", ErrIndices, err)
@@ -129,13 +146,13 @@ func readIndexFile(path string, n int64) ([]int32, error) {
 		return nil, fmt.Errorf("spec: %w: index_file %s has %d bytes, want exactly %d (n = %d little-endian int32 indices, one per thread)",
 			ErrIndices, path, info.Size(), want, n)
 	}
-	buf := make([]byte, 4*n)
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, fmt.Errorf("spec: %w: index_file %s: %v", ErrIndices, path, err)
-	}
-	idx := make([]int32, n)
+	r := bufio.NewReaderSize(f, 1<<16)
+	var word [4]byte
 	for t := range idx {
-		v := int32(binary.LittleEndian.Uint32(buf[4*t:]))
+		if _, err := io.ReadFull(r, word[:]); err != nil {
+			return nil, fmt.Errorf("spec: %w: index_file %s: idx[%d]: %v", ErrIndices, path, t, err)
+		}
+		v := int32(binary.LittleEndian.Uint32(word[:]))
 		if v < 0 || int64(v) >= n {
 			return nil, fmt.Errorf("spec: %w: index_file %s: idx[%d] = %d is out of range, want 0 <= idx < n = %d", ErrIndices, path, t, v, n)
 		}

@@ -226,3 +226,29 @@ func TestMatrixGridY(t *testing.T) {
 		})
 	}
 }
+
+// IndicesInto reuses the caller's storage when it holds n indices, and
+// draws exactly what Indices draws whatever was there before: an answer
+// key refills one array for a sorted and an unsorted gather.
+func TestIndicesInto(t *testing.T) {
+	for _, pattern := range IndexPatterns {
+		t.Run(pattern, func(t *testing.T) {
+			s := mustParse(t, `{"kernel":"gather_copy","n":3000,"index_pattern":"`+pattern+`","seed":5}`)
+			want, err := s.Indices()
+			require.NoError(t, err)
+			dirty := make([]int32, 4000)
+			for i := range dirty {
+				dirty[i] = -7
+			}
+			got, err := s.IndicesInto(dirty)
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+			assert.Same(t, &dirty[0], &got[0], "a buffer of 4000 holds 3000 indices")
+			small, err := s.IndicesInto(make([]int32, 10))
+			require.NoError(t, err)
+			assert.Equal(t, want, small, "a buffer too small is replaced")
+		})
+	}
+	_, err := mustParse(t, `{"kernel":"coalesced_copy","n":64}`).IndicesInto(nil)
+	assert.ErrorIs(t, err, ErrIndices)
+}
