@@ -39,8 +39,9 @@ DIR/item_analysis.csv and DIR/summary.md (the class's answers per exercise)
 and DIR/feedback/LEARNER.md.
 
 -roster FILE lists the class (one id a line, or CSV with an id column; #
-comments): a learner on it without a notebook gets 0, status missing; one
-found but not on it is graded and flagged. -overrides FILE sets points by
+comments; ids match folders whatever their case): a learner on it without a
+notebook gets 0, status missing; one found but not on it is graded and
+flagged. -overrides FILE sets points by
 hand, after grading (CSV: learner, exercise, points, reason).
 
 A learner is the first folder below a directory named here (the hub user's

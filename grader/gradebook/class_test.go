@@ -229,6 +229,16 @@ func TestRosterStatus(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a roster's id matches a folder whatever its case", func(t *testing.T) {
+		gb := gradeSubs(t, subs, Options{Lessons: []string{"03-strided"}, Roster: []string{"Ada", "EVE", "bad"}})
+		var names []string
+		for _, tot := range gb.Totals {
+			names = append(names, tot.Learner)
+		}
+		assert.Equal(t, []string{"ada", "bad", "eve"}, names, "no missing Ada beside the graded ada")
+		assert.Equal(t, StatusGraded, totalOf(t, gb, "ada").Status)
+		assert.NotContains(t, totalOf(t, gb, "eve").Flags, "not on roster")
+	})
 	t.Run("eve is also partial, and says so", func(t *testing.T) {
 		assert.Contains(t, totalOf(t, gb, "eve").Flags, "exercises: 2 missing")
 	})

@@ -146,7 +146,8 @@ type Options struct {
 	Assignment string
 	// Roster is the class list (ReadRoster), nil for none: a learner on it
 	// with no submission gets 0 and the status missing; a learner found
-	// but not on it is graded and flagged.
+	// but not on it is graded and flagged. Ids match folders whatever
+	// their case.
 	Roster []string
 	// Overrides set points by hand (ReadOverrides), applied after grading,
 	// so that they survive a regrade.
@@ -217,12 +218,17 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 		}
 	}
 	learners := sortedLearners(subs)
+	found := map[string]bool{}
+	for _, l := range learners {
+		found[sameLearner(l)] = true
+	}
 	roster := map[string]bool{}
 	for _, l := range opt.Roster {
-		if !roster[l] && byLearner[l] == nil {
+		k := sameLearner(l)
+		if !roster[k] && !found[k] {
 			learners = append(learners, l)
 		}
-		roster[l] = true
+		roster[k] = true
 	}
 	slices.Sort(learners)
 	overrides, err := checkOverrides(opt.Overrides, learners, gb.Exercises)
@@ -248,7 +254,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 		}
 		t.Submitted, t.LastRun = times(mine, modTime)
 		var flags []string
-		if opt.Roster != nil && !roster[learner] {
+		if opt.Roster != nil && !roster[sameLearner(learner)] {
 			flags = append(flags, "not on roster")
 		}
 		t.Status, t.Flags = learnerStatus(rows, mine, flags)
@@ -258,6 +264,11 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	gb.Items = gb.itemAnalysis()
 	return gb, nil
 }
+
+// sameLearner is the form in which a roster's ids and the submissions'
+// folders are matched: case folded, since an LMS export may spell "Ada"
+// where JupyterHub, which lowercases user names, made the folder "ada".
+func sameLearner(id string) string { return strings.ToLower(id) }
 
 // scope returns the lessons to grade, in bank order: those wanted, or
 // every lesson of the bank when want is nil. The batch never decides: the
