@@ -289,7 +289,7 @@ func (g *GPU) borrowCounters(ls []measure.Launch) {
 			continue
 		}
 		if sameGPU {
-			if r, ok := rec.Lookup(l.Spec); ok && r.Profiled() {
+			if r, ok := rec.Lookup(l.Spec); ok && r.Profiled() && !r.CountersBorrowed() {
 				l.Metrics, l.Counters = maps.Clone(r.Metrics), rec.Label()
 				continue
 			}
