@@ -27,6 +27,17 @@
 //	set, err := src.Measure(ctx, specs, measure.Times|measure.Counters)
 //	// set.Label(): "live: NVIDIA H200, ..." or "recorded on NVIDIA H200, ..."
 //
+// A driver that keeps the GPU's performance counters to administrators
+// (the default of NVIDIA's drivers, and so of many workstations and
+// clouds) makes ncu fail with ERR_NVGPUCTRPERM. The GPU finds it on its
+// first profiled run and does not run ncu again: it keeps timing live and
+// takes each launch's counters from the course's recording when this is
+// the recording's GPU and the recording holds the launch, else from the
+// sector model, each Launch's Counters saying whose; the Set's CountersErr
+// is a *CountersDeniedError (errors.Is ErrCountersDenied) whose message
+// ends with the host setting that lets ncu count (CountersRemedy).
+// ProbeCounters finds out before any measurement.
+//
 // # How a spec is measured
 //
 // The Go side validates each spec, writes a gather's generated indices to an

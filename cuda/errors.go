@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 // Sentinels for what a machine can lack. Every *MissingError wraps one, so a
@@ -115,4 +117,64 @@ func (e *OutputError) Error() string {
 		return fmt.Sprintf("cuda: %s output line %d: %s", e.Source, e.Line, e.Msg)
 	}
 	return fmt.Sprintf("cuda: %s output: %s", e.Source, e.Msg)
+}
+
+// ErrCountersDenied is a GPU whose driver lets only administrators read
+// its performance counters, so that Nsight Compute fails with
+// ERR_NVGPUCTRPERM: the default of NVIDIA's drivers since 2019 (418.43 on
+// Linux, 419.17 on Windows), and so of many workstations and clouds. The
+// GPU still times launches; a *CountersDeniedError wraps it.
+var ErrCountersDenied = errors.New("GPU performance counters not permitted (ERR_NVGPUCTRPERM)")
+
+// ncuDeniedCode is what ncu prints when the driver refuses it the counters:
+//
+//	==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0. ...
+const ncuDeniedCode = "ERR_NVGPUCTRPERM"
+
+// CountersRemedy says how to let a user read the counters, after NVIDIA's
+// page on the error,
+// https://developer.nvidia.com/nvidia-development-tools-solutions-ERR_NVGPUCTRPERM-permission-issue-performance-counters
+// (ncu's message links it as https://developer.nvidia.com/ERR_NVGPUCTRPERM):
+// the driver's module option NVreg_RestrictProfilingToAdminUsers=0 in a
+// modprobe.d file, in force after a reboot (with the initramfs rebuilt
+// where the module loads from it); or running as root or with
+// CAP_SYS_ADMIN; a container inherits the host's setting, or gets the
+// capability with --cap-add=SYS_ADMIN; on Windows, and so for WSL, the
+// NVIDIA Control Panel's Developer > Manage GPU Performance Counters.
+const CountersRemedy = "To let Nsight Compute read them: " +
+	"on a Linux host, run `echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' | sudo tee /etc/modprobe.d/nvidia-profiling.conf` " +
+	"and reboot (or reload the nvidia module; where it loads from the initramfs, run `sudo update-initramfs -u` first), " +
+	"or run as root or with the CAP_SYS_ADMIN capability; " +
+	"in Docker, set that on the host or start the container with `docker run --gpus all --cap-add SYS_ADMIN ...`; " +
+	"on Windows or WSL, tick \"Allow access to the GPU performance counters to all users\" in the NVIDIA Control Panel (Desktop > Enable Developer Settings, then Developer > Manage GPU Performance Counters). " +
+	"See https://developer.nvidia.com/ERR_NVGPUCTRPERM."
+
+// CountersDeniedError is Nsight Compute refused the GPU's performance
+// counters (ErrCountersDenied). It wraps measure.ErrNoCounters too: like a
+// machine without ncu, the GPU gives times and no counters.
+type CountersDeniedError struct {
+	GPU    string // the GPU's name, as the driver gives it
+	Detail string // ncu's line about it
+}
+
+func (e *CountersDeniedError) Error() string {
+	return fmt.Sprintf("cuda: the driver does not let this user read the %s's performance counters, so Nsight Compute cannot count (%s). %s", e.GPU, e.Detail, CountersRemedy)
+}
+
+// Unwrap returns ErrCountersDenied and measure.ErrNoCounters.
+func (e *CountersDeniedError) Unwrap() []error {
+	return []error{ErrCountersDenied, measure.ErrNoCounters}
+}
+
+// countersDenied returns the *CountersDeniedError ncu's output says, or
+// nil when it does not say the counters were refused.
+func countersDenied(gpu string, outputs ...string) *CountersDeniedError {
+	for _, out := range outputs {
+		for line := range strings.Lines(out) {
+			if strings.Contains(line, ncuDeniedCode) {
+				return &CountersDeniedError{GPU: gpu, Detail: strings.TrimSpace(line)}
+			}
+		}
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,6 +48,15 @@ type GPU struct {
 
 	provOnce sync.Once
 	prov     measure.Provenance
+
+	probeOnce sync.Once
+	probeErr  error
+
+	// denied is set once ncu has been refused the GPU's counters: the
+	// driver's setting does not change while the GPU is open, so ncu is
+	// not run on it again.
+	deniedMu sync.Mutex
+	denied   *CountersDeniedError
 }
 
 var _ measure.Source = (*GPU)(nil)
@@ -168,6 +178,11 @@ func (g *GPU) harnessArgs(input, output string, profile bool) []string {
 // the Set's Note; asked for Counters alone, it fails with an error
 // wrapping measure.ErrNoCounters. A spec that fails validation, does not
 // fit or computes the wrong result has its Launch's Error set.
+//
+// A GPU whose driver refuses ncu its counters (ERR_NVGPUCTRPERM, found on
+// the first profiled run and not tried again) still gives live times, and
+// counters from elsewhere (borrowCounters), each launch's Counters saying
+// whose, and the Set's CountersErr the *CountersDeniedError.
 func (g *GPU) Measure(ctx context.Context, specs []spec.Spec, want measure.Want) (*measure.Set, error) {
 	prov := g.Provenance(ctx, "a live measurement")
 	set := &measure.Set{Origin: g.Origin(), Provenance: &prov}
@@ -190,13 +205,108 @@ func (g *GPU) Measure(ctx context.Context, specs []spec.Spec, want measure.Want)
 			return nil, err
 		}
 	}
-	if counters {
-		if profiled, err = g.run(ctx, p, true); err != nil {
+	denied := g.deniedErr()
+	if counters && denied == nil {
+		profiled, err = g.run(ctx, p, true)
+		if errors.As(err, &denied) {
+			g.deny(denied)
+		} else if err != nil {
 			return nil, err
 		}
 	}
 	set.Launches = merge(timed, profiled)
+	if counters && denied != nil {
+		if set.Launches == nil {
+			set.Launches = p.launches()
+		}
+		g.borrowCounters(set.Launches)
+		set.CountersErr = denied
+		set.Note = "Nsight Compute may not read this GPU's counters (ERR_NVGPUCTRPERM): the times are live, the counters the course's recording's (marked recorded) or the sector model's (marked model)"
+	}
 	return set, nil
+}
+
+// deniedErr returns the GPU's *CountersDeniedError, nil while ncu has not
+// been refused.
+func (g *GPU) deniedErr() *CountersDeniedError {
+	g.deniedMu.Lock()
+	defer g.deniedMu.Unlock()
+	return g.denied
+}
+
+func (g *GPU) deny(e *CountersDeniedError) {
+	g.deniedMu.Lock()
+	defer g.deniedMu.Unlock()
+	g.denied = e
+}
+
+// CountersDenied returns the *CountersDeniedError ncu got on this GPU, or
+// nil when it has not been refused its counters (or not yet asked: see
+// ProbeCounters).
+func (g *GPU) CountersDenied() error {
+	if e := g.deniedErr(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// probeSpec is the launch ProbeCounters profiles: a copy of one block.
+const probeSpec = `{"kernel":"coalesced_copy","n":256}`
+
+// ProbeCounters finds out, once, whether ncu may read this GPU's counters,
+// by profiling one small launch, for a caller that must say so before any
+// measurement (lab.Status). It returns nil when they are readable, the
+// *CountersDeniedError when the driver refuses them, an error wrapping
+// measure.ErrNoCounters without ncu, or why the probe failed.
+func (g *GPU) ProbeCounters(ctx context.Context) error {
+	if e := g.CountersDenied(); e != nil {
+		return e
+	}
+	g.probeOnce.Do(func() {
+		s, err := spec.Parse([]byte(probeSpec))
+		if err == nil {
+			_, err = g.Measure(ctx, []spec.Spec{s}, measure.Counters)
+		}
+		g.probeErr = err
+	})
+	if e := g.CountersDenied(); e != nil {
+		return e
+	}
+	return g.probeErr
+}
+
+// borrowCounters fills in the counters of the measured launches of ls
+// that have none, for a GPU that refuses ncu its own: the recording's,
+// where the recording was made on a GPU of this name and holds the same
+// launch, for those are ncu's counts of it; else the sector model's,
+// exact at the L1, an estimate of DRAM. Launch.Counters says which.
+func (g *GPU) borrowCounters(ls []measure.Launch) {
+	rec, err := Recorded()
+	sameGPU := err == nil && rec.Origin.GPU == g.Info.GPU
+	for i := range ls {
+		l := &ls[i]
+		if l.Failed() || l.Metrics != nil {
+			continue
+		}
+		if sameGPU {
+			if r, ok := rec.Lookup(l.Spec); ok && r.Profiled() && !r.CountersBorrowed() {
+				l.Metrics, l.Counters = maps.Clone(r.Metrics), rec.Label()
+				continue
+			}
+		}
+		if err := sectors.Faults(l.Spec); err != nil {
+			// The timed run shows CUDA's error for it; asked for counters
+			// alone, nothing ran, and the model must not stand in for a
+			// launch the GPU would refuse.
+			if l.TimeMs == 0 {
+				l.Error = "not profiled, since the kernel faults: " + err.Error()
+			}
+			continue
+		}
+		if p, err := sectors.Predict(l.Spec); err == nil {
+			l.Metrics, l.Counters = p.Metrics, measure.CountersModel
+		}
+	}
 }
 
 // merge lays the profiled launches' counters over the timed ones; either
@@ -229,13 +339,7 @@ func merge(timed, profiled []measure.Launch) []measure.Launch {
 // harness, as many times as there are faults; each round settles at least
 // the faulting plan, so the rounds end.
 func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Launch, error) {
-	launches := make([]measure.Launch, len(p.Specs))
-	for i, s := range p.Specs {
-		launches[i].Spec = s
-		if p.Errs[i] != nil {
-			launches[i].Error = p.Errs[i].Error()
-		}
-	}
+	launches := p.launches()
 	if len(p.Lines) == 0 {
 		return launches, nil
 	}
@@ -321,6 +425,18 @@ func (g *GPU) runBatch(ctx context.Context, work string, p *Prepared, batch []in
 	if profile && g.NcuOutput != nil && len(stdout) > 0 {
 		if _, err := g.NcuOutput.Write(stdout); err != nil {
 			return res, fmt.Errorf("cuda: saving ncu output: %w", err)
+		}
+	}
+	if profile {
+		// ncu refused the counters: whatever its status (it exits
+		// non-zero, and the harness's answers may still be there), this
+		// run has no counters, and no later one will.
+		var stderr string
+		if te := (*ToolError)(nil); errors.As(runErr, &te) {
+			stderr = te.Stderr
+		}
+		if d := countersDenied(g.Info.GPU, string(stdout), stderr); d != nil {
+			return res, d
 		}
 	}
 	// Status 1 only says some launch got an error line: the answers still

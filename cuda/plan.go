@@ -153,6 +153,18 @@ func (p *Prepared) Input() []byte {
 	return b.Bytes()
 }
 
+// launches returns a Launch per spec, with Error set for those not sent.
+func (p *Prepared) launches() []measure.Launch {
+	ls := make([]measure.Launch, len(p.Specs))
+	for i, s := range p.Specs {
+		ls[i].Spec = s
+		if p.Errs[i] != nil {
+			ls[i].Error = p.Errs[i].Error()
+		}
+	}
+	return ls
+}
+
 // Close removes the index files Prepare wrote into a directory of its own.
 func (p *Prepared) Close() error {
 	if p.dir == "" {

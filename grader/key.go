@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,6 +112,7 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 	}
 	wg.Wait()
 	var launches []measure.Launch
+	var countersErr error
 	if src != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), MeasureTimeout)
 		set, err := src.Measure(ctx, e.Specs, measure.Times|measure.Counters)
@@ -118,10 +120,12 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 		if err != nil {
 			k.NoMeasurement = fmt.Sprintf("measuring on %s: %v", k.Source, err)
 		} else {
-			launches = set.Launches
+			launches, countersErr = set.Launches, set.CountersErr
 		}
 	}
 	allMeasured := launches != nil
+	// borrowed are the sources of counters ncu did not read, for the label.
+	var borrowed []string
 	for i, s := range e.Specs {
 		p, err := preds[i], errs[i]
 		if err != nil {
@@ -140,6 +144,20 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 				if errors.As(err, &de) {
 					err = fmt.Errorf("the measurement of %s (%s) gives no %s: %s", s.Brief(), k.Source, e.Quantity, de.Lacks)
 				}
+			} else if from := fig.Borrowed(figures.Measured(l, &part.Prediction)); from == measure.CountersModel {
+				// A measured answer must be a measurement: counters the
+				// model filled in (the GPU refused ncu them) would grade
+				// the learner against the model under the measurement's
+				// name. The part stays unmeasured, so an exercise graded
+				// by the measurement goes ungraded, saying why and what
+				// lets ncu count.
+				err = modelCounters(e, s, k.Source, countersErr)
+			} else if from != "" && !slices.Contains(borrowed, from) {
+				// The recording's counters of the same launch on a GPU of
+				// the same name are ncu's counts of it, the ones a machine
+				// without a GPU is graded against: they grade, and the
+				// label says whose they are.
+				borrowed = append(borrowed, from)
 			}
 			if err != nil {
 				allMeasured = false
@@ -149,6 +167,9 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 			}
 		}
 		k.Parts = append(k.Parts, part)
+	}
+	if allMeasured && len(borrowed) > 0 {
+		k.Source += "; counters " + strings.Join(borrowed, ", ")
 	}
 	var err error
 	if k.Model, err = combine(e, k.Parts, func(p Part) float64 { return p.Model }); err != nil {
@@ -166,6 +187,17 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 	}
 	k.Explanation = explain(k)
 	return k, nil
+}
+
+// modelCounters is why the part s of e has no measured answer when its
+// counters in the source labelled src are the sector model's; why, when
+// known, is why ncu did not read them, with what to do about it.
+func modelCounters(e *Exercise, s spec.Spec, src string, why error) error {
+	msg := fmt.Sprintf("the counters of %s (%s) are the sector model's, not a measurement, so they give no measured %s", s.Brief(), src, e.Quantity)
+	if why == nil {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s: %w", msg, why)
 }
 
 func combine(e *Exercise, parts []Part, val func(Part) float64) (float64, error) {

@@ -1,17 +1,21 @@
 package lab
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
 )
 
 // Output is where the package prints text; nil is the standard output
@@ -176,8 +180,30 @@ func Status() {
 		} else {
 			fmt.Fprintf(stdout(), "Measurements: %s (the course's recording; %s).\n", o, o.Why)
 		}
+		statusCounters(src)
 	}
 	flush()
+}
+
+// statusCounters says, for a live GPU, whether Nsight Compute may read
+// its counters, finding out with one profiled launch: a lesson's counters
+// and measured grades depend on it, and the learner can fix it only on
+// the host, so the fix is said before the first cell needs it.
+func statusCounters(src measure.Source) {
+	p, ok := src.(counterProber)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	err := p.ProbeCounters(ctx)
+	switch {
+	case errors.Is(err, cuda.ErrCountersDenied):
+		fmt.Fprintf(stdout(), "Counters: %v\n", err)
+	// Without ncu there is nothing to check: the captions say so.
+	case err != nil && !errors.Is(err, measure.ErrNoCounters):
+		fmt.Fprintf(stdout(), "Counters: could not check whether Nsight Compute may read them: %v\n", err)
+	}
 }
 
 // bytesIEC writes a byte count in KiB, MiB or GiB when it is a whole number of them.

@@ -120,6 +120,33 @@ func Profile(specs ...spec.Spec) (*Measurements, error) {
 	return m, err
 }
 
+// counterProber is a source that can tell before measuring whether Nsight
+// Compute may read its counters: a live cuda.GPU (ProbeCounters).
+type counterProber interface {
+	ProbeCounters(ctx context.Context) error
+}
+
+// deniedNotice says, once per program, that the GPU refuses ncu its
+// counters and what lets it count: Status says it at the top of a lesson,
+// the first cell whose measurement borrows counters says it once more,
+// and no later cell repeats it.
+var deniedNotice struct {
+	mu   sync.Mutex
+	said bool
+}
+
+// noticeDenied prints why, the *cuda.CountersDeniedError, for a cell, the
+// first time a cell meets it.
+func noticeDenied(why error) {
+	deniedNotice.mu.Lock()
+	defer deniedNotice.mu.Unlock()
+	if deniedNotice.said {
+		return
+	}
+	deniedNotice.said = true
+	fmt.Fprintf(stdout(), "Counters: %v\nUntil then the times are live, and counters marked (recorded) are the course's recording of the same launch on this GPU, those marked (model) the sector model's, which no exercise grades as a measurement.\n", why)
+}
+
 func measureOn(src measure.Source, specs []spec.Spec, want measure.Want) (*Measurements, error) {
 	if len(specs) == 0 {
 		return nil, errors.New("lab: no launch to measure")
@@ -137,6 +164,9 @@ func measureOn(src measure.Source, specs []spec.Spec, want measure.Want) (*Measu
 	}
 	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
+	}
+	if set.CountersErr != nil {
+		noticeDenied(set.CountersErr)
 	}
 	return &Measurements{Set: set}, nil
 }
@@ -199,7 +229,7 @@ func (m *Measurements) Counters() *Table {
 		row := []string{l.Spec.Brief()}
 		for _, name := range metrics.All {
 			if v, ok := l.Metrics[name]; ok {
-				row = append(row, Count(v))
+				row = append(row, Count(v)+borrowedMark(l.Counters, nil))
 			} else {
 				row = append(row, Missing)
 			}

@@ -75,3 +75,12 @@ func (l *specLog) write(specs []spec.Spec) error {
 	}
 	return nil
 }
+
+// ProbeCounters asks the inner source, when it can tell (a live GPU),
+// whether ncu may read its counters; nil when it cannot tell.
+func (l *specLog) ProbeCounters(ctx context.Context) error {
+	if p, ok := l.Source.(counterProber); ok {
+		return p.ProbeCounters(ctx)
+	}
+	return nil
+}

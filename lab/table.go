@@ -252,10 +252,24 @@ func (c Column) measuredValue(l measure.Launch) string {
 	x, err := c.fig.Of(v)
 	if err != nil && c.fig.Level == figures.L1 && l.Profiled() {
 		if p, perr := sectors.Predict(l.Spec); perr == nil {
-			x, err = c.fig.Of(figures.Measured(l, &p))
+			v = figures.Measured(l, &p)
+			x, err = c.fig.Of(v)
 		}
 	}
-	return c.format(x, err)
+	return c.format(x, err) + borrowedMark(c.fig.Borrowed(v), err)
+}
+
+// borrowedMark is what a measured value computed from counters ncu did
+// not read ends with, whose they are: " (model)", " (recorded)". The
+// table's caption (the Set's Note) says why.
+func borrowedMark(from string, err error) string {
+	switch {
+	case from == "" || err != nil:
+		return ""
+	case from == measure.CountersModel:
+		return " (model)"
+	}
+	return " (recorded)"
 }
 
 func (c Column) format(v float64, err error) string {
@@ -398,13 +412,32 @@ func Versus(a, b Case) (*Table, error) {
 		ma, errA := f.Of(figures.Model(preds[0]))
 		mb, errB := f.Of(figures.Model(preds[1]))
 		row = append(row, pair(ma, mb, errA == nil, errB == nil)...)
-		xa, errA := f.Of(figures.Measured(la, &preds[0]))
-		xb, errB := f.Of(figures.Measured(lb, &preds[1]))
-		row = append(row, pair(xa, xb, errA == nil, errB == nil)...)
-		t.addRow(row)
+		va, vb := figures.Measured(la, &preds[0]), figures.Measured(lb, &preds[1])
+		xa, errA := f.Of(va)
+		xb, errB := f.Of(vb)
+		cells := pair(xa, xb, errA == nil, errB == nil)
+		cells[0] += borrowedMark(f.Borrowed(va), errA)
+		cells[1] += borrowedMark(f.Borrowed(vb), errB)
+		if errA == nil && errB == nil {
+			cells[2] += borrowedMark(either(f.Borrowed(va), f.Borrowed(vb)), nil)
+		}
+		t.addRow(append(row, cells...))
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("%s: %s. %s: %s.", a.Name, a.Spec.Brief(), b.Name, b.Spec.Brief()))
 	return t, nil
+}
+
+// either is where a ratio of two values takes its counters from, given
+// each one's: the model's when either is, else a recording's when either
+// is, else "" (ncu's).
+func either(a, b string) string {
+	switch {
+	case a == measure.CountersModel || b == measure.CountersModel:
+		return measure.CountersModel
+	case a != "":
+		return a
+	}
+	return b
 }
 
 // pair writes a, b and b÷a, with Missing for what is not known.
@@ -449,7 +482,7 @@ func Counters(cases []Case) (*Table, error) {
 				mv = Count(v)
 			}
 			if v, ok := l.Metrics[name]; ok {
-				ncu = Count(v)
+				ncu = Count(v) + borrowedMark(l.Counters, nil)
 			}
 			t.addRow([]string{cases[i].Name, name, mv, ncu, kind})
 		}

@@ -38,6 +38,12 @@
 // *GPUError the live run gave (Launch.Err), labelled with the file's
 // origin, and a recording hands it out for its spec (Set.Fault).
 //
+// A launch whose counters Nsight Compute could not read (the GPU denies
+// them to users: ERR_NVGPUCTRPERM) may carry counts from elsewhere, with
+// "counters" saying where: "model" (the sector model's) or the label of a
+// recording of the same spec on the same GPU ("recorded on NVIDIA H200,
+// 2026-11-29"). A launch without "counters" has ncu's own.
+//
 // A launch that was only profiled has metrics and no times; one that was
 // only timed has times and no metrics. Reader also reads the form the
 // first build of the course wrote, one JSON object {"provenance":{...},

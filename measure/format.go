@@ -189,6 +189,9 @@ func decodeRecord(raw []byte) (record, error) {
 	if rec.CUDAError != "" && rec.Error == "" {
 		return record{}, errors.New(`"cuda_error" without "error": a CUDA error is why a launch failed`)
 	}
+	if rec.Counters != "" && rec.Metrics == nil {
+		return record{}, fmt.Errorf(`"counters" %q without "metrics": it says where the metrics come from`, rec.Counters)
+	}
 	return rec, nil
 }
 

@@ -48,10 +48,37 @@ type Launch struct {
 	// Verified is true when the harness checked every output element.
 	Verified bool `json:"verified,omitempty"`
 
-	// Metrics are ncu's counts for the launch, keyed by metric name; nil
-	// when it was not profiled.
+	// Metrics are the launch's counts, keyed by ncu's metric names; nil
+	// when it was not profiled. Counters says where they come from.
 	Metrics metrics.Set `json:"metrics,omitempty"`
+	// Counters says where Metrics come from when Nsight Compute did not
+	// read them for this launch: CountersModel, or the label of a
+	// recording of the same spec ("recorded on NVIDIA H200, 2026-11-29")
+	// when the GPU would not let ncu read its counters (cuda's
+	// CountersDeniedError). "" is ncu's own reading of this launch, which
+	// is all the files written before this field hold.
+	Counters string `json:"counters,omitempty"`
 }
+
+// CountersModel is Launch.Counters of counts the sector model filled in:
+// its L1 counts are exact, its DRAM bytes an estimate.
+const CountersModel = "model"
+
+// CountersFrom names where the launch's counters come from, for a label:
+// "ncu", "model", or a recording's label; "" when it has none.
+func (l Launch) CountersFrom() string {
+	switch {
+	case !l.Profiled():
+		return ""
+	case l.Counters == "":
+		return "ncu"
+	}
+	return l.Counters
+}
+
+// CountersBorrowed reports whether the launch's counters were not read by
+// ncu when it ran: the model's, or a recording's of the same spec.
+func (l Launch) CountersBorrowed() bool { return l.Profiled() && l.Counters != "" }
 
 // Failed reports whether the launch was not measured.
 func (l Launch) Failed() bool { return l.Error != "" }

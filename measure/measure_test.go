@@ -79,6 +79,38 @@ func TestRoundTrip(t *testing.T) {
 	assert.Equal(t, "recorded on NVIDIA H200, 2026-11-29 (run.jsonl)", out.Label(), "the label comes from the provenance")
 }
 
+// Where a launch's counters come from survives a run file, and a file
+// without the field (every file before it) reads as ncu's.
+func TestCountersRoundTrip(t *testing.T) {
+	in := testSet(t)
+	ncu := in.Launches[0]
+	model, recorded := ncu, ncu
+	model.Counters = CountersModel
+	recorded.Counters = "recorded on NVIDIA H200, 2026-11-29"
+	in.Launches = []Launch{ncu, model, recorded}
+	var b bytes.Buffer
+	require.NoError(t, WriteSet(&b, in))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 4)
+	assert.NotContains(t, lines[1], `"counters"`, "ncu's own counters are written as before")
+	assert.Contains(t, lines[2], `"counters":"model"`)
+	out, err := ReadSet(&b, "run.jsonl", Origin{Kind: FromFile, File: "run.jsonl"})
+	require.NoError(t, err)
+	require.Len(t, out.Launches, 3)
+	tests := []struct {
+		from     string
+		borrowed bool
+	}{{"ncu", false}, {"model", true}, {"recorded on NVIDIA H200, 2026-11-29", true}}
+	for i, tt := range tests {
+		t.Run(tt.from, func(t *testing.T) {
+			assert.Equal(t, tt.from, out.Launches[i].CountersFrom())
+			assert.Equal(t, tt.borrowed, out.Launches[i].CountersBorrowed())
+			assert.Equal(t, in.Launches[i].Metrics, out.Launches[i].Metrics)
+		})
+	}
+	assert.Empty(t, Launch{Spec: ncu.Spec, TimeMs: 1}.CountersFrom(), "a launch without counters has no source of them")
+}
+
 // The course's first build wrote a reference as one object, with derived
 // fields beside each launch; they are read and dropped.
 func TestReadFirstBuildReference(t *testing.T) {
@@ -118,6 +150,7 @@ func TestReaderErrors(t *testing.T) {
 		{"a bad spec", `{"spec":{"kernel":"strided_copy","n":64,"stride":0}}`, 1, `field "stride"`},
 		{"a string for a time", `{"spec":{"kernel":"coalesced_copy","n":64},"time_ms":"1"}`, 1, "not a launch"},
 		{"a CUDA error on a measured launch", `{"spec":{"kernel":"coalesced_copy","n":64},"time_ms":1,"cuda_error":"cudaErrorMisalignedAddress"}`, 1, `"cuda_error" without "error"`},
+		{"counters without metrics", `{"spec":{"kernel":"coalesced_copy","n":64},"time_ms":1,"counters":"model"}`, 1, `"counters" "model" without "metrics"`},
 		{"a reference without provenance", `{"records":[]}`, 1, "a recorded reference without provenance"},
 		{"a reference with a bad record", `{"provenance":{"device":{"gpu":"g"},"date":"2026-11-29T21:10:08Z","command":"c"},"records":[{"time_ms":1}]}`, 1, "record 1"},
 	}
@@ -216,6 +249,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(`{"line":2,"error":"x"}`)
 	f.Add(`{"provenance":{"device":{"gpu":"g"},"date":"2026-11-29T21:10:08Z","command":"c"},"records":[{"spec":{"kernel":"update_x_soa","n":3}}]}`)
 	f.Add("{\n")
+	f.Add(`{"spec":{"kernel":"coalesced_copy","n":64},"time_ms":1,"metrics":{"dram__bytes_read.sum":256},"counters":"model"}`)
 	f.Add(`{"line":3,"spec":{"kernel":"vectorized_copy","n":1024,"offset":3},"error":"misaligned address","cuda_error":"cudaErrorMisalignedAddress"}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		set, err := ReadSet(strings.NewReader(in), "fuzz", Origin{})
@@ -232,6 +266,9 @@ func FuzzReader(f *testing.F) {
 			}
 			if l.CUDAError != "" && !l.Failed() {
 				t.Fatalf("a CUDA error on a launch that did not fail: %+v", l)
+			}
+			if l.Counters != "" && l.Metrics == nil {
+				t.Fatalf("a source of counters on a launch without them: %+v", l)
 			}
 			if l.Spec.Kernel != "" && l.Spec.Validate() != nil {
 				t.Fatalf("an invalid spec accepted: %+v", l.Spec)

@@ -19,6 +19,11 @@ type Set struct {
 	// Note says what the launches lack, when something was asked for that
 	// the source could not give: "no ncu on this machine: times only".
 	Note string
+	// CountersErr says why some launches' counters are not Nsight
+	// Compute's reading of them (Launch.Counters says whose they are): a
+	// GPU that denies ncu its counters, with what to do about it. It is
+	// nil when every counter is ncu's.
+	CountersErr error
 
 	index map[string]int
 	// holds is the larger set these launches were looked up in, whose

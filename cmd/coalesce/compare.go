@@ -48,6 +48,9 @@ type compareHeader struct {
 	Source string `json:"source"` // "live", "recorded" or "measured" (a run file)
 	Label  string `json:"label"`
 	Why    string `json:"why,omitempty"` // why not live
+	// Counters says why some counters are not ncu's (the GPU refused
+	// them), and how to let it count.
+	Counters string `json:"counters,omitempty"`
 }
 
 // compareRow is one spec: each figure's model value, measured value, and
@@ -60,6 +63,12 @@ type compareRow struct {
 	Model    map[string]float64  `json:"model,omitempty"`
 	Measured map[string]float64  `json:"measured,omitempty"`
 	Ratio    map[string]*float64 `json:"ratio,omitempty"`
+	// Counters is where the measured counters come from when ncu did not
+	// read them: "model" (no ratio is given for the figures they make),
+	// or a recording's label.
+	Counters string `json:"counters,omitempty"`
+	// borrowed names the figures computed from those counters.
+	borrowed map[string]bool
 }
 
 func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -117,7 +126,9 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	header := compareHeader{Source: sourceKind(set.Origin.Kind), Label: set.Label(), Why: set.Origin.Why}
-	if set.Note != "" {
+	if set.CountersErr != nil {
+		header.Counters = set.CountersErr.Error()
+	} else if set.Note != "" {
 		header.Why = set.Note
 	}
 
@@ -179,6 +190,9 @@ func compareOne(num int, l measure.Launch, figs []figures.Figure) compareRow {
 		return row
 	}
 	model, meas := figures.Model(p), figures.Measured(l, &p)
+	if l.CountersBorrowed() {
+		row.Counters = l.Counters
+	}
 	row.Model, row.Measured, row.Ratio = map[string]float64{}, map[string]float64{}, map[string]*float64{}
 	for _, f := range figs {
 		mv, errM := f.Of(model)
@@ -189,7 +203,16 @@ func compareOne(num int, l measure.Launch, figs []figures.Figure) compareRow {
 		if errX == nil {
 			row.Measured[f.Name] = xv
 		}
-		if errM == nil && errX == nil {
+		from := f.Borrowed(meas)
+		if from != "" && errX == nil {
+			if row.borrowed == nil {
+				row.borrowed = map[string]bool{}
+			}
+			row.borrowed[f.Name] = true
+		}
+		// The model's counters over the model's are 1 by construction:
+		// no agreement to report.
+		if errM == nil && errX == nil && from != measure.CountersModel {
 			row.Ratio[f.Name] = ratio(xv, mv)
 		}
 	}
@@ -241,6 +264,9 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []f
 	if h.Why != "" {
 		fmt.Fprintf(w, "# (no live measurement: %s)\n", h.Why)
 	}
+	if h.Counters != "" {
+		fmt.Fprintf(w, "# counters: %s\n# a measured value marked (model) is the sector model's, marked (recorded) the course's recording's\n", h.Counters)
+	}
 	fmt.Fprintf(w, "# each cell: model measured measured/model; times in microseconds\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"line", "spec"}
@@ -279,7 +305,14 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []f
 			if p := r.Ratio[c]; p != nil {
 				rs = strconv.FormatFloat(*p, 'f', 2, 64)
 			}
-			cells = append(cells, fmt.Sprintf("%s %s %s", short(model), short(meas), rs))
+			mark := ""
+			if r.borrowed[c] {
+				mark = "(recorded)"
+				if r.Counters == measure.CountersModel {
+					mark = "(model)"
+				}
+			}
+			cells = append(cells, fmt.Sprintf("%s %s%s %s", short(model), short(meas), mark, rs))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}

@@ -139,6 +139,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return err
 		}
 		launches = measured.Launches
+		if measured.CountersErr != nil {
+			fmt.Fprintf(stderr, "coalesce: %v\ncoalesce: the times are live; each launch's \"counters\" says whose its counters are\n", measured.CountersErr)
+		}
 		prov := gpu.Provenance(ctx, "coalesce run "+strings.Join(args, " "))
 		set.Provenance = &prov
 	}
@@ -181,6 +184,11 @@ func writeRunFile(path string, set *measure.Set) error {
 	for _, l := range set.Launches {
 		if recordable(l) {
 			l.Line = 0
+			// A recording holds what the GPU measured: counters ncu did
+			// not read are left out, not handed on as the recording's.
+			if l.CountersBorrowed() {
+				l.Metrics, l.Counters = nil, ""
+			}
 			rec.Launches = append(rec.Launches, l)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/measure"
 	"github.com/stretchr/testify/assert"
@@ -40,4 +41,25 @@ func TestWriteRunFileKeepsFaults(t *testing.T) {
 	assert.Equal(t, fault, back.Launches[1].Spec)
 	assert.Equal(t, "cudaErrorMisalignedAddress", back.Launches[1].CUDAError)
 	assert.Zero(t, back.Launches[1].Line, "a recording carries no input line numbers")
+}
+
+// A recording holds what the GPU measured: where ncu was refused the
+// counters, the launch's live times are kept and the model's counters left
+// out, so that no later run borrows them as the recording's.
+func TestWriteRunFileLeavesBorrowedCountersOut(t *testing.T) {
+	s, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":1024}`))
+	require.NoError(t, err)
+	set := &measure.Set{
+		Provenance: &measure.Provenance{Device: measure.DeviceInfo{GPU: "NVIDIA GeForce RTX 4090"}, Date: "2026-12-01T05:11:21Z", Command: "coalesce run -ncu -record run.jsonl sweep.jsonl"},
+		Launches: []measure.Launch{{Line: 1, Spec: s, TimeMs: 1, Verified: true,
+			Metrics: metrics.Set{metrics.LdSectors: 128}, Counters: measure.CountersModel}},
+	}
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	require.NoError(t, writeRunFile(path, set))
+	back, err := measure.ReadFile(path)
+	require.NoError(t, err)
+	require.Len(t, back.Launches, 1)
+	assert.Equal(t, 1.0, back.Launches[0].TimeMs)
+	assert.Nil(t, back.Launches[0].Metrics)
+	assert.Empty(t, back.Launches[0].Counters)
 }

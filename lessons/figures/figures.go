@@ -44,6 +44,10 @@ type Values struct {
 	// model even for a measured launch: no counter gives it. Negative
 	// when not known.
 	L1UsefulBytes int64
+	// Counters says where a measured launch's Metrics come from when
+	// Nsight Compute did not read them (measure.Launch.Counters): "model",
+	// or a recording's label; "" for ncu's own, and for the model's values.
+	Counters string
 }
 
 // Model returns the values the sector model predicts for a launch; the
@@ -61,7 +65,7 @@ func Model(p sectors.Prediction) Values {
 // may be nil, and the figures that need it (Efficiency,
 // UsefulBytesPerRequest) then say so.
 func Measured(l measure.Launch, p *sectors.Prediction) Values {
-	v := Values{Spec: l.Spec, Metrics: l.Metrics, Seconds: l.Seconds(), CopyBandwidth: l.MemcpyBandwidth(), L1UsefulBytes: -1}
+	v := Values{Spec: l.Spec, Metrics: l.Metrics, Seconds: l.Seconds(), CopyBandwidth: l.MemcpyBandwidth(), L1UsefulBytes: -1, Counters: l.Counters}
 	if p != nil {
 		v.L1UsefulBytes = p.L1UsefulBytes
 	}
@@ -138,6 +142,22 @@ func (f Figure) Of(v Values) (float64, error) {
 		return 0, &DataError{Figure: f.Name, Launch: v.Spec.Brief(), Lacks: err.Error()}
 	}
 	return x, nil
+}
+
+// Borrowed returns where f's value of v takes its counters from when they
+// are not Nsight Compute's reading of the launch (v.Counters: "model", or
+// a recording's label), so that wherever the value is shown it can say
+// so; "" when they are ncu's, or when f needs no counter (a time).
+func (f Figure) Borrowed(v Values) string {
+	if v.Counters == "" {
+		return ""
+	}
+	bare := v
+	bare.Metrics = nil
+	if _, err := f.of(bare); err == nil {
+		return ""
+	}
+	return v.Counters
 }
 
 // Format writes a value of the figure in its unit: Format(0.125) of

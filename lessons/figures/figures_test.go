@@ -223,3 +223,30 @@ func nan() float64 {
 	var zero float64
 	return zero / zero
 }
+
+// A figure computed from counters ncu did not read says whose they are;
+// one that needs no counter (a time) does not.
+func TestBorrowed(t *testing.T) {
+	s, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":1024}`))
+	require.NoError(t, err)
+	l := measure.Launch{Spec: s, TimeMs: 0.01, Metrics: metrics.Set{metrics.LdSectors: 128, metrics.LdRequests: 32, metrics.DRAMRead: 4096, metrics.DRAMWrite: 4096}}
+	tests := []struct {
+		counters string
+		fig      Figure
+		want     string
+	}{
+		{"", LdSectorsPerRequest, ""},
+		{measure.CountersModel, LdSectorsPerRequest, "model"},
+		{measure.CountersModel, DRAMBytesPerUsefulByte, "model"},
+		{measure.CountersModel, DRAMBandwidth, "model"},
+		{measure.CountersModel, TimeSeconds, ""},
+		{measure.CountersModel, UsefulBandwidth, ""},
+		{"recorded on NVIDIA H200, 2026-11-29", Metric(metrics.DRAMRead), "recorded on NVIDIA H200, 2026-11-29"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.counters+" "+tt.fig.Name, func(t *testing.T) {
+			l.Counters = tt.counters
+			assert.Equal(t, tt.want, tt.fig.Borrowed(Measured(l, nil)))
+		})
+	}
+}
