@@ -42,8 +42,23 @@
 //
 // # To add a GPU profile
 //
-// One record in lessons/devices/profiles.json, every number with its
-// provenance. A spec then names it with "device".
+// One record in lessons/devices/profiles.json. Its name is what a spec's
+// "device" says; match lists the names the driver reports for the GPU
+// (cudaDeviceProp.name, nvidia-smi), each claimed by one profile only;
+// compute_capability sets the per-SM limits the CUDA C++ Programming
+// Guide tabulates. sources says, for every path devices.Paths lists,
+// where the value comes from: "measured on <GPU>, driver, CUDA, date:
+// <command>", or a named datasheet, whitepaper or guide table. What only
+// a measurement gives (the dram capacities and spread, the time
+// parameters, the default L2 fetch granularity) is, until the GPU is
+// measured, an estimate: listed in estimated, its source saying how it
+// was derived ("estimate: the H200's measured ... ratio times this L2's
+// ..."). Validate refuses a record without a source for a value, an
+// estimate of no known path, or a driver name another profile claims;
+// TestShipped (devices) holds each record to the numbers its sources
+// cite. A profile made at run time (a calibrated one) is added with
+// devices.Register instead, and chosen for specs without "device" with
+// devices.Use.
 //
 // # To add an exercise
 //

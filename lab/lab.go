@@ -159,15 +159,18 @@ func laneList(mask uint32) string {
 }
 
 // Status prints, for the top of a lesson, what the sector model describes
-// and where this notebook's measurements come from: the label every
-// measured figure of the notebook carries.
+// and why (devices.Current: the course's H200, or the profile chosen for
+// this machine's GPU, and whether its numbers are measured or a
+// datasheet's estimate), and where this notebook's measurements come
+// from: the label every measured figure of the notebook carries.
 func Status() {
-	d, err := devices.Lookup(spec.DefaultDevice)
-	if err != nil {
+	d, why := devices.Current()
+	if err := d.Validate(); err != nil {
 		fmt.Fprintf(stdout(), "Model: no device profile: %v\n", err)
 	} else {
 		fmt.Fprintf(stdout(), "Model: the sector model of the %s (device %q): %d SMs, %s of L2, %d-byte sectors in %d-byte lines, L2 fetch granularity %d bytes.\n",
 			d.GPU, d.Name, d.SMs, bytesIEC(d.L2Bytes), d.SectorBytes, d.LineBytes, d.DefaultL2Fetch)
+		fmt.Fprintf(stdout(), "Profile: %s%s.\n", why, estimateNote(d))
 	}
 	src, err := source()
 	switch {
@@ -204,6 +207,16 @@ func statusCounters(src measure.Source) {
 	case err != nil && !errors.Is(err, measure.ErrNoCounters):
 		fmt.Fprintf(stdout(), "Counters: could not check whether Nsight Compute may read them: %v\n", err)
 	}
+}
+
+// estimateNote says, after a profile's reason, how much of it is a
+// datasheet's estimate rather than a measurement of the GPU; "" when
+// nothing is.
+func estimateNote(d devices.Profile) string {
+	if len(d.Estimated) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; datasheet estimate (%s estimated; run coalesce calibrate)", words.Plural(len(d.Estimated), "field"))
 }
 
 // bytesIEC writes a byte count in KiB, MiB or GiB when it is a whole number of them.

@@ -3,6 +3,7 @@ package lab
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/measure"
 )
@@ -222,12 +224,29 @@ func TestStatus(t *testing.T) {
 	src := recorded(t)
 	Status()
 	assert.Contains(t, out.String(), "Model: the sector model of the NVIDIA H200 (device \"h200\"): 132 SMs, 60 MiB of L2, 32-byte sectors in 128-byte lines")
+	assert.Contains(t, out.String(), "\nProfile: the course's H200: no GPU of this machine chosen.\n", "a measured profile claims no estimate")
 	assert.Contains(t, out.String(), "Measurements: "+src.Origin().String()+" (the course's recording; no GPU here: nvcc not found at /nonexistent/nvcc (set by COALESCE_NVCC)).")
 
 	out.Reset()
 	useSource(nil, cuda.ErrNoSource)
 	Status()
 	assert.Contains(t, out.String(), "Measurements: none: no measurement source")
+}
+
+// TestStatusEstimate shows a datasheet profile chosen for this machine:
+// Status says why, and that its numbers wait for coalesce calibrate.
+func TestStatusEstimate(t *testing.T) {
+	out := capture(t)
+	recorded(t)
+	t.Cleanup(func() { require.NoError(t, devices.Use(devices.Course, devices.CourseWhy)) })
+	require.NoError(t, devices.Use("rtx4090", "this machine's NVIDIA GeForce RTX 4090, by its name"))
+	d, err := devices.Lookup("rtx4090")
+	require.NoError(t, err)
+	Status()
+	// 72 MiB: the 75497472 bytes deviceQuery reports, over 2^20.
+	assert.Contains(t, out.String(), "Model: the sector model of the NVIDIA GeForce RTX 4090 (device \"rtx4090\"): 128 SMs, 72 MiB of L2,")
+	assert.Contains(t, out.String(), fmt.Sprintf("\nProfile: this machine's NVIDIA GeForce RTX 4090, by its name; datasheet estimate (%d fields estimated; run coalesce calibrate).\n", len(d.Estimated)))
+	assert.Len(t, d.Estimated, 11, "the DRAM level's five, the time model's five and the L2 fetch granularity")
 }
 
 func TestWithIndices(t *testing.T) {

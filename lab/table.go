@@ -163,6 +163,37 @@ type Case struct {
 	Spec spec.Spec
 }
 
+// OnDevices returns one case of s per device profile named, for a
+// model table of what the launch would cost on each GPU (ModelTable):
+// each case is s with its device set, and with that device's own L2
+// fetch granularity where s had its device's default. A case's name is
+// the GPU's, marked "(estimate)" when its profile waits for coalesce
+// calibrate.
+func OnDevices(s spec.Spec, names ...string) ([]Case, error) {
+	own, err := devices.Lookup(s.Device)
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	cases := make([]Case, 0, len(names))
+	for _, name := range names {
+		d, err := devices.Lookup(name)
+		if err != nil {
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+		on := s
+		on.Device = d.Name
+		if s.L2Fetch == own.DefaultL2Fetch {
+			on.L2Fetch = d.DefaultL2Fetch
+		}
+		label := d.GPU
+		if len(d.Estimated) > 0 {
+			label += " (estimate)"
+		}
+		cases = append(cases, Case{Name: label, Spec: on})
+	}
+	return cases, nil
+}
+
 // Column is one column of the course's tables: a figure of lessons/figures,
 // shown as the model gives it, as the measurement gives it, or both; or a
 // piece of the time model's working, which no counter measures.

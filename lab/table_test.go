@@ -89,6 +89,34 @@ func TestModelTableSeed(t *testing.T) {
 	assert.ErrorContains(t, err, "no case")
 }
 
+func TestOnDevices(t *testing.T) {
+	s := Spec(`{"kernel":"vectorized_copy","n":67108864}`)
+	cases, err := OnDevices(s, "h200", "a100-80gb")
+	require.NoError(t, err)
+	require.Len(t, cases, 2)
+	assert.Equal(t, "NVIDIA H200", cases[0].Name, "a measured profile is no estimate")
+	assert.Equal(t, "NVIDIA A100-SXM4-80GB (estimate)", cases[1].Name)
+	assert.Equal(t, "a100-80gb", cases[1].Spec.Device)
+	assert.Equal(t, s.Kernel, cases[1].Spec.Kernel)
+	assert.Equal(t, "h200", s.Device, "the spec given is left as it was")
+
+	tb, err := ModelTable(cases, TimeMicroseconds, UsefulGBps, TimeBound)
+	require.NoError(t, err)
+	assert.Equal(t, "Model: the sector model of the NVIDIA H200, NVIDIA A100-SXM4-80GB.", tb.Caption)
+	for _, row := range tb.Rows {
+		assert.Equal(t, "bandwidth", row[3], "%s: a float4 copy of 512 MB is bound by bandwidth on both", row[0])
+	}
+
+	// A granularity the spec sets is kept; its device's default follows the device.
+	fetch128 := Spec(`{"kernel":"strided_read","n":1024,"stride":32,"l2_fetch_granularity":128}`)
+	cases, err = OnDevices(fetch128, "t4")
+	require.NoError(t, err)
+	assert.Equal(t, 128, cases[0].Spec.L2Fetch)
+
+	_, err = OnDevices(s, "h200", "a100")
+	assert.ErrorContains(t, err, `"a100": want one of a100-40gb, a100-80gb,`)
+}
+
 func TestCompareRecorded(t *testing.T) {
 	recorded(t)
 	tb, err := Compare([]Case{

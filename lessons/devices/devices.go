@@ -1,8 +1,17 @@
 // Package devices holds the device profiles the sector model reads: how many
 // SMs a GPU has, how large its L2 is, what it fetches from DRAM on a miss and
-// how fast it copies. They are data (profiles.json), measured on the device
-// each profile names, with the command that measured them kept beside the
-// numbers, so that adding a GPU is adding a record, not editing the model.
+// how fast it copies. They are data (profiles.json), so that adding a GPU is
+// adding a record, not editing the model, and every value says where it
+// comes from (Profile.Sources): measured on the GPU, with the command, or
+// read from a named datasheet. What only a measurement can give (the L2's
+// reuse and dirty capacities, the time model) is, for a GPU the course has
+// not measured, an estimate scaled from the H200's measurements and listed
+// in Profile.Estimated until coalesce calibrate measures it.
+//
+// The registry adds profiles at run time (Register, a calibrated one),
+// finds the profile of a live GPU by the name its driver reports (Match)
+// and says which profile a spec without "device" gets, and why (Use,
+// Current).
 package devices
 
 import (
@@ -10,6 +19,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +33,14 @@ type Profile struct {
 	Name string `json:"name"`
 	// GPU is the name the driver reports, for example "NVIDIA H200".
 	GPU string `json:"gpu"`
+	// Match lists every name the driver may report for this GPU
+	// (cudaDeviceProp.name, nvidia-smi's Product Name): a live GPU whose
+	// name is one of them is described by this profile (see Match).
+	Match []string `json:"match,omitempty"`
+	// ComputeCapability is the device's major.minor version, for example
+	// "9.0": it sets the per-SM limits the CUDA C++ Programming Guide
+	// tabulates.
+	ComputeCapability string `json:"compute_capability"`
 	// SMs is the number of streaming multiprocessors.
 	SMs int `json:"sms"`
 	// MaxThreadsPerSM is the most threads one SM holds at once.
@@ -45,8 +64,17 @@ type Profile struct {
 	DRAM DRAM `json:"dram"`
 	// Time holds the time model's parameters.
 	Time Time `json:"time"`
-	// Provenance says where, when and how the numbers were measured.
+	// Provenance says, in a sentence, where the profile comes from; Sources
+	// says it field by field.
 	Provenance string `json:"provenance"`
+	// Estimated lists the JSON paths (see Paths) of the values that are
+	// estimates until coalesce calibrate measures them on this GPU.
+	Estimated []string `json:"estimated,omitempty"`
+	// Sources says, for every path of Paths, where its value comes from:
+	// a named datasheet or whitepaper, the CUDA C++ Programming Guide, a
+	// measurement with its GPU, driver, CUDA version, date and command, or
+	// how an estimate was derived.
+	Sources map[string]string `json:"sources"`
 }
 
 // DRAM holds the measured parameters of the model's DRAM level.
@@ -97,19 +125,40 @@ type Time struct {
 //go:embed profiles.json
 var profilesJSON []byte
 
-// load reads profiles.json once.
-var load = sync.OnceValues(func() ([]Profile, error) {
+// shipped reads profiles.json once: the profiles built into the course,
+// each with a source for every value, no driver name claimed twice.
+var shipped = sync.OnceValues(func() ([]Profile, error) {
 	var profiles []Profile
 	if err := json.Unmarshal(profilesJSON, &profiles); err != nil {
 		return nil, fmt.Errorf("devices: profiles.json: %w", err)
 	}
-	for _, p := range profiles {
+	for i, p := range profiles {
 		if err := p.Validate(); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("devices: profiles.json: %w", err)
+		}
+		if err := matchFree(profiles[:i], p); err != nil {
+			return nil, fmt.Errorf("devices: profiles.json: %w", err)
 		}
 	}
 	return profiles, nil
 })
+
+// matchFree checks that no profile of others but one called p.Name
+// already claims one of p's driver names, so that a live GPU matches one
+// profile at most.
+func matchFree(others []Profile, p Profile) error {
+	for _, o := range others {
+		if o.Name == p.Name {
+			continue
+		}
+		for _, m := range p.Match {
+			if slices.ContainsFunc(o.Match, func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(m)) }) {
+				return fmt.Errorf("devices: %s: match %q is %s's already, want names no other profile claims", p.Name, m, o.Name)
+			}
+		}
+	}
+	return nil
+}
 
 // L2FetchGranularities are the values cudaLimitMaxL2FetchGranularity
 // takes, in bytes: how much the L2 may fetch from DRAM on a miss.
@@ -131,32 +180,81 @@ func L2FetchChoices() string {
 // ErrUnknown is a device name with no profile.
 var ErrUnknown = errors.New("devices: unknown device")
 
-// Lookup returns the profile called name.
+// Lookup returns the profile called name: a shipped one or one added by
+// Register.
 func Lookup(name string) (Profile, error) {
-	ps, err := load()
+	ps, err := shipped()
 	if err != nil {
 		return Profile{}, err
 	}
 	for _, p := range ps {
 		if p.Name == name {
-			return p, nil
+			return p.clone(), nil
 		}
+	}
+	reg.mu.RLock()
+	p, ok := reg.added[name]
+	reg.mu.RUnlock()
+	if ok {
+		return p.clone(), nil
 	}
 	return Profile{}, fmt.Errorf("%w %q: want one of %s", ErrUnknown, name, strings.Join(Names(), ", "))
 }
 
-// Names returns the names of every profile, sorted.
+// Names returns the names of every profile, shipped or registered, sorted.
 func Names() []string {
-	ps, _ := load()
-	names := make([]string, len(ps))
-	for i, p := range ps {
-		names[i] = p.Name
+	ps, _ := shipped()
+	names := make([]string, 0, len(ps))
+	for _, p := range ps {
+		names = append(names, p.Name)
 	}
+	reg.mu.RLock()
+	for name := range reg.added {
+		names = append(names, name)
+	}
+	reg.mu.RUnlock()
 	slices.Sort(names)
 	return names
 }
 
-// Validate checks that a profile's numbers can drive the model.
+// clone copies p's slices and map, so that a caller's edits never reach
+// the registry.
+func (p Profile) clone() Profile {
+	p.Match = slices.Clone(p.Match)
+	p.Estimated = slices.Clone(p.Estimated)
+	p.Sources = maps.Clone(p.Sources)
+	return p
+}
+
+// Paths returns the JSON paths of the values a profile must say the
+// source of, in the order profiles.json writes them: "match",
+// "compute_capability", "sms", ..., "dram.reuse_l2_bytes", ...,
+// "time.copy_bandwidth", .... Name, GPU, Provenance, Estimated and
+// Sources are about the profile, not values of the device, and are not
+// among them.
+func Paths() []string { return slices.Clone(paths()) }
+
+var paths = sync.OnceValue(func() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for f := range t.Fields() {
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case tag == "name" || tag == "gpu" || tag == "provenance" || tag == "estimated" || tag == "sources":
+			case f.Type.Kind() == reflect.Struct:
+				walk(f.Type, prefix+tag+".")
+			default:
+				out = append(out, prefix+tag)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Profile](), "")
+	return out
+})
+
+// Validate checks that a profile's numbers can drive the model and that
+// each says where it comes from.
 func (p Profile) Validate() error {
 	switch {
 	case p.Name == "":
@@ -173,6 +271,48 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("devices: %s: default_l2_fetch_granularity %d, want %s", p.Name, p.DefaultL2Fetch, L2FetchChoices())
 	case p.Time.CopyBandwidth <= 0 || p.Time.LatencySeconds <= 0 || p.Time.BlockRate <= 0 || p.Time.LaunchSeconds < 0 || p.Time.LatencyPerByte < 0:
 		return fmt.Errorf("devices: %s: want positive copy_bandwidth, latency_seconds and block_rate", p.Name)
+	case !validCC(p.ComputeCapability):
+		return fmt.Errorf("devices: %s: compute_capability %q, want major.minor, for example \"9.0\"", p.Name, p.ComputeCapability)
+	}
+	seen := map[string]bool{}
+	for _, m := range p.Match {
+		key := strings.ToLower(strings.TrimSpace(m))
+		switch {
+		case key == "":
+			return fmt.Errorf("devices: %s: empty match entry, want the name the driver reports, for example \"NVIDIA H200\"", p.Name)
+		case seen[key]:
+			return fmt.Errorf("devices: %s: match %q twice, want each name once", p.Name, m)
+		}
+		seen[key] = true
+	}
+	known := paths()
+	for _, e := range p.Estimated {
+		if !slices.Contains(known, e) {
+			return fmt.Errorf("devices: %s: estimated %q, want one of %s", p.Name, e, strings.Join(known, ", "))
+		}
+	}
+	for k := range p.Sources {
+		if !slices.Contains(known, k) {
+			return fmt.Errorf("devices: %s: sources has %q, want one of %s", p.Name, k, strings.Join(known, ", "))
+		}
+	}
+	for _, k := range known {
+		if k == "match" && len(p.Match) == 0 {
+			continue // no name claimed, nothing to source
+		}
+		if strings.TrimSpace(p.Sources[k]) == "" {
+			return fmt.Errorf("devices: %s: no source for %s, want where its value comes from (a named datasheet, a measurement, or how it was estimated)", p.Name, k)
+		}
 	}
 	return nil
+}
+
+// validCC reports whether cc is a compute capability: digits, a dot,
+// digits.
+func validCC(cc string) bool {
+	major, minor, ok := strings.Cut(cc, ".")
+	digits := func(s string) bool {
+		return s != "" && len(s) <= 3 && strings.Trim(s, "0123456789") == ""
+	}
+	return ok && digits(major) && digits(minor)
 }

@@ -39,7 +39,9 @@ const (
 
 // Defaults of the optional fields. l2_fetch_granularity has none of its
 // own: it defaults to the device's (devices.Profile.DefaultL2Fetch), what
-// cudaLimitMaxL2FetchGranularity is before a program sets it.
+// cudaLimitMaxL2FetchGranularity is before a program sets it. Nor has
+// device: it defaults to devices.Current() when the spec is parsed, the
+// course's H200 unless this machine's GPU was chosen.
 const (
 	DefaultBlock        = 256
 	DefaultElemBytes    = 4
@@ -49,7 +51,6 @@ const (
 	DefaultStructBytes  = 16
 	DefaultIndexPattern = "identity"
 	DefaultSeed         = 1
-	DefaultDevice       = "h200"
 	DefaultTile         = 32
 	DefaultBlockRows    = 8
 )
@@ -316,7 +317,7 @@ var fields = []field{
 	},
 	{
 		name:  FieldDevice,
-		parse: func(p *parser, s *Spec) { s.Device = p.str(FieldDevice, DefaultDevice) },
+		parse: func(p *parser, s *Spec) { s.Device = p.str(FieldDevice, currentDevice()) },
 		value: func(s Spec) any { return s.Device },
 		check: func(s Spec) error {
 			if _, err := devices.Lookup(s.Device); err != nil {
@@ -324,8 +325,14 @@ var fields = []field{
 			}
 			return nil
 		},
-		brief: func(s Spec) string { return unless(s.Device != DefaultDevice, "device %s", s.Device) },
+		brief: func(s Spec) string { return unless(s.Device != currentDevice(), "device %s", s.Device) },
 	},
+}
+
+// currentDevice is the device a spec without one gets.
+func currentDevice() string {
+	d, _ := devices.Current()
+	return d.Name
 }
 
 // parseOrder is the order fields are read in: the device first, since

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -138,6 +139,23 @@ func TestDefaultL2FetchIsTheDevices(t *testing.T) {
 	s := mustParse(t, `{"kernel":"coalesced_copy","n":4}`)
 	// profiles.json: the H200's cudaLimitMaxL2FetchGranularity is 64 before a program sets it.
 	assert.Equal(t, 64, s.L2Fetch)
+}
+
+// TestDefaultDeviceIsCurrent shows the device a spec leaves unsaid
+// following devices.Current, and Brief leaving unsaid what the spec did.
+func TestDefaultDeviceIsCurrent(t *testing.T) {
+	t.Cleanup(func() { require.NoError(t, devices.Use(devices.Course, devices.CourseWhy)) })
+	in := `{"kernel":"coalesced_copy","n":4}`
+	assert.Equal(t, "h200", mustParse(t, in).Device)
+
+	require.NoError(t, devices.Use("t4", "a test"))
+	s := mustParse(t, in)
+	assert.Equal(t, "t4", s.Device)
+	assert.Equal(t, "coalesced_copy, n 2^2", s.Brief(), "the current device goes unsaid")
+	// profiles.json: the T4's L2 fetch granularity is estimated at 64 bytes.
+	assert.Equal(t, 64, s.L2Fetch)
+	assert.Equal(t, "coalesced_copy, device h200, n 2^2", mustParse(t, `{"kernel":"coalesced_copy","n":4,"device":"h200"}`).Brief(),
+		"a device other than the current one is said")
 }
 
 func TestBrief(t *testing.T) {
