@@ -95,6 +95,15 @@ type DRAM struct {
 	// written sectors and no data read from DRAM: the L2 keeps far fewer of
 	// them.
 	SparseDirtyL2Bytes int64 `json:"sparse_dirty_l2_bytes"`
+	// DirtyWatermarkBytes caps the dirty bytes the L2 still holds when a
+	// launch ends, counted from the most recently touched line: a
+	// read-modify-write, whose every line is dirty, is held to it where a
+	// copy, half clean lines, is held by DirtyL2Bytes first. 0 is no cap.
+	DirtyWatermarkBytes int64 `json:"dirty_watermark_bytes"`
+	// ProfiledDirtyBytes is the dirty data the L2 holds when a launch
+	// starts under Nsight Compute, written back as the launch's traffic
+	// pushes it out: a launch that only reads still writes it.
+	ProfiledDirtyBytes int64 `json:"profiled_dirty_bytes"`
 	// Spread widens ReuseL2Bytes and DirtyL2Bytes into a range: a line is
 	// kept for sure below (1-Spread) times the capacity and never above
 	// (1+Spread) times it, since a hashed, partitioned L2 does not drop
@@ -267,6 +276,9 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("devices: %s: spread %v, want 0 <= spread < 1", p.Name, p.DRAM.Spread)
 	case p.L2Bytes <= 0 || p.DRAM.ReuseL2Bytes <= 0 || p.DRAM.DirtyL2Bytes < 0:
 		return fmt.Errorf("devices: %s: want positive l2_bytes and reuse_l2_bytes", p.Name)
+	case p.DRAM.SparseDirtyL2Bytes < 0 || p.DRAM.DirtyWatermarkBytes < 0 || p.DRAM.ProfiledDirtyBytes < 0:
+		return fmt.Errorf("devices: %s: sparse_dirty_l2_bytes %d, dirty_watermark_bytes %d, profiled_dirty_bytes %d: want each >= 0",
+			p.Name, p.DRAM.SparseDirtyL2Bytes, p.DRAM.DirtyWatermarkBytes, p.DRAM.ProfiledDirtyBytes)
 	case !ValidL2Fetch(p.DefaultL2Fetch):
 		return fmt.Errorf("devices: %s: default_l2_fetch_granularity %d, want %s", p.Name, p.DefaultL2Fetch, L2FetchChoices())
 	case p.Time.CopyBandwidth <= 0 || p.Time.LatencySeconds <= 0 || p.Time.BlockRate <= 0 || p.Time.LaunchSeconds < 0 || p.Time.LatencyPerByte < 0:
