@@ -41,6 +41,23 @@ func Predict(s spec.Spec) (Prediction, error) {
 	if err := s.Validate(); err != nil {
 		return Prediction{}, err
 	}
+	d, err := devices.Lookup(s.Device)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("sectors: %w", err)
+	}
+	return PredictOn(s, d)
+}
+
+// PredictOn is Predict on the device d rather than the profile s names:
+// a profile being fitted, or calibrated on this machine's GPU, is not
+// among the registered ones. s.Device is left as it is, d is what counts.
+func PredictOn(s spec.Spec, d devices.Profile) (Prediction, error) {
+	if err := s.Validate(); err != nil {
+		return Prediction{}, err
+	}
+	if err := d.Validate(); err != nil {
+		return Prediction{}, fmt.Errorf("sectors: %w", err)
+	}
 	var err error
 	var idx []int32
 	if s.Kernel == spec.GatherCopy {
@@ -48,7 +65,7 @@ func Predict(s spec.Spec) (Prediction, error) {
 			return Prediction{}, fmt.Errorf("sectors: %w", err)
 		}
 	}
-	return predictWith(s, idx)
+	return predictOn(s, idx, d)
 }
 
 // PredictIndices is Predict for a gather whose indices the caller already
@@ -76,6 +93,11 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, fmt.Errorf("sectors: %w", err)
 	}
+	return predictOn(s, idx, d)
+}
+
+// predictOn is predictWith on the device d.
+func predictOn(s spec.Spec, idx []int32, d devices.Profile) (Prediction, error) {
 	m, err := newSim(s, idx, nil)
 	if err != nil {
 		return Prediction{}, err

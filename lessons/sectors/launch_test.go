@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
@@ -226,4 +227,34 @@ func TestEveryKernelHasAddresses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// PredictOn predicts on the profile it is given, not the one the spec
+// names: the same profile gives Predict's answer, and a profile without
+// room for dirty lines makes a copy that fits in the L2 write back all it
+// wrote.
+func TestPredictOn(t *testing.T) {
+	s, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":262144}`))
+	require.NoError(t, err)
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	want, err := Predict(s)
+	require.NoError(t, err)
+	got, err := PredictOn(s, h200)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	// 2^18 floats = 1 MiB written: far under the H200's 32.5 MB, so the
+	// L2 keeps it all; with no dirty capacity every byte goes to DRAM.
+	assert.Zero(t, got.Metrics[metrics.DRAMWrite])
+	noDirty := h200
+	noDirty.DRAM.DirtyL2Bytes = 0
+	got, err = PredictOn(s, noDirty)
+	require.NoError(t, err)
+	assert.InDelta(t, 1<<20, got.Metrics[metrics.DRAMWrite], 0)
+
+	bad := h200
+	bad.SMs = 0
+	_, err = PredictOn(s, bad)
+	assert.ErrorContains(t, err, "want sms >= 1")
 }
