@@ -86,6 +86,16 @@ func PredictIndices(s spec.Spec, idx []int32) (Prediction, error) {
 	return predictWith(s, idx)
 }
 
+// Retime returns p with its time on the device d: the time model alone,
+// over the counts p already holds, which d.Time does not change. A fit of
+// d.Time tries thousands of candidates; the counts of a launch are worth
+// predicting once, not once for each.
+func Retime(p Prediction, d devices.Profile) Prediction {
+	p.Time = estimateTime(d, p.Spec, p)
+	p.TimeSeconds = p.Time.Total()
+	return p
+}
+
 // predictWith is Predict once the spec is valid and its indices, if any,
 // are in hand; the benchmark calls it to time the model alone.
 func predictWith(s spec.Spec, idx []int32) (Prediction, error) {

@@ -258,3 +258,18 @@ func TestPredictOn(t *testing.T) {
 	_, err = PredictOn(s, bad)
 	assert.ErrorContains(t, err, "want sms >= 1")
 }
+
+// Retime gives the time Predict gives on the same profile, and limits
+// that follow the profile's parameters.
+func TestRetime(t *testing.T) {
+	// 2^26 floats in and out: 512 MiB through DRAM.
+	p := predict(t, `{"kernel":"coalesced_copy","n":67108864}`)
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	assert.Equal(t, p, Retime(p, h200))
+	half := h200
+	half.Time.CopyBandwidth /= 2
+	got := Retime(p, half)
+	assert.InDelta(t, 2*p.Time.Bandwidth, got.Time.Bandwidth, 1e-12)
+	assert.Equal(t, p.Metrics, got.Metrics, "the counts stay")
+}
