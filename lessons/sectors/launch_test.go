@@ -273,3 +273,35 @@ func TestRetime(t *testing.T) {
 	assert.InDelta(t, 2*p.Time.Bandwidth, got.Time.Bandwidth, 1e-12)
 	assert.Equal(t, p.Metrics, got.Metrics, "the counts stay")
 }
+
+// A trace replayed on a profile predicts what PredictOn predicts on it,
+// for launches small enough to be tracked whole and large enough to be
+// sampled, on the profile it was traced on and on others.
+func TestTrace(t *testing.T) {
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	small := h200
+	small.DRAM.ReuseL2Bytes /= 4
+	small.DRAM.DirtyL2Bytes /= 4
+	small.DRAM.Spread = 0.05
+	small.Time.CopyBandwidth /= 2
+	for _, js := range []string{
+		`{"kernel":"coalesced_copy","n":262144}`,
+		`{"kernel":"coalesced_copy","n":8388608}`,
+		`{"kernel":"strided_write","n":4194304,"stride":32}`,
+		`{"kernel":"update_x_aos","n":1048576,"struct_bytes":128}`,
+		`{"kernel":"gather_copy","n":1048576,"index_pattern":"random_perm"}`,
+	} {
+		t.Run(js, func(t *testing.T) {
+			s, err := spec.Parse([]byte(js))
+			require.NoError(t, err)
+			tr, err := NewTrace(s, h200)
+			require.NoError(t, err)
+			for _, d := range []devices.Profile{h200, small} {
+				want, err := PredictOn(s, d)
+				require.NoError(t, err)
+				assert.Equal(t, want, tr.PredictOn(d))
+			}
+		})
+	}
+}
