@@ -72,9 +72,12 @@ var ErrNoData = errors.New("calibrate: not enough measured launches")
 const reference = "h200"
 
 // Fit fits a profile of the GPU info describes to the launches of set, as
-// coalesce calibrate measured them or a recording holds them, and lat, the
-// harness's pointer chases (nil for a recording). It runs one level at a
-// time, each on what the levels before it settled:
+// coalesce calibrate measured them or a recording holds them. lat, the
+// harness's pointer chases (nil for a recording), goes into the report and
+// the provenance beside the fitted latency, not into the fit: the model's
+// latency_seconds is what a load waits among many in flight, which one
+// load alone does not show. It runs one level at a time, each on what
+// the levels before it settled:
 //
 //   - geometry from the device: SMs, L2, threads and blocks per SM, the
 //     default L2 fetch granularity;
@@ -124,11 +127,6 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 	}
 	rep.add("dram.partial_write_fill", b2f(p.DRAM.PartialWriteFill), fmt.Sprintf("the %s profile's: no calibration launch tells", reference), true)
 
-	if lat != nil {
-		// The chase's latency starts the fit: the model's latency is an
-		// idle system's, which the chase is.
-		p.Time.LatencySeconds = lat.DRAMLatencyNs * 1e-9
-	}
 	tm, cost, nTime, err := fitTime(p, launches, info)
 	if err != nil {
 		return devices.Profile{}, rep, err
