@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -236,4 +237,22 @@ func TestFitWithoutCounters(t *testing.T) {
 
 	_, _, err = Fit(h200Info, &measure.Set{Provenance: set.Provenance}, nil)
 	assert.ErrorIs(t, err, ErrNoData)
+}
+
+// FuzzDecode holds the cache's reader to a valid profile of the GPU asked
+// for, or an error: never a panic, never a profile the model cannot use.
+func FuzzDecode(f *testing.F) {
+	ref, err := devices.Lookup("h200")
+	require.NoError(f, err)
+	good, err := json.Marshal(Calibration{Profile: ref, Sources: map[string]string{"sms": "x"}, Calibrated: "2026-12-01"})
+	require.NoError(f, err)
+	f.Add(good)
+	f.Add([]byte(`{"name":"h200","gpu":"NVIDIA H200","sms":-1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c Calibration
+		if decode(data, "NVIDIA H200", &c) == nil {
+			require.NoError(t, c.Validate())
+			require.Equal(t, "NVIDIA H200", c.GPU)
+		}
+	})
 }
