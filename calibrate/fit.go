@@ -357,12 +357,15 @@ type Score struct {
 	TimeWithin, TimeOf int
 }
 
+// String writes the score as a sentence.
 func (s Score) String() string {
 	return fmt.Sprintf("DRAM within 15%%: %d of %d; time within 25%%: %d of %d", s.DRAMWithin, s.DRAMOf, s.TimeWithin, s.TimeOf)
 }
 
-// DRAMShare and TimeShare are the shares within; 1 when there is nothing to hold.
+// DRAMShare is the share of DRAM counts within 15 %; 1 when there are none.
 func (s Score) DRAMShare() float64 { return share(s.DRAMWithin, s.DRAMOf) }
+
+// TimeShare is the share of times within 25 %; 1 when there are none.
 func (s Score) TimeShare() float64 { return share(s.TimeWithin, s.TimeOf) }
 
 func share(k, n int) float64 {
