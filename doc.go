@@ -14,6 +14,8 @@
 //	   grader/gradebook    an instructor's batch grading of saved notebooks
 //	4  lessons/plots       the charts and the warp diagram (draws; never displays)
 //	   grader              the exercise bank, answer keys and verdicts
+//	   calibrate           the model fitted to the GPU at hand: what coalesce calibrate
+//	                       measures, the fit, the profile cache, the profile for a live GPU
 //	3  lessons/figures     every derived figure, defined once, for model and measurement
 //	   cuda                the kernels, the harness and the live GPU; the course's recording
 //	2  lessons/sectors     the model: addresses to sectors, requests, DRAM bytes and time

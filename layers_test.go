@@ -34,6 +34,7 @@ var layers = map[string]int{
 	"cuda":                          3,
 	"lessons/plots":                 4,
 	"grader":                        4,
+	"calibrate":                     4,
 	"grader/gradebook":              5,
 	"lab":                           5,
 	"cmd/coalesce":                  6,

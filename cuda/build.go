@@ -56,6 +56,9 @@ type Builder struct {
 	Timeout  time.Duration // for each nvcc run; 0: 5 minutes
 	Sources  fs.FS         // nil: the embedded harness sources
 	Log      io.Writer     // where to say that a build is happening; nil: nowhere
+	// Smi names the GPU's compute capability when -arch=native fails;
+	// zero: FindSmi, and a fat build when there is none.
+	Smi Smi
 }
 
 // harnessKey returns the content hash of a harness built from srcs by the nvcc
@@ -90,8 +93,9 @@ func harnessKey(srcs fs.FS, version string, arch []string) (string, error) {
 }
 
 // Build returns the harness for the sources, building it if the cache does
-// not hold it yet. It tries archNative first and falls back on archFallback
-// when nvcc cannot build for the local GPU.
+// not hold it yet. It tries archNative first; when nvcc cannot build for
+// the local GPU, the compute capability nvidia-smi names (archFor), then
+// archFat.
 func (b Builder) Build(ctx context.Context) (*Harness, error) {
 	nv := b.Nvcc
 	if nv.Path == "" {
@@ -128,7 +132,10 @@ func (b Builder) Build(ctx context.Context) (*Harness, error) {
 		return nil, fmt.Errorf("cuda: harness cache: %w", err)
 	}
 	var failures []error
-	for _, arch := range [][]string{archNative, archFallback} {
+	for _, arch := range [][]string{archNative, b.smiArch(ctx), archFat} {
+		if arch == nil {
+			continue
+		}
 		key, err := harnessKey(srcs, version, arch)
 		if err != nil {
 			return nil, err
@@ -147,6 +154,28 @@ func (b Builder) Build(ctx context.Context) (*Harness, error) {
 		return h, nil
 	}
 	return nil, fmt.Errorf("cuda: building the harness failed for every architecture: %w", errors.Join(failures...))
+}
+
+// smiArch returns the flags for the GPU nvidia-smi names, the first when
+// there are several (the harness runs on device 0); nil when it names none.
+func (b Builder) smiArch(ctx context.Context) []string {
+	smi := b.Smi
+	if smi.Path == "" {
+		var err error
+		if smi, err = FindSmi(); err != nil {
+			return nil
+		}
+	}
+	out, err := smi.ComputeCapCmd().Run(ctx)
+	if err != nil {
+		return nil
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	arch, err := archFor(first)
+	if err != nil {
+		return nil
+	}
+	return arch
 }
 
 // compile writes the sources to a temporary directory, builds them into a

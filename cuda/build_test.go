@@ -27,6 +27,13 @@ out=""; while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then out="$2"; fi; shift; don
 printf '#!/bin/sh\necho built\n' > "$out"
 `
 
+// fakeSmi stands in for nvidia-smi: it prints $FAKE_SMI_CC, or fails as
+// nvidia-smi does without a driver when that is empty.
+const fakeSmi = `
+if [ -z "$FAKE_SMI_CC" ]; then echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver." >&2; exit 9; fi
+printf '%s\n' "$FAKE_SMI_CC"
+`
+
 type fakeBuild struct {
 	b   Builder
 	log string
@@ -41,9 +48,11 @@ func newFakeBuild(t *testing.T) *fakeBuild {
 	t.Setenv("FAKE_NVCC_VERSION", "13.0, V13.0.88")
 	t.Setenv("FAKE_NVCC_FAIL", "")
 	t.Setenv("FAKE_NVCC_WARN", "")
+	t.Setenv("FAKE_SMI_CC", "")
 	return &fakeBuild{
 		b: Builder{
 			Nvcc:     Nvcc{Path: script(t, dir, "nvcc", fakeNvcc)},
+			Smi:      Smi{Path: script(t, dir, "nvidia-smi", fakeSmi)},
 			CacheDir: filepath.Join(dir, "cache"),
 			Sources:  fstest.MapFS{"harness.cu": {Data: []byte("int main() {}\n")}, "kernels.cuh": {Data: []byte("// kernels\n")}},
 		},
@@ -101,27 +110,61 @@ func TestBuildCache(t *testing.T) {
 
 func TestBuildFallsBack(t *testing.T) {
 	tests := []struct {
-		name, fail, warn string
+		name, fail, warn, cc string
+		want                 []string
+		second               string // the flags of the second build, the first after native
 	}{
-		{"native fails", "-arch=native", ""},
-		{"native finds no GPU", "", "-arch=native"},
+		// Without nvidia-smi's answer: the fat build, Turing to Hopper.
+		{"native fails", "-arch=native", "", "", archFat, "-gencode arch=compute_75,code=sm_75"},
+		{"native finds no GPU", "", "-arch=native", "", archFat, "-gencode arch=compute_75,code=sm_75"},
+		// nvidia-smi names an Ada GPU (an L4, an RTX 4090): 8.9 is sm_89.
+		{"nvidia-smi names it", "-arch=native", "", "8.9\n8.9", []string{"-gencode", "arch=compute_89,code=[sm_89,compute_89]"}, "arch=compute_89,code=[sm_89,compute_89]"},
+		{"nvidia-smi makes no sense", "-arch=native", "", "N/A", archFat, "-gencode arch=compute_75,code=sm_75"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeBuild(t)
 			t.Setenv("FAKE_NVCC_FAIL", tt.fail)
 			t.Setenv("FAKE_NVCC_WARN", tt.warn)
+			t.Setenv("FAKE_SMI_CC", tt.cc)
 			h, err := f.b.Build(context.Background())
 			require.NoError(t, err)
-			assert.Equal(t, archFallback, h.Arch)
+			assert.Equal(t, tt.want, h.Arch)
 			builds := f.builds(t)
 			require.Len(t, builds, 2)
 			assert.Contains(t, builds[0], "-arch=native")
-			assert.Contains(t, builds[1], "-gencode arch=compute_90,code=sm_90")
+			assert.Contains(t, builds[1], tt.second)
 			// The fallback is cached like any build.
 			_, err = f.b.Build(context.Background())
 			require.NoError(t, err)
 			assert.Len(t, f.builds(t), 3, "native is tried again (a GPU may have appeared), the fallback is a hit")
+		})
+	}
+}
+
+func TestArchFor(t *testing.T) {
+	tests := []struct {
+		cc   string
+		want []string
+		err  bool
+	}{
+		{"9.0", []string{"-gencode", "arch=compute_90,code=[sm_90,compute_90]"}, false},
+		{" 7.5 ", []string{"-gencode", "arch=compute_75,code=[sm_75,compute_75]"}, false},
+		{"12.0", []string{"-gencode", "arch=compute_120,code=[sm_120,compute_120]"}, false},
+		{"N/A", nil, true},
+		{"9.0a", nil, true},
+		{"9", nil, true},
+		{"-9.0", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cc, func(t *testing.T) {
+			got, err := archFor(tt.cc)
+			if tt.err {
+				assert.ErrorContains(t, err, "want major.minor")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
 		})
 	}
 }
@@ -152,7 +195,7 @@ func TestHarnessKey(t *testing.T) {
 	require.NoError(t, err)
 	k2, _ := harnessKey(srcs, "v1", archNative)
 	assert.Equal(t, k1, k2, "the key is a pure function of its inputs")
-	k3, _ := harnessKey(srcs, "v1", archFallback)
+	k3, _ := harnessKey(srcs, "v1", archFat)
 	k4, _ := harnessKey(srcs, "v2", archNative)
 	k5, _ := harnessKey(fstest.MapFS{"harness.cu": {Data: []byte("b")}}, "v1", archNative)
 	k6, _ := harnessKey(fstest.MapFS{"harness2.cu": {Data: []byte("a")}}, "v1", archNative)

@@ -102,6 +102,52 @@ func (h *Harness) DeviceInfo(ctx context.Context) (measure.DeviceInfo, error) {
 	return info, nil
 }
 
+// Latencies is what the harness's --calibrate measures: the time of one
+// load that waits for the one before it (a pointer chase, one thread), when
+// it misses the L2 and when it hits it. No launch of a course kernel shows
+// it alone: a kernel keeps many loads in flight, and the time model's
+// latency is what each of them waits.
+type Latencies struct {
+	// DRAMLatencyNs is the median time of one load over a random cycle
+	// through DRAMChaseBytes, far more than the L2 holds, flushed first.
+	DRAMLatencyNs float64 `json:"dram_latency_ns"`
+	// L2LatencyNs is the same over L2ChaseBytes, a quarter of the L2,
+	// walked once before it is timed.
+	L2LatencyNs    float64 `json:"l2_latency_ns"`
+	DRAMChaseBytes int64   `json:"dram_chase_bytes"`
+	L2ChaseBytes   int64   `json:"l2_chase_bytes"`
+	// ChaseSteps are the loads of one timed chase, TimedChases how many
+	// chases the medians are of.
+	ChaseSteps  int64 `json:"chase_steps"`
+	TimedChases int   `json:"timed_chases"`
+}
+
+// Latencies runs the harness's --calibrate: two pointer chases, about a
+// second on a GPU.
+func (h *Harness) Latencies(ctx context.Context) (Latencies, error) {
+	out, err := h.cmd([]string{"--calibrate"}, 2*time.Minute).Run(ctx)
+	if err != nil {
+		return Latencies{}, harnessError(err)
+	}
+	return parseLatencies(out)
+}
+
+// parseLatencies reads --calibrate's line, refusing what it does not know
+// and latencies that cannot be (a chase of no time, or an L2 hit slower
+// than a miss means the chase did not measure what it says).
+func parseLatencies(out []byte) (Latencies, error) {
+	var l Latencies
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return Latencies{}, &OutputError{Source: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: %v: %.200q", err, out)}
+	}
+	if !(l.L2LatencyNs > 0 && l.DRAMLatencyNs >= l.L2LatencyNs && l.DRAMLatencyNs < 1e6) {
+		return Latencies{}, &OutputError{Source: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: latencies DRAM %g ns, L2 %g ns: want 0 < L2 <= DRAM < 1 ms", l.DRAMLatencyNs, l.L2LatencyNs)}
+	}
+	return l, nil
+}
+
 func (h *Harness) cmd(args []string, timeout time.Duration) Invocation {
 	return Invocation{Tool: "harness", Path: h.Path, Args: args, Timeout: timeout}
 }

@@ -27,9 +27,9 @@ import (
 // $FAKE_RESULTS.k, $FAKE_STDOUT.k and $FAKE_EXIT_k in place of the plain
 // ones where they are there.
 const fakeTool = `
-in=""; out=""; info=""
+in=""; out=""; info=""; cal=""
 while [ $# -gt 0 ]; do
-  case "$1" in --input) in="$2"; shift;; --output) out="$2"; shift;; --info) info=1;; esac
+  case "$1" in --input) in="$2"; shift;; --output) out="$2"; shift;; --info) info=1;; --calibrate) cal=1;; esac
   shift
 done
 k=0; [ -n "$in" ] && k=$(( $(cat "$FAKE_COUNT" 2>/dev/null || echo 0) + 1 )) && echo "$k" > "$FAKE_COUNT"
@@ -37,6 +37,7 @@ res="$FAKE_RESULTS"; [ -f "$FAKE_RESULTS.$k" ] && res="$FAKE_RESULTS.$k"
 sout="$FAKE_STDOUT"; [ -f "$FAKE_STDOUT.$k" ] && sout="$FAKE_STDOUT.$k"
 eval "code=\${FAKE_EXIT_$k:-\${FAKE_EXIT:-0}}"
 if [ -n "$info" ]; then printf '%s\n' "$FAKE_INFO"; fi
+if [ -n "$cal" ]; then printf '%s\n' "$FAKE_CALIBRATE"; fi
 if [ -n "$in" ] && [ -n "$FAKE_SEEN" ]; then cp "$in" "$FAKE_SEEN"; cp "$in" "$FAKE_SEEN.$k"; fi
 if [ -n "$out" ] && [ -n "$res" ]; then cp "$res" "$out"; fi
 if [ -n "$sout" ]; then cat "$sout"; fi
@@ -59,7 +60,7 @@ func newFake(t *testing.T) *fake {
 	tool := script(t, dir, "tool", fakeTool)
 	f := &fake{t: t, dir: dir, ncu: Ncu{Path: tool}, seen: filepath.Join(dir, "seen.jsonl"),
 		gpu: &GPU{Harness: &Harness{Path: tool}, Info: measure.DeviceInfo{GPU: "Fake GPU", SMs: 132, MaxThreadsPerSM: 2048}, NoNcu: "ncu not found (fake)"}}
-	for _, k := range []string{"FAKE_RESULTS", "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "FAKE_INFO"} {
+	for _, k := range []string{"FAKE_RESULTS", "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "FAKE_INFO", "FAKE_CALIBRATE"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("FAKE_SEEN", f.seen)
@@ -466,6 +467,52 @@ func TestDeviceInfo(t *testing.T) {
 	t.Setenv("FAKE_STDERR", `{"error":"no CUDA device","cuda_error":"cudaErrorNoDevice"}`)
 	_, err = f.gpu.Harness.DeviceInfo(context.Background())
 	assert.ErrorIs(t, err, ErrNoGPU)
+}
+
+func TestLatencies(t *testing.T) {
+	f := newFake(t)
+	tests := []struct {
+		name, out string
+		want      Latencies
+		err       string
+	}{
+		{"chased", `{"dram_latency_ns":612.5,"l2_latency_ns":268,"dram_chase_bytes":268435456,"l2_chase_bytes":15728640,"chase_steps":20000,"timed_chases":9}`,
+			Latencies{DRAMLatencyNs: 612.5, L2LatencyNs: 268, DRAMChaseBytes: 268435456, L2ChaseBytes: 15728640, ChaseSteps: 20000, TimedChases: 9}, ""},
+		{"unknown field", `{"dram_latency_ns":612.5,"l2_latency_ns":268,"hbm":1}`, Latencies{}, `unknown field "hbm"`},
+		// An L2 hit slower than a miss: the chase did not measure a miss.
+		{"hit slower", `{"dram_latency_ns":100,"l2_latency_ns":268}`, Latencies{}, "want 0 < L2 <= DRAM < 1 ms"},
+		{"no time", `{"dram_latency_ns":0,"l2_latency_ns":0}`, Latencies{}, "want 0 < L2 <= DRAM < 1 ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("FAKE_CALIBRATE", tt.out)
+			got, err := f.gpu.Harness.Latencies(context.Background())
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	t.Setenv("FAKE_CALIBRATE", "")
+	t.Setenv("FAKE_EXIT", "1")
+	t.Setenv("FAKE_STDERR", `{"error":"cudaMalloc of 268435456 bytes for the chase: out of memory","cuda_error":"cudaErrorMemoryAllocation"}`)
+	_, err := f.gpu.Harness.Latencies(context.Background())
+	assert.ErrorContains(t, err, "out of memory")
+}
+
+// FuzzParseLatencies holds parseLatencies to an answer or an error,
+// never a panic, and never latencies outside what it promises.
+func FuzzParseLatencies(f *testing.F) {
+	f.Add([]byte(`{"dram_latency_ns":612.5,"l2_latency_ns":268,"dram_chase_bytes":268435456,"l2_chase_bytes":15728640,"chase_steps":20000,"timed_chases":9}`))
+	f.Add([]byte(`{"dram_latency_ns":1e400}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := parseLatencies(data)
+		if err == nil && !(l.L2LatencyNs > 0 && l.DRAMLatencyNs >= l.L2LatencyNs) {
+			t.Fatalf("accepted %+v", l)
+		}
+	})
 }
 
 func TestPrepare(t *testing.T) {

@@ -174,12 +174,36 @@ func findNvcc(look func() (string, error)) (Nvcc, error) {
 }
 
 // The architecture flags the harness is built with: for the GPU in this
-// machine, and, where nvcc cannot see one (a container without the driver),
-// for Hopper, the course's reference device.
+// machine as nvcc sees it; where it cannot (a container whose driver nvcc
+// does not find), for the compute capability nvidia-smi names (archFor);
+// and without either, archFat: machine code for every architecture the
+// course's learners have, Turing (T4) to Hopper (H100, H200), and PTX the
+// driver compiles for anything newer.
 var (
-	archNative   = []string{"-arch=native"}
-	archFallback = []string{"-gencode", "arch=compute_90,code=sm_90"}
+	archNative = []string{"-arch=native"}
+	archFat    = []string{
+		"-gencode", "arch=compute_75,code=sm_75",
+		"-gencode", "arch=compute_80,code=sm_80",
+		"-gencode", "arch=compute_86,code=sm_86",
+		"-gencode", "arch=compute_89,code=sm_89",
+		"-gencode", "arch=compute_90,code=[sm_90,compute_90]",
+	}
 )
+
+// archFor returns the flags that build for compute capability cc, as
+// nvidia-smi writes it ("8.9"): its machine code and its PTX.
+func archFor(cc string) ([]string, error) {
+	major, minor, ok := strings.Cut(strings.TrimSpace(cc), ".")
+	if !ok || !allDigits(major) || len(minor) != 1 || !allDigits(minor) || len(major) > 2 {
+		return nil, fmt.Errorf("cuda: compute capability %q: want major.minor, such as 8.9", cc)
+	}
+	a := major + minor
+	return []string{"-gencode", fmt.Sprintf("arch=compute_%s,code=[sm_%s,compute_%s]", a, a, a)}, nil
+}
+
+func allDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
 
 // buildFlags are the flags every harness build uses besides the
 // architecture: full optimization, and line information so that a profiler
@@ -195,6 +219,31 @@ func (n Nvcc) VersionCmd() Invocation {
 func (n Nvcc) BuildCmd(dir, src, out string, arch []string, timeout time.Duration) Invocation {
 	args := append(append(append([]string{}, buildFlags...), arch...), "-o", out, src)
 	return Invocation{Tool: "nvcc", Path: n.Path, Args: args, Dir: dir, Timeout: timeout}
+}
+
+// Smi is nvidia-smi, the driver's command line: it names the GPU's
+// compute capability where nvcc -arch=native cannot see the GPU.
+type Smi struct{ Path string }
+
+// SmiEnv names the environment variable that names nvidia-smi's
+// executable instead of the PATH lookup.
+const SmiEnv = "COALESCE_NVIDIA_SMI"
+
+var lookSmi = sync.OnceValues(func() (string, error) { return lookTool("nvidia-smi", SmiEnv) })
+
+// FindSmi returns nvidia-smi from the PATH, or a *MissingError wrapping
+// ErrNoDriver: it comes with the driver.
+func FindSmi() (Smi, error) {
+	p, err := lookSmi()
+	if err != nil {
+		return Smi{}, missingTool(err, ErrNoDriver, "the NVIDIA driver")
+	}
+	return Smi{Path: p}, nil
+}
+
+// ComputeCapCmd asks the compute capability of every GPU, one a line ("9.0").
+func (s Smi) ComputeCapCmd() Invocation {
+	return Invocation{Tool: "nvidia-smi", Path: s.Path, Args: []string{"--query-gpu=compute_cap", "--format=csv,noheader"}, Timeout: 30 * time.Second}
 }
 
 // Ncu is Nsight Compute's command line.

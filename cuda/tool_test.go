@@ -190,8 +190,11 @@ func TestCommandLines(t *testing.T) {
 	assert.Equal(t, "/cuda/bin/nvcc", b.Path)
 	assert.Equal(t, "/tmp/w", b.Dir)
 	assert.Equal(t, []string{"-O3", "-lineinfo", "-std=c++17", "-arch=native", "-o", "/tmp/w/harness", "harness.cu"}, b.Args)
-	fb := nv.BuildCmd("/tmp/w", "harness.cu", "/tmp/w/harness", archFallback, time.Minute)
-	assert.Equal(t, []string{"-O3", "-lineinfo", "-std=c++17", "-gencode", "arch=compute_90,code=sm_90", "-o", "/tmp/w/harness", "harness.cu"}, fb.Args)
+	ada, err := archFor("8.9")
+	require.NoError(t, err)
+	fb := nv.BuildCmd("/tmp/w", "harness.cu", "/tmp/w/harness", ada, time.Minute)
+	assert.Equal(t, []string{"-O3", "-lineinfo", "-std=c++17", "-gencode", "arch=compute_89,code=[sm_89,compute_89]", "-o", "/tmp/w/harness", "harness.cu"}, fb.Args)
+	assert.Equal(t, []string{"--query-gpu=compute_cap", "--format=csv,noheader"}, Smi{Path: "/usr/bin/nvidia-smi"}.ComputeCapCmd().Args)
 	assert.Equal(t, []string{"--version"}, nv.VersionCmd().Args)
 
 	ncu := Ncu{Path: "/cuda/bin/ncu"}

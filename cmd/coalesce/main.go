@@ -7,6 +7,7 @@
 //	coalesce model [FILE]          predict specs (JSON lines) with the model
 //	coalesce table                 the seed's table, computed by the model
 //	coalesce run [-ncu] [FILE]     measure specs on this machine's GPU
+//	coalesce calibrate             fit the model's profile to this machine's GPU
 //	coalesce compare [FILE]        model beside measurement, one row per spec
 //	coalesce plot KIND OUT         draw a course plot to OUT (.png or .svg)
 //	coalesce grade SUBMISSIONS...  grade learners' saved notebooks
@@ -138,7 +139,7 @@ func usage() string {
 	var b strings.Builder
 	b.WriteString("usage: coalesce COMMAND [ARGS]\n\ncommands:\n")
 	for _, n := range commandNames() {
-		fmt.Fprintf(&b, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(&b, "  %-9s %s\n", n, commands[n].summary)
 	}
 	return b.String()
 }

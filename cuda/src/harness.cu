@@ -41,6 +41,11 @@
 //   --profile   launch each plan's kernel exactly once, untimed, so that the
 //               i-th k_ kernel a profiler sees is the i-th plan that launched.
 //   --info      print what the device is, one JSON line, and exit.
+//   --calibrate measure the load latencies of DRAM and of the L2 by a
+//               pointer chase, print them as one JSON line, and exit:
+//               {"dram_latency_ns":..,"l2_latency_ns":..,"dram_chase_bytes":..,
+//                "l2_chase_bytes":..,"chase_steps":..,"timed_chases":..}
+//               (cuda.Latencies reads it; coalesce calibrate fits with it).
 //
 // Every result is checked before it is reported: the harness fills the
 // buffers with known data, runs the kernel once, and compares what it wrote
@@ -51,8 +56,8 @@
 // --warmup N (>= 3, default 3), --reps N (>= 9, default 20), --no-flush.
 //
 // Exit status: 0 when every line was answered with a result, 1 when some
-// line got an error, 2 on a usage error, 3 when there is no CUDA device, 4
-// when there is no usable driver.
+// line got an error (or the --calibrate chase failed), 2 on a usage error,
+// 3 when there is no CUDA device, 4 when there is no usable driver.
 #include "kernels.cuh"
 
 #include <algorithm>
@@ -1069,6 +1074,7 @@ static void emit(const std::string& line) {
 struct Options {
     bool profile = false;
     bool info = false;
+    bool calibrate = false;
     bool flush = true;
     int warmup = 3;
     int reps = 20;
@@ -1108,6 +1114,79 @@ static int info(int default_l2) {
     o += strf(",\"free_bytes\":%zu,\"total_bytes\":%zu", free_b, total_b);
     o += strf(",\"default_l2_fetch_granularity\":%d", default_l2);
     o += "}";
+    emit(o);
+    return 0;
+}
+
+// chase follows steps links of a cycle in next, starting where *pos says,
+// with one thread: each load's address is the value the one before
+// returned, so no two loads overlap and the time per step is the latency of
+// one load. __ldcg reads through the L2 but not L1, so an L1 hit never
+// passes for an L2 one. It leaves where it stopped in *pos, so the next
+// launch goes on to lines it has not touched yet. (Not named k_: no
+// profiler run picks it up as a course kernel.)
+__global__ void chase(const unsigned* next, unsigned* pos, long long steps) {
+    unsigned i = *pos;
+    for (long long s = 0; s < steps; s++) i = __ldcg(next + i);
+    *pos = i;
+}
+
+// chase_ns returns the median time of one dependent load, in nanoseconds,
+// over a random cycle through every 128-byte line of a buffer of bytes
+// bytes: one link per line, so every step is a new line. warm walks the
+// whole cycle once first, so that a buffer that fits in the L2 is in it;
+// otherwise the L2 is flushed before each timed chase, and the chases,
+// which go on from each other, touch fewer lines than the cycle has, so
+// every load misses.
+static double chase_ns(size_t bytes, long long steps, int reps, bool warm) {
+    const size_t slot = 128 / sizeof(unsigned);
+    const size_t lines = bytes / 128;
+    if (lines < 2 || lines * slot > UINT_MAX) throw Failure(strf("chase over %zu bytes: want 256 B to 16 GiB", bytes));
+    // A random order of the lines (Fisher-Yates, xorshift64), linked in
+    // that order into one cycle.
+    std::vector<unsigned> order(lines);
+    for (size_t k = 0; k < lines; k++) order[k] = (unsigned)k;
+    unsigned long long x = 0x9E3779B97F4A7C15ull;
+    for (size_t k = lines - 1; k > 0; k--) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        std::swap(order[k], order[x % (k + 1)]);
+    }
+    std::vector<unsigned> next(lines * slot, 0);
+    for (size_t k = 0; k < lines; k++) next[order[k] * slot] = (unsigned)(order[(k + 1) % lines] * slot);
+    Buffer d_next, d_pos;
+    d_next.alloc(next.size() * sizeof(unsigned), "the chase");
+    d_pos.alloc(sizeof(unsigned), "the chase's position");
+    CK(cudaMemcpy(d_next.p, next.data(), next.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
+    unsigned start = order[0] * (unsigned)slot;
+    CK(cudaMemcpy(d_pos.p, &start, sizeof start, cudaMemcpyHostToDevice));
+    const unsigned* nx = d_next.as<unsigned>();
+    unsigned* ps = d_pos.as<unsigned>();
+    if (warm) {
+        chase<<<1, 1>>>(nx, ps, (long long)lines);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+    }
+    Timing t = time_it([=] { chase<<<1, 1>>>(nx, ps, steps); }, 1, reps, !warm);
+    return t.median * 1e6 / (double)steps;
+}
+
+// calibrate prints the load latencies coalesce calibrate fits the time
+// model with: DRAM's, over a buffer four times the L2 (at least 256 MiB,
+// at most a quarter of the free memory), and the L2's, over a quarter of it.
+static int calibrate() {
+    size_t free_b = 0, total_b = 0;
+    CK(cudaMemGetInfo(&free_b, &total_b));
+    size_t l2 = (size_t)std::max(dev.prop.l2CacheSize, 1 << 20);
+    size_t dram_bytes = std::min(std::max(4 * l2, (size_t)256 << 20), free_b / 4) / 128 * 128;
+    size_t l2_bytes = l2 / 4 / 128 * 128;
+    const long long steps = 20000;
+    const int reps = 9;
+    double dram = chase_ns(dram_bytes, steps, reps, false);
+    double hit = chase_ns(l2_bytes, std::min(steps, (long long)(l2_bytes / 128)), reps, true);
+    std::string o = "{\"dram_latency_ns\":" + jnum(dram) + ",\"l2_latency_ns\":" + jnum(hit);
+    o += strf(",\"dram_chase_bytes\":%zu,\"l2_chase_bytes\":%zu,\"chase_steps\":%lld,\"timed_chases\":%d}", dram_bytes, l2_bytes, steps, reps);
     emit(o);
     return 0;
 }
@@ -1175,7 +1254,7 @@ static bool run_line(int line, const std::string& text, const Options& opt, bool
 }
 
 static int usage(const char* msg) {
-    fprintf(stderr, "harness: %s\nusage: harness [--info] [--profile] [--input FILE] [--output FILE] [--warmup N>=3] [--reps N>=9] [--no-flush]\n", msg);
+    fprintf(stderr, "harness: %s\nusage: harness [--info] [--calibrate] [--profile] [--input FILE] [--output FILE] [--warmup N>=3] [--reps N>=9] [--no-flush]\n", msg);
     return 2;
 }
 
@@ -1189,6 +1268,7 @@ int main(int argc, char** argv) {
         };
         try {
             if (a == "--info") opt.info = true;
+            else if (a == "--calibrate") opt.calibrate = true;
             else if (a == "--profile") opt.profile = true;
             else if (a == "--no-flush") opt.flush = false;
             else if (a == "--input") opt.input = next("--input");
@@ -1232,7 +1312,7 @@ int main(int argc, char** argv) {
     dev.helper_blocks = dev.prop.multiProcessorCount * 8;
     try {
         CK(cudaMalloc(&dev.result, sizeof(Result)));
-        if (!opt.profile && opt.flush) {
+        if (opt.calibrate || !opt.profile && opt.flush) {
             size_t fb = 2 * (size_t)std::max(dev.prop.l2CacheSize, 1 << 20);
             CK(cudaMalloc(&dev.flush_buf, fb));
             CK(cudaMemset(dev.flush_buf, 0, fb));
@@ -1240,6 +1320,15 @@ int main(int argc, char** argv) {
         }
     } catch (const Failure& f) {
         return device_error_exit(f.code, f.what());
+    }
+    if (opt.calibrate) {
+        // A failed chase is not a missing device: status 1, the reason on stderr.
+        try {
+            return calibrate();
+        } catch (const Failure& f) {
+            fprintf(stderr, "{\"error\":%s,\"cuda_error\":%s}\n", jstr(f.what()).c_str(), jstr(cudaGetErrorName(f.code)).c_str());
+            return 1;
+        }
     }
 
     bool all_ok = true, fatal = false;

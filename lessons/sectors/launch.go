@@ -2,6 +2,7 @@ package sectors
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"runtime"
@@ -41,6 +42,23 @@ func Predict(s spec.Spec) (Prediction, error) {
 	if err := s.Validate(); err != nil {
 		return Prediction{}, err
 	}
+	d, err := devices.Lookup(s.Device)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("sectors: %w", err)
+	}
+	return PredictOn(s, d)
+}
+
+// PredictOn is Predict on the device d rather than the profile s names:
+// a profile being fitted, or calibrated on this machine's GPU, is not
+// among the registered ones. s.Device is left as it is, d is what counts.
+func PredictOn(s spec.Spec, d devices.Profile) (Prediction, error) {
+	if err := s.Validate(); err != nil {
+		return Prediction{}, err
+	}
+	if err := d.Validate(); err != nil {
+		return Prediction{}, fmt.Errorf("sectors: %w", err)
+	}
 	var err error
 	var idx []int32
 	if s.Kernel == spec.GatherCopy {
@@ -48,7 +66,7 @@ func Predict(s spec.Spec) (Prediction, error) {
 			return Prediction{}, fmt.Errorf("sectors: %w", err)
 		}
 	}
-	return predictWith(s, idx)
+	return predictOn(s, idx, d)
 }
 
 // PredictIndices is Predict for a gather whose indices the caller already
@@ -69,6 +87,16 @@ func PredictIndices(s spec.Spec, idx []int32) (Prediction, error) {
 	return predictWith(s, idx)
 }
 
+// Retime returns p with its time on the device d: the time model alone,
+// over the counts p already holds, which d.Time does not change. A fit of
+// d.Time tries thousands of candidates; the counts of a launch are worth
+// predicting once, not once for each.
+func Retime(p Prediction, d devices.Profile) Prediction {
+	p.Time = estimateTime(d, p.Spec, p)
+	p.TimeSeconds = p.Time.Total()
+	return p
+}
+
 // predictWith is Predict once the spec is valid and its indices, if any,
 // are in hand; the benchmark calls it to time the model alone.
 func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
@@ -76,9 +104,24 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, fmt.Errorf("sectors: %w", err)
 	}
+	return predictOn(s, idx, d)
+}
+
+// predictOn is predictWith on the device d.
+func predictOn(s spec.Spec, idx []int32, d devices.Profile) (Prediction, error) {
+	p, _, err := runOn(s, idx, d, false)
+	return p, err
+}
+
+// runOn runs the model of s on d and, when trace is set, also returns the
+// L2 accesses it tracked, in order.
+func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction, []l2Access, error) {
 	m, err := newSim(s, idx, nil)
 	if err != nil {
-		return Prediction{}, err
+		return Prediction{}, nil, err
+	}
+	if trace {
+		m.trace = []l2Access{}
 	}
 	m.l2 = newL2(d, s.L2Fetch, m.bufs, true)
 	m.launch()
@@ -109,7 +152,70 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 	}
 	p.Time = estimateTime(d, s, p)
 	p.TimeSeconds = p.Time.Total()
-	return p, nil
+	return p, m.trace, nil
+}
+
+// Trace is a launch as the model's L2 saw it: the accesses to the lines it
+// tracks, in order, and the counts that do not depend on the DRAM level.
+// PredictOn runs only the L2 again over them, for another profile, which
+// costs a small part of a Predict: a fit of the DRAM parameters tries
+// dozens of profiles on the same launches.
+type Trace struct {
+	base Prediction
+	bufs []spec.Buffer
+	acc  []l2Access
+}
+
+// l2Access is one sector access the L2 tracked.
+type l2Access struct {
+	sector uint64
+	used   uint32 // the bytes a store wrote; 0 for a load
+	buf    uint16
+	store  bool
+}
+
+// NewTrace runs the model of s on d, as PredictOn does, and keeps what its
+// L2 saw.
+func NewTrace(s spec.Spec, d devices.Profile) (*Trace, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("sectors: %w", err)
+	}
+	var idx []int32
+	if s.Kernel == spec.GatherCopy {
+		var err error
+		if idx, err = s.Indices(); err != nil {
+			return nil, fmt.Errorf("sectors: %w", err)
+		}
+	}
+	p, acc, err := runOn(s, idx, d, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Trace{base: p, bufs: s.Buffers(), acc: acc}, nil
+}
+
+// PredictOn returns the prediction of the traced launch on d: the counts
+// above the L2 as traced, the DRAM bytes and the time d's own. The L2's
+// sampling depends only on the buffers, so it is the prediction
+// sectors.PredictOn makes.
+func (t *Trace) PredictOn(d devices.Profile) Prediction {
+	s := t.base.Spec
+	l2 := newL2(d, s.L2Fetch, t.bufs, true)
+	for _, a := range t.acc {
+		if a.store {
+			l2.store(l2.bufs[a.buf], a.sector, a.used)
+		} else {
+			l2.load(l2.bufs[a.buf], a.sector)
+		}
+	}
+	read, write := l2.finish()
+	p := t.base
+	p.Metrics = maps.Clone(p.Metrics)
+	p.Metrics[metrics.DRAMRead], p.Metrics[metrics.DRAMWrite] = math.Round(read), math.Round(write)
+	return Retime(p, d)
 }
 
 // sim walks a launch warp by warp, in block order, feeding every warp
@@ -146,6 +252,8 @@ type sim struct {
 	record *[]Instruction
 	// loadsOnly issues the loads and skips the stores (ColdWarp).
 	loadsOnly bool
+	// trace, when not nil, collects every access the L2 tracks (NewTrace).
+	trace []l2Access
 }
 
 // newSim sets up the model of the launch s: its buffers and its kernel's
@@ -210,6 +318,9 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 		for i := range n {
 			if tracked(b, m.co.sec[i]) {
 				m.l2.store(b, m.co.sec[i], m.co.used[i])
+				if m.trace != nil {
+					m.trace = append(m.trace, l2Access{sector: m.co.sec[i], used: m.co.used[i], buf: uint16(buf), store: true})
+				}
 			}
 		}
 		return
@@ -219,6 +330,9 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 	for i := range n {
 		if tracked(b, m.co.sec[i]) {
 			m.l2.load(b, m.co.sec[i])
+			if m.trace != nil {
+				m.trace = append(m.trace, l2Access{sector: m.co.sec[i], buf: uint16(buf)})
+			}
 		}
 	}
 }

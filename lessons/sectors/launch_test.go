@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
@@ -223,6 +224,83 @@ func TestEveryKernelHasAddresses(t *testing.T) {
 					continue
 				}
 				assert.True(t, touched[b.Name], "buffer %s of spec.Buffers is never accessed", b.Name)
+			}
+		})
+	}
+}
+
+// PredictOn predicts on the profile it is given, not the one the spec
+// names: the same profile gives Predict's answer, and a profile without
+// room for dirty lines makes a copy that fits in the L2 write back all it
+// wrote.
+func TestPredictOn(t *testing.T) {
+	s, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":262144}`))
+	require.NoError(t, err)
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	want, err := Predict(s)
+	require.NoError(t, err)
+	got, err := PredictOn(s, h200)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	// 2^18 floats = 1 MiB written: far under the H200's 32.5 MB, so the
+	// L2 keeps it all; with no dirty capacity every byte goes to DRAM.
+	assert.Zero(t, got.Metrics[metrics.DRAMWrite])
+	noDirty := h200
+	noDirty.DRAM.DirtyL2Bytes = 0
+	got, err = PredictOn(s, noDirty)
+	require.NoError(t, err)
+	assert.InDelta(t, 1<<20, got.Metrics[metrics.DRAMWrite], 0)
+
+	bad := h200
+	bad.SMs = 0
+	_, err = PredictOn(s, bad)
+	assert.ErrorContains(t, err, "want sms >= 1")
+}
+
+// Retime gives the time Predict gives on the same profile, and limits
+// that follow the profile's parameters.
+func TestRetime(t *testing.T) {
+	// 2^26 floats in and out: 512 MiB through DRAM.
+	p := predict(t, `{"kernel":"coalesced_copy","n":67108864}`)
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	assert.Equal(t, p, Retime(p, h200))
+	half := h200
+	half.Time.CopyBandwidth /= 2
+	got := Retime(p, half)
+	assert.InDelta(t, 2*p.Time.Bandwidth, got.Time.Bandwidth, 1e-12)
+	assert.Equal(t, p.Metrics, got.Metrics, "the counts stay")
+}
+
+// A trace replayed on a profile predicts what PredictOn predicts on it,
+// for launches small enough to be tracked whole and large enough to be
+// sampled, on the profile it was traced on and on others.
+func TestTrace(t *testing.T) {
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	small := h200
+	small.DRAM.ReuseL2Bytes /= 4
+	small.DRAM.DirtyL2Bytes /= 4
+	small.DRAM.Spread = 0.05
+	small.Time.CopyBandwidth /= 2
+	for _, js := range []string{
+		`{"kernel":"coalesced_copy","n":262144}`,
+		`{"kernel":"coalesced_copy","n":8388608}`,
+		`{"kernel":"strided_write","n":4194304,"stride":32}`,
+		`{"kernel":"update_x_aos","n":1048576,"struct_bytes":128}`,
+		`{"kernel":"gather_copy","n":1048576,"index_pattern":"random_perm"}`,
+	} {
+		t.Run(js, func(t *testing.T) {
+			s, err := spec.Parse([]byte(js))
+			require.NoError(t, err)
+			tr, err := NewTrace(s, h200)
+			require.NoError(t, err)
+			for _, d := range []devices.Profile{h200, small} {
+				want, err := PredictOn(s, d)
+				require.NoError(t, err)
+				assert.Equal(t, want, tr.PredictOn(d))
 			}
 		})
 	}

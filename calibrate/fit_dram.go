@@ -1,0 +1,83 @@
+package calibrate
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
+)
+
+// The DRAM fit runs the model once per launch (sectors.Trace), then only
+// its L2 once per launch per candidate. It fits to launches of the
+// kernels calibration profiles (dramKernels: a refit from a recording
+// sees what a calibration sees) whose footprint is from half to four
+// times the L2, where its capacities
+// decide the traffic (far above, every byte goes to DRAM whatever they
+// are; far below, none does), at most maxDRAMLaunches of them spread over
+// the footprints.
+const (
+	minDRAMLaunches = 3
+	maxDRAMLaunches = 12
+	// maxDRAMThreads leaves out launches the model takes long over.
+	maxDRAMThreads = 1 << 24
+)
+
+// dramKernels are the kernels of specs.jsonl's profiled launches.
+var dramKernels = []spec.Kernel{spec.CoalescedCopy, spec.StridedRead, spec.StridedWrite, spec.UpdateXSoA}
+
+// dramLaunches picks the launches the DRAM level is fitted to.
+func dramLaunches(launches []measure.Launch, l2 int64) []measure.Launch {
+	var out []measure.Launch
+	for _, l := range distinct(launches) {
+		f := footprint(l.Spec)
+		if l.Profiled() && slices.Contains(dramKernels, l.Spec.Kernel) && f >= l2/2 && f <= 4*l2 && l.Spec.Threads() <= maxDRAMThreads &&
+			l.Metrics[metrics.DRAMRead]+l.Metrics[metrics.DRAMWrite] > 0 {
+			out = append(out, l)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b measure.Launch) int { return cmp.Compare(footprint(a.Spec), footprint(b.Spec)) })
+	return spread(out, maxDRAMLaunches)
+}
+
+// FitDRAM fits base's DRAM level (dram.reuse_l2_bytes, dirty_l2_bytes,
+// sparse_dirty_l2_bytes, spread) to the launches' ncu counts of DRAM
+// bytes read and written: a coarse-then-fine search (search) minimising
+// the worst plus the median relative error (dramError) over the launches
+// near the L2's size. It fails with ErrNoData when fewer than three such
+// launches have counters.
+func FitDRAM(base devices.Profile, launches []measure.Launch) (devices.DRAM, error) {
+	set := dramLaunches(launches, base.L2Bytes)
+	if len(set) < minDRAMLaunches {
+		return devices.DRAM{}, fmt.Errorf("%w: %d launches with DRAM counters and a footprint within 4x of the L2's %d B, want %d", ErrNoData, len(set), base.L2Bytes, minDRAMLaunches)
+	}
+	d, _, err := fitDRAM(base, set, measure.DeviceInfo{L2Bytes: base.L2Bytes})
+	return d, err
+}
+
+func fitDRAM(base devices.Profile, set []measure.Launch, info measure.DeviceInfo) (devices.DRAM, float64, error) {
+	traces, err := traceAll(base, specsOf(set))
+	if err != nil {
+		return devices.DRAM{}, 0, fmt.Errorf("calibrate: fitting the DRAM level: %w", err)
+	}
+	seen := map[devices.DRAM]float64{}
+	cost := func(c devices.Profile) float64 {
+		if v, ok := seen[c.DRAM]; ok {
+			return v
+		}
+		var errs []float64
+		for i, p := range replayAll(traces, c) {
+			for _, m := range []string{metrics.DRAMRead, metrics.DRAMWrite} {
+				errs = append(errs, dramError(p.Metrics[m], set[i].Metrics[m]))
+			}
+		}
+		v := slices.Max(errs) + median(errs)
+		seen[c.DRAM] = v
+		return v
+	}
+	best, v := search(base, dramParams, info, 2, 5, cost)
+	return best.DRAM, v, nil
+}

@@ -1,0 +1,68 @@
+package calibrate
+
+import (
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/measure"
+)
+
+// param is one number of a profile that calibration sets: where it lives
+// in profiles.json, how to read and write it, the range a fit searches,
+// and what it is fitted to.
+type param struct {
+	// path is its JSON path in a profile: "dram.reuse_l2_bytes".
+	path string
+	get  func(*devices.Profile) float64
+	set  func(*devices.Profile, float64)
+	// lo and hi bound a fit's search, given the device (capacities scale
+	// with its L2); log searches the range on a log scale.
+	lo, hi func(measure.DeviceInfo) float64
+	log    bool
+	// from names the figure it is fitted to, for the report.
+	from string
+}
+
+func fixed(v float64) func(measure.DeviceInfo) float64 {
+	return func(measure.DeviceInfo) float64 { return v }
+}
+
+func ofL2(f float64) func(measure.DeviceInfo) float64 {
+	return func(i measure.DeviceInfo) float64 { return f * float64(i.L2Bytes) }
+}
+
+// dramParams are the DRAM level's capacities, fitted to ncu's
+// dram__bytes_read.sum and dram__bytes_write.sum. The ranges bracket what
+// an L2 can keep: a capacity is a share of it, and the spread is how
+// gradually it stops keeping lines.
+var dramParams = []param{
+	{path: "dram.reuse_l2_bytes", lo: ofL2(0.25), hi: ofL2(1), from: "dram__bytes_read.sum",
+		get: func(p *devices.Profile) float64 { return float64(p.DRAM.ReuseL2Bytes) },
+		set: func(p *devices.Profile, v float64) { p.DRAM.ReuseL2Bytes = int64(v) }},
+	{path: "dram.dirty_l2_bytes", lo: ofL2(0.1), hi: ofL2(1), from: "dram__bytes_write.sum",
+		get: func(p *devices.Profile) float64 { return float64(p.DRAM.DirtyL2Bytes) },
+		set: func(p *devices.Profile, v float64) { p.DRAM.DirtyL2Bytes = int64(v) }},
+	{path: "dram.sparse_dirty_l2_bytes", lo: ofL2(0.02), hi: ofL2(0.5), log: true, from: "dram__bytes_write.sum of sparse writes",
+		get: func(p *devices.Profile) float64 { return float64(p.DRAM.SparseDirtyL2Bytes) },
+		set: func(p *devices.Profile, v float64) { p.DRAM.SparseDirtyL2Bytes = int64(v) }},
+	{path: "dram.spread", lo: fixed(0), hi: fixed(0.4), from: "dram__bytes_read.sum and dram__bytes_write.sum across the footprint sweep",
+		get: func(p *devices.Profile) float64 { return p.DRAM.Spread },
+		set: func(p *devices.Profile, v float64) { p.DRAM.Spread = v }},
+}
+
+// timeParams are the time model's parameters besides the copy bandwidth
+// (which the cudaMemcpy rate gives), fitted to the median CUDA-event
+// times of the copy kernels. The ranges span every GPU the course
+// expects, from a T4 to an H200, with room on both sides.
+var timeParams = []param{
+	{path: "time.launch_seconds", lo: fixed(1e-6), hi: fixed(2e-5), log: true, from: "the times of the smallest launches",
+		get: func(p *devices.Profile) float64 { return p.Time.LaunchSeconds },
+		set: func(p *devices.Profile, v float64) { p.Time.LaunchSeconds = v }},
+	{path: "time.latency_seconds", lo: fixed(1e-7), hi: fixed(3e-6), log: true, from: "the times of latency-bound copies",
+		get: func(p *devices.Profile) float64 { return p.Time.LatencySeconds },
+		set: func(p *devices.Profile, v float64) { p.Time.LatencySeconds = v }},
+	{path: "time.latency_per_byte", lo: fixed(1e-13), hi: fixed(1e-9), log: true, from: "the times of copies with more bytes in flight",
+		get: func(p *devices.Profile) float64 { return p.Time.LatencyPerByte },
+		set: func(p *devices.Profile, v float64) { p.Time.LatencyPerByte = v }},
+	{path: "time.block_rate", lo: fixed(1e8), hi: fixed(1e10), log: true, from: "the times of copies in blocks of one warp",
+		get: func(p *devices.Profile) float64 { return p.Time.BlockRate },
+		set: func(p *devices.Profile, v float64) { p.Time.BlockRate = v }},
+}

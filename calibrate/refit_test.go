@@ -1,0 +1,100 @@
+package calibrate
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/measure"
+)
+
+// recordedSet is the course's recording with the probe's launches added:
+// the data the h200 profile was fitted to (its provenance names both),
+// under the recording's provenance.
+func recordedSet(t *testing.T) *measure.Set {
+	t.Helper()
+	rec, err := cuda.Recorded()
+	require.NoError(t, err)
+	probe, err := measure.ReadFile("../cuda/testdata/probe_metrics.jsonl")
+	require.NoError(t, err)
+	set := &measure.Set{Origin: rec.Origin, Provenance: rec.Provenance}
+	set.Launches = append(append(set.Launches, rec.Launches...), probe.Launches...)
+	return set
+}
+
+// seedInFlight is the bytes of loads one H200 SM keeps in flight in the
+// seed's copy: 64 warps of 32 floats, 64 × 128 B.
+const seedInFlight = 64 * 128
+
+// TestRefitH200 refits the h200 profile from the committed recording with
+// the Fit coalesce calibrate runs, and holds it to the shipped one: each
+// parameter within its tolerance, and the accuracy on the recording no
+// worse.
+func TestRefitH200(t *testing.T) {
+	set := recordedSet(t)
+	info := set.Provenance.Device
+	got, rep, err := Fit(info, set, nil)
+	require.NoError(t, err)
+	want, err := devices.Lookup("h200")
+	require.NoError(t, err)
+
+	// From the device: exact.
+	assert.Equal(t, want.SMs, got.SMs)
+	assert.Equal(t, want.MaxThreadsPerSM, got.MaxThreadsPerSM)
+	assert.Equal(t, want.MaxBlocksPerSM, got.MaxBlocksPerSM)
+	assert.Equal(t, want.L2Bytes, got.L2Bytes)
+	assert.Equal(t, want.DefaultL2Fetch, got.DefaultL2Fetch)
+
+	rel := func(path string, g, w, tol float64) {
+		t.Helper()
+		assert.InEpsilon(t, w, g, tol, "%s: fitted %g, shipped %g", path, g, w)
+	}
+	// The median memcpy rate of the launches larger than the L2; the
+	// shipped one is the whole sweep's median: 4.21 against 4.238 TB/s.
+	rel("time.copy_bandwidth", got.Time.CopyBandwidth, want.Time.CopyBandwidth, 0.02)
+	// The capacities: within one step of the fine search (a fifth of the
+	// coarse step, 0.04 to 0.05 of the L2) of the shipped ones, the sparse
+	// one, fitted to one strided_write, within a third.
+	rel("dram.reuse_l2_bytes", float64(got.DRAM.ReuseL2Bytes), float64(want.DRAM.ReuseL2Bytes), 0.15)
+	rel("dram.dirty_l2_bytes", float64(got.DRAM.DirtyL2Bytes), float64(want.DRAM.DirtyL2Bytes), 0.10)
+	rel("dram.sparse_dirty_l2_bytes", float64(got.DRAM.SparseDirtyL2Bytes), float64(want.DRAM.SparseDirtyL2Bytes), 0.35)
+	assert.InDelta(t, want.DRAM.Spread, got.DRAM.Spread, 0.15, "dram.spread")
+	rel("time.launch_seconds", got.Time.LaunchSeconds, want.Time.LaunchSeconds, 0.2)
+	rel("time.block_rate", got.Time.BlockRate, want.Time.BlockRate, 0.2)
+	// Latency and its growth per byte trade off along the copies' bytes
+	// in flight: the data fixes their sum at the seed's, not each alone.
+	at := func(p devices.Profile) float64 { return p.Time.LatencySeconds + p.Time.LatencyPerByte*seedInFlight }
+	rel("latency at the seed's bytes in flight", at(got), at(want), 0.15)
+
+	// Every parameter says where it came from, and none is an estimate:
+	// the recording has counters and times.
+	for _, p := range rep.Params {
+		if p.Path == "dram.partial_write_fill" {
+			assert.True(t, p.Estimated)
+			continue
+		}
+		assert.False(t, p.Estimated, p.Path)
+		assert.NotEmpty(t, p.Source, p.Path)
+	}
+	assert.Contains(t, got.Provenance, "Calibrated on NVIDIA H200 (132 SMs, L2 62914560 B, compute capability 9.0), driver 580.159.04, CUDA 13.0")
+
+	// Accuracy on the recording's launches the model predicts quickly (2^23
+	// threads or fewer), traced once and replayed on both profiles: the
+	// refit may lose at most 3 % of either share.
+	rec, err := cuda.Recorded()
+	require.NoError(t, err)
+	sample := accuracySample(rec.Measured())
+	traces, err := traceAll(want, specsOf(sample))
+	require.NoError(t, err)
+	shipped, refit := score(sample, replayAll(traces, want)), score(sample, replayAll(traces, got))
+	t.Logf("shipped: %v\nrefit:   %v", shipped, refit)
+	require.Positive(t, shipped.DRAMOf)
+	require.Positive(t, shipped.TimeOf)
+	assert.GreaterOrEqual(t, refit.DRAMShare(), shipped.DRAMShare()-0.03)
+	assert.GreaterOrEqual(t, refit.TimeShare(), shipped.TimeShare()-0.03)
+	assert.False(t, math.IsNaN(rep.TimeCost))
+}
