@@ -11,8 +11,8 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
-// predictOn predicts the launch in, its device set to device.
-func predictOn(t *testing.T, in, device string) Prediction {
+// predictFor predicts the launch in, its device set to device.
+func predictFor(t *testing.T, in, device string) Prediction {
 	t.Helper()
 	s, err := spec.Parse([]byte(in))
 	require.NoError(t, err)
@@ -34,7 +34,7 @@ func TestL1SameOnEveryDevice(t *testing.T) {
 	want := l1{1 << 15, 4 << 15, 1 << 15, 4 << 15}
 	for _, name := range devices.Names() {
 		t.Run(name, func(t *testing.T) {
-			assert.Equal(t, want, l1Of(predictOn(t, `{"kernel":"coalesced_copy","n":1048576}`, name)))
+			assert.Equal(t, want, l1Of(predictFor(t, `{"kernel":"coalesced_copy","n":1048576}`, name)))
 		})
 	}
 }
@@ -49,7 +49,7 @@ func TestL1SameOnEveryDevice(t *testing.T) {
 // 3.5 us + 1.07 GB / 1800.3 GB/s = 594 us on the A100: 2.35 times.
 func TestTimeScalesWithCopyBandwidth(t *testing.T) {
 	in := `{"kernel":"vectorized_copy","n":134217728}`
-	h200, a100 := predictOn(t, in, "h200"), predictOn(t, in, "a100-80gb")
+	h200, a100 := predictFor(t, in, "h200"), predictFor(t, in, "a100-80gb")
 	require.Equal(t, "bandwidth", h200.Time.Bound)
 	require.Equal(t, "bandwidth", a100.Time.Bound)
 	perByte := func(p Prediction) float64 {
@@ -72,7 +72,7 @@ func TestTimeScalesWithCopyBandwidth(t *testing.T) {
 // source byte once.
 func TestDRAMWritesFollowTheL2(t *testing.T) {
 	in := `{"kernel":"coalesced_copy","n":5242880}`
-	h200, a100 := predictOn(t, in, "h200"), predictOn(t, in, "a100-80gb")
+	h200, a100 := predictFor(t, in, "h200"), predictFor(t, in, "a100-80gb")
 	assert.Equal(t, h200.Metrics[metrics.DRAMRead], a100.Metrics[metrics.DRAMRead])
 	assert.Greater(t, a100.Metrics[metrics.DRAMWrite], h200.Metrics[metrics.DRAMWrite])
 	assert.Less(t, a100.Metrics[metrics.DRAMWrite], float64(5242880*4), "the A100 keeps the last writes too")

@@ -320,4 +320,3 @@ func (f *fenwick) prefix(i int) float64 {
 }
 
 func (f *fenwick) total() float64 { return f.sum }
-
