@@ -28,7 +28,60 @@ const (
 	probeFile   = "cuda/testdata/probe_metrics.jsonl"
 	sweepFile   = "cuda/reference/h200.jsonl"
 	holdoutFile = "cuda/testdata/holdout_metrics.jsonl"
+	// l2edgeFile is the footprint sweep the DRAM level was refitted to,
+	// but for its held-out sizes (l2edgeHeld).
+	l2edgeFile = "cuda/reference/l2edge.jsonl"
 )
+
+// l2edgeHeld reports whether a launch of l2edgeFile is one of the sizes its
+// spec file (cuda/device/l2edge-specs.jsonl) holds out of every fit: n = 5,
+// 7 and 10 x 2^20.
+func l2edgeHeld(s spec.Spec) bool {
+	const mi = 1 << 20
+	return s.N == 5*mi || s.N == 7*mi || s.N == 10*mi
+}
+
+// dramRight reports whether the model has both of a launch's DRAM counts
+// within 15 % of ncu's or within 1 MB, the issue's bound.
+func dramRight(x paired) bool {
+	for _, m := range []string{metrics.DRAMRead, metrics.DRAMWrite} {
+		model, measured := x.p.Metrics[m], x.l.Metrics[m]
+		if math.Abs(model-measured) > max(0.15*measured, 1e6) {
+			return false
+		}
+	}
+	return true
+}
+
+// dramSplit returns the launches with DRAM counts the DRAM level was fitted
+// to and those held out of the fit.
+func dramSplit(t *testing.T) (fitted, held []paired) {
+	t.Helper()
+	probe, sweep, holdout := paired3(t)
+	edge, err := readPaired(l2edgeFile)
+	require.NoError(t, err)
+	fitted, held = slices.Concat(probe, sweep), slices.Clone(holdout)
+	for _, x := range edge {
+		if l2edgeHeld(x.l.Spec) {
+			held = append(held, x)
+		} else {
+			fitted = append(fitted, x)
+		}
+	}
+	has := func(x paired) bool { _, ok := x.l.Metrics[metrics.DRAMRead]; return !ok }
+	return slices.DeleteFunc(fitted, has), slices.DeleteFunc(held, has)
+}
+
+// count returns how many of ps keep.
+func count(ps []paired, keep func(paired) bool) int {
+	n := 0
+	for _, x := range ps {
+		if keep(x) {
+			n++
+		}
+	}
+	return n
+}
 
 // paired is one measured launch and the model's prediction of it.
 type paired struct {
@@ -104,22 +157,6 @@ func l1Exact(ps []paired) int {
 	return n
 }
 
-// dramWithin counts the DRAM counts over 4 MB, and those the model has
-// within 15 %.
-func dramWithin(ps []paired) (ok, of int) {
-	for _, x := range ps {
-		for _, m := range []string{metrics.DRAMRead, metrics.DRAMWrite} {
-			if v := x.l.Metrics[m]; v > 4e6 {
-				of++
-				if within(x.p.Metrics[m], v, 0.15) {
-					ok++
-				}
-			}
-		}
-	}
-	return ok, of
-}
-
 // copyFamily are the kernels the time model is built for: copies that
 // stream every byte they touch.
 var copyFamily = []spec.Kernel{spec.CoalescedCopy, spec.OffsetCopy, spec.VectorizedCopy, spec.GridStrideCopy}
@@ -180,14 +217,13 @@ func TestPublishedAccuracy(t *testing.T) {
 	claim("README.md", readme, "the model equals ncu on all %d launches measured (%d probe, %d reference, %d held out)",
 		exact, len(probe), len(sweep), len(holdout))
 
-	// DRAM, counts over 4 MB, within 15 %.
-	okP, ofP := dramWithin(probe)
-	okS, ofS := dramWithin(sweep)
-	okH, ofH := dramWithin(holdout)
-	claim("README.md", readme, "within 15 %% of ncu on %d of %d in the launches the L2 model was fitted to, and on %d of %d in %d launches measured afterwards",
-		okP+okS, ofP+ofS, okH, ofH, len(holdout))
-	claim("lessons/sectors/doc.go", sectorsDoc, "the model is within 15 %% of ncu on %d of %d in the probe and %d of %d in the recorded sweep", okP, ofP, okS, ofS)
-	claim("lessons/sectors/doc.go", sectorsDoc, "and on %d of %d in cuda/testdata/holdout_metrics.jsonl, %d launches made afterwards", okH, ofH, len(holdout))
+	// DRAM: both counts of a launch within 15 % or 1 MB.
+	fitted, held := dramSplit(t)
+	okF, okH := count(fitted, dramRight), count(held, dramRight)
+	claim("README.md", readme, "both within 15 %% of ncu (or 1 MB) on %d of the %d launches the L2 model was fitted to, and on %d of %d held out of the fit",
+		okF, len(fitted), okH, len(held))
+	claim("lessons/sectors/doc.go", sectorsDoc, "right on %d of %d launches it was fitted to", okF, len(fitted))
+	claim("lessons/sectors/doc.go", sectorsDoc, "and on %d of %d held out", okH, len(held))
 
 	// Time: the copy family, and everything.
 	inFamily := func(s spec.Spec) bool { return slices.Contains(copyFamily, s.Kernel) }
@@ -237,46 +273,55 @@ func TestPublishedAccuracy(t *testing.T) {
 		of(`{"kernel":"coalesced_copy","n":67108864}`), of(`{"kernel":"vectorized_copy","n":67108864,"width":4}`))
 }
 
-// TestPublishedDirtyL2 holds the prose about the writes an H200 leaves in
-// its L2 to one source each: the profile's parameter DirtyL2Bytes (a stack
-// distance), what the model leaves of a copy's writes with it, and what
-// the probe measured (bytes written minus dram__bytes_write.sum of
-// coalesced_copy, n = 2^23 to 2^27). A learner once read three figures for
-// one thing; a change of the profile or the model fails here.
+// TestPublishedDirtyL2 holds the prose about what an H200 leaves dirty in
+// its L2 to the data: what the L2-edge sweep measured (bytes written minus
+// dram__bytes_write.sum of coalesced_copy and update_x_soa from n = 2^23
+// on), what the model leaves with the profile's parameters, and the
+// parameters themselves. A learner once read three figures for one thing;
+// a change of the profile or the model fails here.
 func TestPublishedDirtyL2(t *testing.T) {
 	sectorsDoc := published(t, "lessons/sectors/doc.go")
 	// The field's comment is indented: fold its comment marks too.
 	devicesDoc := strings.ReplaceAll(published(t, "lessons/devices/devices.go"), " // ", " ")
 	dramDoc := published(t, "lessons/sectors/dram.go")
-	probe, _, _ := paired3(t)
-	var dirty float64
-	var measured []float64
-	for _, pr := range probe {
-		s := pr.l.Spec
-		if s.Kernel == spec.CoalescedCopy && s.ElemBytes == 4 && s.N >= 1<<23 && s.N <= 1<<27 {
-			written := float64(s.N) * 4
-			measured = append(measured, (written-pr.l.Metrics[metrics.DRAMWrite])/1e6)
-			if s.N == 1<<26 {
-				dirty = (written - pr.p.Metrics[metrics.DRAMWrite]) / 1e6
+	edge, err := readPaired(l2edgeFile)
+	require.NoError(t, err)
+	left := func(kernel spec.Kernel) (measured []float64, at26, model26 float64) {
+		for _, x := range edge {
+			s := x.l.Spec
+			if s.Kernel == kernel && s.N >= 1<<23 {
+				written := float64(s.N) * 4
+				measured = append(measured, (written-x.l.Metrics[metrics.DRAMWrite])/1e6)
+				if s.N == 1<<26 {
+					at26, model26 = (written-x.l.Metrics[metrics.DRAMWrite])/1e6, (written-x.p.Metrics[metrics.DRAMWrite])/1e6
+				}
 			}
 		}
+		require.NotZero(t, model26, "l2edge.jsonl holds %s at n = 2^26", kernel)
+		return measured, at26, model26
 	}
-	require.NotZero(t, dirty, "the probe holds coalesced_copy at n = 2^26")
-	require.NotEmpty(t, measured)
-	for _, m := range measured {
-		// "about 19 MB": each run within a megabyte of 19.
-		assert.InDelta(t, 19, m, 1, "measured bytes a copy leaves in the L2")
+	copied, _, copyModel := left(spec.CoalescedCopy)
+	for _, m := range copied {
+		// "about 19.5 MB": each size within a megabyte of it.
+		assert.InDelta(t, 19.5, m, 1, "measured bytes a copy leaves in the L2")
+	}
+	rmw, rmwAt26, rmwModel := left(spec.UpdateXSoA)
+	for _, m := range rmw {
+		// "about 27 MB".
+		assert.InDelta(t, 27, m, 1, "measured bytes a read-modify-write leaves in the L2")
 	}
 	h200, err := devices.Lookup("h200")
 	require.NoError(t, err)
-	param := fmt.Sprintf("%.1f MB, %d MiB", float64(h200.DRAM.DirtyL2Bytes)/1e6, h200.DRAM.DirtyL2Bytes>>20)
+	dirty := fmt.Sprintf("%.1f MB, %d MiB, for the H200", float64(h200.DRAM.DirtyL2Bytes)/1e6, h200.DRAM.DirtyL2Bytes>>20)
 	for _, c := range []struct{ where, text, want string }{
-		{"lessons/sectors/doc.go", sectorsDoc, "DirtyL2Bytes (" + param + ", for the H200)"},
-		{"lessons/sectors/doc.go", sectorsDoc, fmt.Sprintf("the model leaves half of it, %.1f MB, of a copy's writes, where the H200 left 19", dirty)},
-		{"lessons/sectors/doc.go", sectorsDoc, "a copy leaves about 19 MB of its writes in the L2"},
-		{"lessons/devices/devices.go", devicesDoc, fmt.Sprintf("the H200 profile's %.1f MB leaves %.1f MB of a copy's writes in the model; the H200 left 19 MB", float64(h200.DRAM.DirtyL2Bytes)/1e6, dirty)},
-		{"lessons/sectors/dram.go", dramDoc, fmt.Sprintf("under DirtyL2Bytes (the profile's parameter, %.1f MB on the H200;", float64(h200.DRAM.DirtyL2Bytes)/1e6)},
-		{"lessons/sectors/dram.go", dramDoc, "where a copy leaves 19 MB"},
+		{"lessons/sectors/doc.go", sectorsDoc, "a copy leaves about 19.5 MB of its writes in the L2"},
+		{"lessons/sectors/doc.go", sectorsDoc, fmt.Sprintf("the model, %.1f MB at 2^26", copyModel)},
+		{"lessons/sectors/doc.go", sectorsDoc, "DirtyL2Bytes (" + dirty + ")"},
+		{"lessons/sectors/doc.go", sectorsDoc, fmt.Sprintf("update_x_soa: %.1f MB at 2^26; the model, %.1f", rmwAt26, rmwModel)},
+		{"lessons/sectors/doc.go", sectorsDoc, fmt.Sprintf("not the %.0f its distance would keep", float64(h200.DRAM.DirtyL2Bytes)/1e6)},
+		{"lessons/devices/devices.go", devicesDoc, fmt.Sprintf("the H200 profile's %.1f MB leaves %.1f MB of a copy's writes in the model; the H200 left 19.5 MB", float64(h200.DRAM.DirtyL2Bytes)/1e6, copyModel)},
+		{"lessons/sectors/dram.go", dramDoc, "19.5 MB of every large float copy's writes stay in the H200's L2"},
+		{"lessons/sectors/dram.go", dramDoc, fmt.Sprintf("keeps about %.0f MB, not the distance's %.0f", float64(h200.DRAM.DirtyWatermarkBytes)/1e6, float64(h200.DRAM.DirtyL2Bytes)/1e6)},
 	} {
 		assert.Contains(t, c.text, c.want, "%s should say: %q", c.where, c.want)
 	}

@@ -87,8 +87,8 @@ type DRAM struct {
 	// stack distance (the distinct bytes of lines touched, read or
 	// written, since their last touch) is under it. It is a distance, not
 	// the bytes of writes left: a copy, which reads as much as it writes,
-	// keeps about half of it (the H200 profile's 32.5 MB leaves 16.3 MB
-	// of a copy's writes in the model; the H200 left 19 MB, see go doc
+	// keeps about half of it (the H200 profile's 41.1 MB leaves 17.9 MB
+	// of a copy's writes in the model; the H200 left 19.5 MB, see go doc
 	// lessons/sectors).
 	DirtyL2Bytes int64 `json:"dirty_l2_bytes"`
 	// SparseDirtyL2Bytes is DirtyL2Bytes for lines that hold only a few

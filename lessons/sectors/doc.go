@@ -51,47 +51,64 @@
 // on the write.
 //
 // The L2 spends a whole line on a lone sector, and keeps few lines that
-// hold nothing but a written sector or two. Measured (probe_metrics,
-// bytes written minus dram__bytes_write.sum): a copy leaves about 19 MB of
-// its writes in the L2 when it ends (coalesced_copy, n = 2^23 to 2^27:
-// 33.6 − 14.5 MB at 2^23, 268.4 − 249.2 MB at 2^26); strided_write at
-// stride 32, one sector per line, leaves about 2 MB, and at n = 2^20 (1 MB
-// of such sectors) it leaves all of them: no DRAM traffic at all. The
-// model's parameter for this, the profile's DirtyL2Bytes (32.5 MB, 31 MiB,
-// for the H200), is not a count of bytes left but an LRU stack distance:
-// a dirty line stays if less than that much distinct traffic, reads and
-// writes, followed its last write. A copy reads as much as it writes, so
-// the model leaves half of it, 16.3 MB, of a copy's writes, where the H200
-// left 19.
+// hold nothing but a written sector or two: strided_write at stride 32,
+// one sector per line, leaves about 2 MB of them in the L2 when it ends,
+// and at n = 2^20 (1 MB of such sectors) it leaves all of them: no DRAM
+// traffic at all.
+//
+// What a launch leaves dirty in the L2 is what cuda/reference/l2edge.jsonl
+// measures: twelve kernels at every n from 2^20 to 2^26, footprints from
+// 4 MB to 1 GB around the H200's 60 MB L2 (coalesce run -ncu
+// cuda/device/l2edge-specs.jsonl, 2026-12-01, same device and tools).
+// Bytes written minus dram__bytes_write.sum, from n = 2^23 on:
+//
+//   - a copy leaves about 19.5 MB of its writes in the L2 (coalesced_copy,
+//     n = 2^23 to 2^26; the model, 17.9 MB at 2^26). The model's
+//     parameter for this, DirtyL2Bytes (41.1 MB, 39 MiB, for the H200), is
+//     an LRU stack distance:
+//     a dirty line stays if less than that much distinct traffic, reads and
+//     writes, followed its last touch, and a copy, half reads, keeps half
+//     of it;
+//   - a read-modify-write leaves about 27 MB (update_x_soa: 26.8 MB
+//     at 2^26; the model, 26.6), not the 41 its distance would keep:
+//     every line it touches is dirty, and counting from the newest the L2
+//     keeps no more than DirtyWatermarkBytes of dirty data;
+//   - strided_write at stride 8, one float in every sector, reads back
+//     from DRAM all but the newest 6 to 7 MB of the sectors it wrote in
+//     part, though it writes back all but 13 to 19 MB: a sector written in
+//     part is filled once FillL2Bytes of such sectors came after it,
+//     written back or not;
+//   - a launch that stores nothing writes 2.1 to 2.9 MB (strided_read, every
+//     stride and fetch granularity, at 2^26), once its own traffic is a few
+//     tens of MB: dirty data the L2 held when the launch started under ncu
+//     (the harness writes its buffers just before), which the model starts
+//     with too (ProfiledDirtyBytes).
 //
 // Reuse is lost once the footprint outgrows the L2. gather_copy with a
 // random permutation read 33.8 MB at n = 2^22 (idx and in once each, 16 MB
 // apiece), 163 MB at 2^23, 774 MB at 2^24 and 4252 MB at 2^26, where almost
 // every gathered 4-byte element costs a 64-byte fetch.
 //
-// Writes that fit are never written back inside the launch. coalesced_copy
-// wrote nothing to DRAM up to n = 2^21 (8 MB a buffer), 0.28 MB at 2^22,
-// 14.5 of 33.5 MB at 2^23 and 249 of 268 MB at 2^26: the dirty lines wait
-// in the L2 until something evicts them.
-//
 // The parameters these facts fix (ReuseL2Bytes, DirtyL2Bytes,
-// SparseDirtyL2Bytes, Spread) live in the device profile (package devices).
-// Counting only DRAM counts over 4 MB, the model is within 15 % of ncu on
-// 110 of 111 in the probe and 277 of 280 in the recorded sweep, which it
-// was fitted to, and on 90 of 96 in cuda/testdata/holdout_metrics.jsonl,
-// 50 launches made afterwards to test it (coalesce run -ncu
-// cuda/testdata/holdout.jsonl, same device). The misses: DRAM write
-// counts of launches whose footprint, 16 to 80 MB, sits at the L2's edge
-// (coalesced_copy at n = 6e6: 1.70 times ncu's; update_x_aos at n = 2^21:
-// 0.32 times), what the L2 still holds when such a launch ends being the
-// part of the H200 the model knows least; and the naive transpose that
-// writes columns (transpose_coalesced_read), where ncu reads and writes 16
-// to 19 % more than the model at 4096x4096 and 8192x8192: some partly
-// written sectors leave the L2, are filled and written back, and are
-// written again, where the model keeps them until their block has filled
-// them. Launches that store nothing show 2 to
-// 2.5 MB of DRAM writes under ncu that no kernel instruction causes; the
-// model predicts 0 for them.
+// SparseDirtyL2Bytes, DirtyWatermarkBytes, FillL2Bytes, ProfiledDirtyBytes,
+// Spread) live in the device profile (package devices), fitted by replaying
+// each launch's L2 trace (Trace) under candidate profiles. Counting a read
+// or write count as right within 15 % or 1 MB of ncu, the model has both
+// right on 356 of 373 launches it was fitted to (the probe, the recorded sweep
+// and the L2-edge sweep) and on 75 of 86 held out: the 50 launches of
+// cuda/testdata/holdout_metrics.jsonl (coalesce run -ncu
+// cuda/testdata/holdout.jsonl, 2026-11-29) and the L2-edge sweep's n = 5, 7
+// and 10 x 2^20, none of which the fit saw. The misses: the writes of
+// random gathers whose output is 12 to 21 MB (the model keeps a third
+// more of them in the L2 than the H200 does; its L2 is one LRU list
+// where the H200's is two partitions, each caching what the other side's
+// SMs read); stride-8 writes of 12 to 34 MB; float4 copies of 24 to 50 MB,
+// which the H200 lets keep 3 MB more of their writes than float copies;
+// and the naive transpose that writes columns (transpose_coalesced_read),
+// where ncu reads and writes 16 to 19 % more than the model at 4096x4096
+// and 8192x8192: its 32 KB-strided stores fall into the same L2 sets,
+// which a fully associative model cannot see, so partly written sectors
+// leave the L2, are filled and written back, and are written again.
 //
 // # Shared memory
 //
@@ -123,7 +140,7 @@
 // at the copy bandwidth, loads waited out at a latency that grows with the
 // bytes in flight (Little's law), and block starts. It is within 16 % of
 // the measured time on 52 of the 54 copy-family launches of the recorded
-// sweep (25 % on all), and within 25 % on 106 of its 158 launches. It
+// sweep (25 % on all), and within 25 % on 107 of its 158 launches. It
 // breaks on sparse accesses (strides of 32 elements and more, AoS structs
 // of 64 bytes and more, the random gather), which DRAM serves more slowly
 // than their bytes say: at stride 32 the measured time is 1.5 times the
@@ -131,7 +148,7 @@
 // sooner than DRAM's latency or overlap more than one chain per thread:
 // dense gathers (every index pattern but the two random ones) take 0.39 to
 // 0.46 times the model's time, strided_read at strides 2 to 16 0.54 to
-// 0.94, and sum_fields_aos 0.11 to 0.81, whose later field loads find their
+// 0.93, and sum_fields_aos 0.11 to 0.81, whose later field loads find their
 // sectors in the L1. Read a time the model gives for those as an upper
 // bound.
 package sectors

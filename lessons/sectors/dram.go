@@ -182,7 +182,7 @@ func (m *l2) store(b *l2Buffer, sector uint64, used uint32) {
 //     of every large float copy's writes stay in the H200's L2.
 //   - watermark: counting from the most recent, the dirty bytes kept stop
 //     at DirtyWatermarkBytes. A read-modify-write, all of whose lines are
-//     dirty, keeps about 27 MB, not the distance's 39.
+//     dirty, keeps about 27 MB, not the distance's 41.
 //
 // A sector written only in part is filled from DRAM, whether or not its
 // line is then written back, once FillL2Bytes of such sectors were written
@@ -279,7 +279,7 @@ func partial(l l2Line) int {
 // only in part. The H200 keeps far fewer such lines to the end of a launch
 // (measured, probe_metrics: strided_write leaves under 3 MB of the 16 to
 // 67 MB it writes in the L2 at strides 32 and 128, and 4 MB of 16 at
-// stride 8, where a copy leaves 19 MB), so they have a capacity of their
+// stride 8, where a copy leaves 19.5 MB), so they have a capacity of their
 // own, SparseDirtyL2Bytes (a stack distance, as DirtyL2Bytes is; see
 // finish).
 func sparse(l l2Line) bool {
