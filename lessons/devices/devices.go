@@ -100,6 +100,11 @@ type DRAM struct {
 	// read-modify-write, whose every line is dirty, is held to it where a
 	// copy, half clean lines, is held by DirtyL2Bytes first. 0 is no cap.
 	DirtyWatermarkBytes int64 `json:"dirty_watermark_bytes"`
+	// FillL2Bytes is how many bytes of sectors written only in part the L2
+	// holds unfilled: past it, counting from the most recently touched, it
+	// fills them from DRAM (when PartialWriteFill) even if their lines are
+	// not written back before the launch ends. 0: only a write-back fills.
+	FillL2Bytes int64 `json:"fill_l2_bytes"`
 	// ProfiledDirtyBytes is the dirty data the L2 holds when a launch
 	// starts under Nsight Compute, written back as the launch's traffic
 	// pushes it out: a launch that only reads still writes it.
@@ -276,9 +281,9 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("devices: %s: spread %v, want 0 <= spread < 1", p.Name, p.DRAM.Spread)
 	case p.L2Bytes <= 0 || p.DRAM.ReuseL2Bytes <= 0 || p.DRAM.DirtyL2Bytes < 0:
 		return fmt.Errorf("devices: %s: want positive l2_bytes and reuse_l2_bytes", p.Name)
-	case p.DRAM.SparseDirtyL2Bytes < 0 || p.DRAM.DirtyWatermarkBytes < 0 || p.DRAM.ProfiledDirtyBytes < 0:
-		return fmt.Errorf("devices: %s: sparse_dirty_l2_bytes %d, dirty_watermark_bytes %d, profiled_dirty_bytes %d: want each >= 0",
-			p.Name, p.DRAM.SparseDirtyL2Bytes, p.DRAM.DirtyWatermarkBytes, p.DRAM.ProfiledDirtyBytes)
+	case p.DRAM.SparseDirtyL2Bytes < 0 || p.DRAM.DirtyWatermarkBytes < 0 || p.DRAM.ProfiledDirtyBytes < 0 || p.DRAM.FillL2Bytes < 0:
+		return fmt.Errorf("devices: %s: sparse_dirty_l2_bytes %d, dirty_watermark_bytes %d, fill_l2_bytes %d, profiled_dirty_bytes %d: want each >= 0",
+			p.Name, p.DRAM.SparseDirtyL2Bytes, p.DRAM.DirtyWatermarkBytes, p.DRAM.FillL2Bytes, p.DRAM.ProfiledDirtyBytes)
 	case !ValidL2Fetch(p.DefaultL2Fetch):
 		return fmt.Errorf("devices: %s: default_l2_fetch_granularity %d, want %s", p.Name, p.DefaultL2Fetch, L2FetchChoices())
 	case p.Time.CopyBandwidth <= 0 || p.Time.LatencySeconds <= 0 || p.Time.BlockRate <= 0 || p.Time.LaunchSeconds < 0 || p.Time.LatencyPerByte < 0:

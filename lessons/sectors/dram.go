@@ -47,6 +47,7 @@ type l2 struct {
 	dirtyCap  float64
 	sparseCap float64
 	watermark float64
+	fillDist  float64
 	residue   float64
 	spread    float64
 	fill      bool
@@ -87,6 +88,7 @@ func newL2(d devices.Profile, fetch int, bufs []spec.Buffer, sample bool) *l2 {
 		dirtyCap:  float64(d.DRAM.DirtyL2Bytes),
 		sparseCap: float64(d.DRAM.SparseDirtyL2Bytes),
 		watermark: float64(d.DRAM.DirtyWatermarkBytes),
+		fillDist:  float64(d.DRAM.FillL2Bytes),
 		residue:   float64(d.DRAM.ProfiledDirtyBytes),
 		spread:    d.DRAM.Spread,
 		fill:      d.DRAM.PartialWriteFill,
@@ -182,6 +184,14 @@ func (m *l2) store(b *l2Buffer, sector uint64, used uint32) {
 //     at DirtyWatermarkBytes. A read-modify-write, all of whose lines are
 //     dirty, keeps about 27 MB, not the distance's 39.
 //
+// A sector written only in part is filled from DRAM, whether or not its
+// line is then written back, once FillL2Bytes of such sectors were written
+// after it: strided_write at stride 8, one float in every sector, read all
+// but the last 6 to 7 MB of its sectors from DRAM at every n from 2^22 to
+// 2^26, though it wrote back all but the last 13 to 19 MB; strided_copy at
+// stride 2, whose half-written sectors come between reads, filled almost
+// none at n = 2^21 (8.4 MB of them).
+//
 // Then the dirty data the L2 held before the launch began
 // (ProfiledDirtyBytes) goes back to DRAM as the launch's own traffic pushes
 // it out: the oldest lines of all, at the distance of the whole launch.
@@ -202,8 +212,9 @@ func (m *l2) finish() (read, write float64) {
 	}
 	// Most recent first: the watermark keeps the newest dirty lines.
 	slices.SortFunc(dirty, func(a, b dirtyLine) int { return b.l.last - a.l.last })
-	kept := 0.0
+	kept, newerPartial := 0.0, 0.0
 	for _, d := range dirty {
+		parts := float64(partial(d.l)) * SectorBytes * d.b.scale
 		capacity := m.dirtyCap
 		if sparse(d.l) {
 			capacity = m.sparseCap
@@ -211,13 +222,23 @@ func (m *l2) finish() (read, write float64) {
 		since := total - m.recent.prefix(d.l.last)
 		if m.kept(since, capacity, d.line, d.l.last) && (m.watermark <= 0 || m.kept(kept, m.watermark, d.line, -d.l.last)) {
 			kept += float64(bits.OnesCount8(d.l.dirty)) * SectorBytes * d.b.scale
+			if parts > 0 && m.fill && m.fillDist > 0 && !m.kept(newerPartial, m.fillDist, d.line, d.l.last+1) {
+				m.readBytes += parts
+			}
+			newerPartial += parts
 			continue
 		}
+		newerPartial += parts
 		m.evict(d.b, d.l)
 	}
 	if m.residue > 0 {
 		lo, hi := m.dirtyCap*(1-m.spread), m.dirtyCap*(1+m.spread)
-		m.writeBack += m.residue * min(1, max(0, (total-lo)/(hi-lo)))
+		switch {
+		case total >= hi:
+			m.writeBack += m.residue
+		case total > lo:
+			m.writeBack += m.residue * (total - lo) / (hi - lo)
+		}
 	}
 	return m.readBytes, m.writeBack
 }
@@ -239,6 +260,18 @@ func (m *l2) kept(since, capacity float64, line uint64, at int) bool {
 	}
 	u := float64(mix(line^uint64(at)<<40)>>11) / (1 << 53)
 	return u < (hi-since)/(hi-lo)
+}
+
+// partial counts a line's dirty sectors written only in part over data
+// never read: those a write-back must fill first.
+func partial(l l2Line) int {
+	n := 0
+	for s := range sectorsPerLine {
+		if l.dirty&(1<<s) != 0 && l.valid&(1<<s) == 0 && l.written[s] != fullSector {
+			n++
+		}
+	}
+	return n
 }
 
 // sparse reports whether a line holds written data only in part: no data

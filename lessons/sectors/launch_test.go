@@ -244,11 +244,13 @@ func TestPredictOn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 
-	// 2^18 floats = 1 MiB written: far under the H200's 32.5 MB, so the
-	// L2 keeps it all; with no dirty capacity every byte goes to DRAM.
+	// 2^18 floats = 1 MiB written: far under the H200's 41 MB, so the L2
+	// keeps it all; with no dirty capacity every byte goes to DRAM (and no
+	// dirty data from before the launch, which would go too).
 	assert.Zero(t, got.Metrics[metrics.DRAMWrite])
 	noDirty := h200
 	noDirty.DRAM.DirtyL2Bytes = 0
+	noDirty.DRAM.ProfiledDirtyBytes = 0
 	got, err = PredictOn(s, noDirty)
 	require.NoError(t, err)
 	assert.InDelta(t, 1<<20, got.Metrics[metrics.DRAMWrite], 0)
