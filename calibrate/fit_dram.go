@@ -58,8 +58,8 @@ func dramLaunches(launches []measure.Launch, l2 int64) []measure.Launch {
 }
 
 // FitDRAM fits base's DRAM level (dram.reuse_l2_bytes, dirty_l2_bytes,
-// sparse_dirty_l2_bytes, dirty_watermark_bytes, profiled_dirty_bytes,
-// spread: dramParams) to the launches' ncu counts of DRAM
+// sparse_dirty_l2_bytes, dirty_watermark_bytes, fill_l2_bytes,
+// profiled_dirty_bytes, spread: dramParams) to the launches' ncu counts of DRAM
 // bytes read and written: a coarse-then-fine search (search) minimising
 // the worst plus the median relative error (dramError) over the launches
 // near the L2's size. It fails with ErrNoData when fewer than three such
