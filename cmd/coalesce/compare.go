@@ -35,8 +35,10 @@ Reads experiment specs, one JSON object per line (FILE, or standard input),
 and prints, for each, the model's value of every figure beside the measured
 one and their ratio. The measurements are live on this machine's GPU when it
 has one (nvcc, and ncu for the counters), else the H200 recording built into
-the course, and the first line says which. -measured takes them from a run
-file that coalesce run wrote instead. Figures are named as lessons/figures
+the course, and the first line says which. Live, the model describes this
+GPU: its calibration (coalesce calibrate), else the profile its name
+matches, else the H200's; a "# model:" line says which and why. -measured
+takes them from a run file that coalesce run wrote instead. Figures are named as lessons/figures
 names them (ncu's metric names, time_seconds, fraction_of_memcpy, ...).
 `
 
