@@ -15,14 +15,12 @@ import (
 )
 
 // Calibration is a profile coalesce calibrate fitted, as it is cached: the
-// profile's own fields, each field's source by its JSON path, and the date
-// of the measurements.
+// profile's own fields, among them each field's source by its JSON path
+// ("measured on NVIDIA H200 by coalesce calibrate, 2026-12-01: ...", or
+// "estimated: ..." for one no measurement gave, also listed in
+// Estimated), and the date of the measurements.
 type Calibration struct {
 	devices.Profile
-	// Sources maps each calibrated field's JSON path to where its value
-	// comes from: "measured on NVIDIA H200 by coalesce calibrate,
-	// 2026-12-01: ...", or "estimated: ..." for one no measurement gave.
-	Sources map[string]string `json:"sources"`
 	// Calibrated is the date of the measurements (YYYY-MM-DD).
 	Calibrated string `json:"calibrated"`
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,8 +32,9 @@ func TestSpecsScaleWithTheGPU(t *testing.T) {
 	t4, err := Specs(t4Info)
 	require.NoError(t, err)
 	require.Equal(t, len(h200), len(t4))
-	// About 20 timed launches, a dozen of them profiled.
-	assert.Len(t, h200, 21)
+	// The lines of specs.jsonl: 5 bandwidth, 4 bytes in flight, 2 fetch
+	// granularity and 11 footprint sweep launches; the last 13 profiled.
+	assert.Len(t, h200, 22)
 	counted := 0
 	for i := range h200 {
 		h, s := h200[i], t4[i]
@@ -46,7 +48,7 @@ func TestSpecsScaleWithTheGPU(t *testing.T) {
 			assert.Equal(t, h.Spec.Grid*40, s.Spec.Grid*132, h.Spec.Brief())
 		}
 	}
-	assert.Equal(t, 12, counted)
+	assert.Equal(t, 13, counted)
 
 	// The first line: a vectorized copy over 8 L2s, in and out buffers of
 	// 4 bytes a float: 8 × 62914560 / 8 = 62914560 floats, a multiple of
@@ -88,8 +90,9 @@ func TestSlug(t *testing.T) {
 // A quadratic bowl in two parameters: the search finds its bottom within
 // a step of the last round's grid.
 func TestSearch(t *testing.T) {
-	ps := dramParams[1:2] // dirty_l2_bytes, 0.1 to 1 L2 (linear)
-	ps = append(ps, timeParams[1])
+	// dirty_l2_bytes, 0.1 to 1 L2 (linear), and latency_seconds (log); a
+	// new slice, so that the tables stay as they are.
+	ps := []param{dramParams[1], timeParams[1]}
 	info := measure.DeviceInfo{L2Bytes: 1000}
 	// Bottom at dirty 437 B and latency 5.3e-7 s.
 	cost := func(p devices.Profile) float64 {
@@ -114,8 +117,9 @@ func calibrated(t *testing.T, info measure.DeviceInfo) Calibration {
 	t.Helper()
 	p, err := devices.Lookup("h200")
 	require.NoError(t, err)
-	p.Name, p.GPU, p.SMs, p.L2Bytes = Slug(info.GPU), info.GPU, info.SMs, info.L2Bytes
-	return Calibration{Profile: p, Sources: map[string]string{"sms": "test"}, Calibrated: "2026-12-01"}
+	p.Name, p.GPU, p.Match, p.SMs, p.L2Bytes = CalibratedName(info.GPU), info.GPU, nil, info.SMs, info.L2Bytes
+	p.Sources["sms"] = "measured on " + info.GPU + " by a test"
+	return Calibration{Profile: p, Calibrated: "2026-12-01"}
 }
 
 func TestCache(t *testing.T) {
@@ -171,18 +175,39 @@ func TestCache(t *testing.T) {
 	}
 }
 
+func TestCalibratedName(t *testing.T) {
+	for gpu, want := range map[string]string{
+		"Tesla T4":         "t4-calibrated",   // the shipped t4 matches it
+		"NVIDIA H200":      "h200-calibrated", // and h200 this one
+		"NVIDIA Quadro RX": "nvidia-quadro-rx-calibrated",
+	} {
+		assert.Equal(t, want, CalibratedName(gpu), gpu)
+	}
+}
+
+// quadroInfo is a GPU no shipped profile matches.
+var quadroInfo = measure.DeviceInfo{GPU: "NVIDIA Quadro RX", ComputeCapability: "8.6", SMs: 48, L2Bytes: 6 << 20, MaxThreadsPerSM: 1536, DefaultL2Fetch: 64}
+
+// Choose looks in the cache, then for a shipped profile that matches the
+// driver's name, then falls back on the H200's.
 func TestChoose(t *testing.T) {
 	testCache(t)
 	h200, err := devices.Lookup("h200")
 	require.NoError(t, err)
+	t4, err := devices.Lookup("t4")
+	require.NoError(t, err)
 
 	p, why := Choose(h200Info)
 	assert.Equal(t, h200, p)
-	assert.Equal(t, "the course's H200", why)
+	assert.Equal(t, "the course's H200, this machine's GPU", why)
 
 	p, why = Choose(t4Info)
+	assert.Equal(t, t4, p, "the shipped t4 matches Tesla T4")
+	assert.Equal(t, "this machine's Tesla T4, by its name", why)
+
+	p, why = Choose(quadroInfo)
 	assert.Equal(t, h200, p)
-	assert.Equal(t, "no profile for Tesla T4: the model describes the H200; run coalesce calibrate", why)
+	assert.Equal(t, "no profile for NVIDIA Quadro RX: the model describes the H200; run coalesce calibrate", why)
 
 	c := calibrated(t, t4Info)
 	_, err = Save(c)
@@ -191,12 +216,13 @@ func TestChoose(t *testing.T) {
 	assert.Equal(t, c.Profile, p)
 	assert.Equal(t, "calibrated on this Tesla T4, 2026-12-01", why)
 
-	// A MIG slice of the calibrated GPU: fewer SMs, the calibration passed over.
+	// A MIG slice of the calibrated GPU: fewer SMs, the calibration passed
+	// over for the shipped profile.
 	slice := t4Info
 	slice.SMs = 20
 	p, why = Choose(slice)
-	assert.Equal(t, h200, p)
-	assert.Contains(t, why, "the cached calibration is of 40 SMs and 4194304 B of L2, this GPU has 20 and 4194304: run coalesce calibrate -force")
+	assert.Equal(t, t4, p)
+	assert.Equal(t, "this machine's Tesla T4, by its name (the cached calibration is of 40 SMs and 4194304 B of L2, this GPU has 20 and 4194304: run coalesce calibrate -force)", why)
 
 	// A calibration of the H200 wins over the shipped profile.
 	ch := calibrated(t, h200Info)
@@ -206,6 +232,36 @@ func TestChoose(t *testing.T) {
 	p, why = Choose(h200Info)
 	assert.Equal(t, ch.Profile, p)
 	assert.Equal(t, "calibrated on this NVIDIA H200, 2026-12-01", why)
+}
+
+// Adopt registers a cached calibration and makes it the profile a spec
+// without "device" gets; a shipped one it only chooses.
+func TestAdopt(t *testing.T) {
+	testCache(t)
+	t.Cleanup(func() { require.NoError(t, devices.Use(devices.Course, devices.CourseWhy)) })
+
+	p, why, err := Adopt(t4Info)
+	require.NoError(t, err)
+	assert.Equal(t, "t4", p.Name)
+	cur, curWhy := devices.Current()
+	assert.Equal(t, "t4", cur.Name)
+	assert.Equal(t, why, curWhy)
+
+	c := calibrated(t, t4Info)
+	_, err = Save(c)
+	require.NoError(t, err)
+	_, why, err = Adopt(t4Info)
+	require.NoError(t, err)
+	cur, curWhy = devices.Current()
+	assert.Equal(t, c.Profile, cur)
+	assert.Equal(t, "calibrated on this Tesla T4, 2026-12-01", curWhy)
+	assert.Equal(t, why, curWhy)
+	got, err := devices.Lookup("t4-calibrated")
+	require.NoError(t, err)
+	assert.Equal(t, c.Profile, got, "registered under its own name")
+	m, ok := devices.Match("Tesla T4")
+	require.True(t, ok)
+	assert.Equal(t, "t4", m.Name, "the calibration claims no driver name: the shipped t4 keeps it")
 }
 
 // A fit without counters estimates the DRAM level from the H200's shares
@@ -233,6 +289,27 @@ func TestFitWithoutCounters(t *testing.T) {
 	}
 	assert.True(t, estimated["dram.reuse_l2_bytes"])
 	assert.False(t, estimated["time.latency_seconds"])
+	// Every value of the DRAM level is an estimate, and only those: the
+	// geometry is the device's and the times were measured.
+	var dram []string
+	for _, path := range devices.Paths() {
+		if strings.HasPrefix(path, "dram.") {
+			dram = append(dram, path)
+		}
+	}
+	assert.ElementsMatch(t, dram, p.Estimated)
+	for _, path := range devices.Paths() {
+		switch {
+		case path == "match":
+			assert.Empty(t, p.Sources[path], "a calibration claims no driver name")
+		case strings.HasPrefix(path, "time."):
+			assert.Regexp(t, `^measured on NVIDIA H200 by coalesce run .*, \d{4}-\d\d-\d\d: `, p.Sources[path], path)
+		default:
+			assert.NotEmpty(t, p.Sources[path], path)
+		}
+	}
+	assert.Equal(t, "h200-calibrated", p.Name)
+	assert.Empty(t, p.Match)
 	assert.Contains(t, p.Provenance, "Pointer chase (harness --calibrate): DRAM 600 ns, L2 250 ns.")
 
 	_, _, err = Fit(h200Info, &measure.Set{Provenance: set.Provenance}, nil)
@@ -244,7 +321,7 @@ func TestFitWithoutCounters(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	ref, err := devices.Lookup("h200")
 	require.NoError(f, err)
-	good, err := json.Marshal(Calibration{Profile: ref, Sources: map[string]string{"sms": "x"}, Calibrated: "2026-12-01"})
+	good, err := json.Marshal(Calibration{Profile: ref, Calibrated: "2026-12-01"})
 	require.NoError(f, err)
 	f.Add(good)
 	f.Add([]byte(`{"name":"h200","gpu":"NVIDIA H200","sms":-1}`))

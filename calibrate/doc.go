@@ -22,10 +22,15 @@
 //     L2 keeps for a second use (reuse_l2_bytes), how many written lines
 //     it still holds when the launch ends and so never writes back inside
 //     it (dirty_l2_bytes, and sparse_dirty_l2_bytes for lines written only
-//     in part), and how gradually it lets go (spread). These decide the
-//     DRAM bytes of every launch of 8 to 256 MB on an H200. Where counters
-//     cannot be read they are the H200's shares of its L2, marked as
-//     estimates.
+//     in part), and how gradually it lets go (spread); how many dirty
+//     bytes a read-modify-write across the L2's size (update_x_soa) leaves
+//     in it (dirty_watermark_bytes); how many bytes of sectors written in
+//     part it holds before filling them from DRAM (fill_l2_bytes, from the
+//     stride-32 write); and the dirty data a profiled launch finds in it,
+//     which a read over several L2s (strided_read) writes back
+//     (profiled_dirty_bytes). These decide the DRAM bytes of every launch
+//     of 8 to 256 MB on an H200. Where counters cannot be read they are
+//     the H200's shares of its L2, marked as estimates.
 //   - time.* besides the bandwidth, from the times of the copies: a tiny
 //     launch gives the fixed cost of one; blocks of one warp the rate the
 //     GPU starts blocks; grid-stride copies with too few threads to hide
@@ -42,8 +47,23 @@
 // h200 profile from the committed recording with the same Fit, and holds
 // it to the shipped numbers and accuracy.
 //
-// Calibrations are cached as profile JSON, with each field's source, in
-// <cache>/profiles/<gpu>.json (CachePath); Choose picks a calibration of
-// this GPU, else a shipped profile of it, else the H200's, and says which
-// and why.
+// Calibrations are cached as profile JSON in <cache>/profiles/<gpu>.json
+// (CachePath), each value with its source (devices.Profile.Sources:
+// "measured on <GPU> by coalesce calibrate, <date>: <how>" for a fitted
+// one, the device's own answer for the geometry) and what no measurement
+// gave listed in Estimated (the DRAM level, without counters). A
+// calibration is named for the shipped profile of its GPU, or the GPU, with
+// "-calibrated" (CalibratedName: "t4-calibrated"), and claims no driver
+// name (Match), so the shipped profile keeps its own and a spec may ask for
+// either.
+//
+// Choose picks the profile for a GPU: its calibration from the cache, of
+// the same SMs and L2; else the shipped profile whose match is the
+// driver's name (devices.Match); else the H200's, and says which and why.
+// Adopt registers a calibration from the cache (devices.Register) and
+// makes the choice the profile a spec without "device" gets (devices.Use).
+// The notebooks call it when they open a live GPU, and lab.Status prints
+// the reason: "Profile: calibrated on this Tesla T4, 2026-12-01.", or
+// "Profile: this machine's NVIDIA L4, by its name; 14 fields estimated,
+// ...". Without a GPU the model stays on the course's H200.
 package calibrate

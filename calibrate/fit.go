@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,18 @@ func (r Report) Sources() map[string]string {
 	return m
 }
 
+// estimated returns the paths of the parameters no measurement gave, in
+// the report's order: a profile's Estimated.
+func (r Report) estimated() []string {
+	var out []string
+	for _, p := range r.Params {
+		if p.Estimated {
+			out = append(out, p.Path)
+		}
+	}
+	return out
+}
+
 func (r *Report) add(path string, v float64, source string, estimated bool) {
 	if estimated {
 		source = "estimated: " + source
@@ -69,7 +82,7 @@ var ErrNoData = errors.New("calibrate: not enough measured launches")
 
 // reference is the profile whose DRAM shares of the L2 stand in for a GPU
 // without counters, and which starts every fit: the course's H200.
-const reference = "h200"
+const reference = devices.Course
 
 // Fit fits a profile of the GPU info describes to the launches of set, as
 // coalesce calibrate measured them or a recording holds them. lat, the
@@ -118,11 +131,14 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 		}
 	} else {
 		scale := float64(info.L2Bytes) / float64(ref.L2Bytes)
-		for _, q := range dramParams[:3] {
+		for _, q := range dramParams {
+			if !q.ofL2 {
+				rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's, no counters to fit it to", reference), true)
+				continue
+			}
 			q.set(&p, q.get(&ref)*scale)
-			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%.2f), on this L2: no counters to fit it to", reference, q.get(&ref)/float64(ref.L2Bytes)), true)
+			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no counters to fit it to", reference, q.get(&ref)/float64(ref.L2Bytes)), true)
 		}
-		rep.add("dram.spread", p.DRAM.Spread, fmt.Sprintf("the %s profile's, no counters to fit it to", reference), true)
 		rep.Notes = append(rep.Notes, fmt.Sprintf("no ncu counters among the launches (%d profiled, %d needed): the DRAM level is the %s's, scaled to this L2", len(dramSet), minDRAMLaunches, reference))
 	}
 	rep.add("dram.partial_write_fill", b2f(p.DRAM.PartialWriteFill), fmt.Sprintf("the %s profile's: no calibration launch tells", reference), true)
@@ -137,6 +153,12 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 		rep.add(q.path, q.get(&p), fmt.Sprintf("%s: fitted to %s (%d copy launches)", by, q.from, nTime), false)
 	}
 	p.Provenance = provenance(info, set, lat, rep)
+	p.Sources, p.Estimated = rep.Sources(), rep.estimated()
+	// Fixed by the architecture on every GPU the model describes, as the
+	// reference profile's sources say.
+	for _, path := range []string{"warp_size", "sector_bytes", "line_bytes"} {
+		p.Sources[path] = ref.Sources[path]
+	}
 	if err := p.Validate(); err != nil {
 		return devices.Profile{}, rep, fmt.Errorf("calibrate: the fitted profile: %w", err)
 	}
@@ -202,9 +224,16 @@ func geometry(info measure.DeviceInfo, ref devices.Profile, rep *Report) (device
 		return devices.Profile{}, fmt.Errorf("calibrate: device %q: %d SMs, L2 %d B, %d threads per SM: want a named GPU with all three positive", info.GPU, info.SMs, info.L2Bytes, info.MaxThreadsPerSM)
 	}
 	p := ref
-	p.Name, p.GPU = Slug(info.GPU), info.GPU
+	// A name of its own and no driver name claimed: Choose finds a
+	// calibration by the GPU's name in the cache, and the shipped profile
+	// of the same GPU keeps its match (Register refuses a second claim).
+	p.Name, p.GPU, p.Match = CalibratedName(info.GPU), info.GPU, nil
 	p.SMs, p.MaxThreadsPerSM, p.L2Bytes = info.SMs, info.MaxThreadsPerSM, info.L2Bytes
+	p.ComputeCapability = info.ComputeCapability
 	dev := fmt.Sprintf("cudaGetDeviceProperties on %s (harness --info)", info.GPU)
+	// Validate, at the end of Fit, refuses one that is not major.minor.
+	cc, _ := strconv.ParseFloat(info.ComputeCapability, 64)
+	rep.add("compute_capability", cc, dev+": major.minor "+info.ComputeCapability, false)
 	rep.add("sms", float64(p.SMs), dev, false)
 	rep.add("max_threads_per_sm", float64(p.MaxThreadsPerSM), dev, false)
 	rep.add("l2_bytes", float64(p.L2Bytes), dev, false)

@@ -15,13 +15,18 @@ import (
 // its L2 once per launch per candidate. It fits to launches of the
 // kernels calibration profiles (dramKernels: a refit from a recording
 // sees what a calibration sees) whose footprint is from half to four
-// times the L2, where its capacities
-// decide the traffic (far above, every byte goes to DRAM whatever they
-// are; far below, none does), at most maxDRAMLaunches of them spread over
-// the footprints.
+// times the L2, where its capacities decide the traffic (far above, every
+// byte goes to DRAM whatever they are; far below, none does), at most
+// maxDRAMLaunches of them spread over the footprints. Beside them go at
+// most maxResidueLaunches reads (strided_read) of more than four L2s:
+// what such a launch writes is the dirty data the L2 held before it began
+// (dram.profiled_dirty_bytes), written back whole once its reads pass the
+// L2's size. They are capped apart, so that a recording with many of
+// them does not crowd out the launches near the L2's size.
 const (
-	minDRAMLaunches = 3
-	maxDRAMLaunches = 12
+	minDRAMLaunches    = 3
+	maxDRAMLaunches    = 12
+	maxResidueLaunches = 2
 	// maxDRAMThreads leaves out launches the model takes long over.
 	maxDRAMThreads = 1 << 24
 )
@@ -31,20 +36,30 @@ var dramKernels = []spec.Kernel{spec.CoalescedCopy, spec.StridedRead, spec.Strid
 
 // dramLaunches picks the launches the DRAM level is fitted to.
 func dramLaunches(launches []measure.Launch, l2 int64) []measure.Launch {
-	var out []measure.Launch
+	var near, residue []measure.Launch
 	for _, l := range distinct(launches) {
 		f := footprint(l.Spec)
-		if l.Profiled() && slices.Contains(dramKernels, l.Spec.Kernel) && f >= l2/2 && f <= 4*l2 && l.Spec.Threads() <= maxDRAMThreads &&
-			l.Metrics[metrics.DRAMRead]+l.Metrics[metrics.DRAMWrite] > 0 {
-			out = append(out, l)
+		if !l.Profiled() || !slices.Contains(dramKernels, l.Spec.Kernel) || f < l2/2 || l.Spec.Threads() > maxDRAMThreads ||
+			l.Metrics[metrics.DRAMRead]+l.Metrics[metrics.DRAMWrite] <= 0 {
+			continue
+		}
+		switch {
+		case f <= 4*l2:
+			near = append(near, l)
+		case l.Spec.Kernel == spec.StridedRead:
+			residue = append(residue, l)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b measure.Launch) int { return cmp.Compare(footprint(a.Spec), footprint(b.Spec)) })
-	return spread(out, maxDRAMLaunches)
+	bySize := func(a, b measure.Launch) int { return cmp.Compare(footprint(a.Spec), footprint(b.Spec)) }
+	slices.SortStableFunc(near, bySize)
+	slices.SortStableFunc(residue, bySize)
+	residue = spread(residue, maxResidueLaunches)
+	return append(spread(near, maxDRAMLaunches-len(residue)), residue...)
 }
 
 // FitDRAM fits base's DRAM level (dram.reuse_l2_bytes, dirty_l2_bytes,
-// sparse_dirty_l2_bytes, spread) to the launches' ncu counts of DRAM
+// sparse_dirty_l2_bytes, dirty_watermark_bytes, fill_l2_bytes,
+// profiled_dirty_bytes, spread: dramParams) to the launches' ncu counts of DRAM
 // bytes read and written: a coarse-then-fine search (search) minimising
 // the worst plus the median relative error (dramError) over the launches
 // near the L2's size. It fails with ErrNoData when fewer than three such
@@ -52,7 +67,7 @@ func dramLaunches(launches []measure.Launch, l2 int64) []measure.Launch {
 func FitDRAM(base devices.Profile, launches []measure.Launch) (devices.DRAM, error) {
 	set := dramLaunches(launches, base.L2Bytes)
 	if len(set) < minDRAMLaunches {
-		return devices.DRAM{}, fmt.Errorf("%w: %d launches with DRAM counters and a footprint within 4x of the L2's %d B, want %d", ErrNoData, len(set), base.L2Bytes, minDRAMLaunches)
+		return devices.DRAM{}, fmt.Errorf("%w: %d launches with DRAM counters and a footprint within 4x of the L2's %d B (above it for strided_read), want %d", ErrNoData, len(set), base.L2Bytes, minDRAMLaunches)
 	}
 	d, _, err := fitDRAM(base, set, measure.DeviceInfo{L2Bytes: base.L2Bytes})
 	return d, err

@@ -19,6 +19,9 @@ type param struct {
 	log    bool
 	// from names the figure it is fitted to, for the report.
 	from string
+	// ofL2 is true for a capacity, a share of the L2: without counters to
+	// fit it to, it is the reference's share, on this GPU's L2.
+	ofL2 bool
 }
 
 func fixed(v float64) func(measure.DeviceInfo) float64 {
@@ -32,17 +35,33 @@ func ofL2(f float64) func(measure.DeviceInfo) float64 {
 // dramParams are the DRAM level's capacities, fitted to ncu's
 // dram__bytes_read.sum and dram__bytes_write.sum. The ranges bracket what
 // an L2 can keep: a capacity is a share of it, and the spread is how
-// gradually it stops keeping lines.
+// gradually it stops keeping lines. The dirty watermark is what a
+// read-modify-write across the L2's size (update_x_soa) leaves dirty, a
+// share of the L2 (0.43 of the H200's); the fill capacity is how many
+// bytes of sectors written in part it holds before it reads the rest of
+// them from DRAM (0.14 of the H200's), which a write of one float a line
+// (strided_write, stride 32) shows; the profiled residue is what a
+// launch that only reads (strided_read over several L2s) still writes,
+// a few per cent of it (0.04 of the H200's).
 var dramParams = []param{
-	{path: "dram.reuse_l2_bytes", lo: ofL2(0.25), hi: ofL2(1), from: "dram__bytes_read.sum",
+	{path: "dram.reuse_l2_bytes", lo: ofL2(0.25), hi: ofL2(1), from: "dram__bytes_read.sum", ofL2: true,
 		get: func(p *devices.Profile) float64 { return float64(p.DRAM.ReuseL2Bytes) },
 		set: func(p *devices.Profile, v float64) { p.DRAM.ReuseL2Bytes = int64(v) }},
-	{path: "dram.dirty_l2_bytes", lo: ofL2(0.1), hi: ofL2(1), from: "dram__bytes_write.sum",
+	{path: "dram.dirty_l2_bytes", lo: ofL2(0.1), hi: ofL2(1), from: "dram__bytes_write.sum", ofL2: true,
 		get: func(p *devices.Profile) float64 { return float64(p.DRAM.DirtyL2Bytes) },
 		set: func(p *devices.Profile, v float64) { p.DRAM.DirtyL2Bytes = int64(v) }},
-	{path: "dram.sparse_dirty_l2_bytes", lo: ofL2(0.02), hi: ofL2(0.5), log: true, from: "dram__bytes_write.sum of sparse writes",
+	{path: "dram.sparse_dirty_l2_bytes", lo: ofL2(0.02), hi: ofL2(0.5), log: true, from: "dram__bytes_write.sum of sparse writes", ofL2: true,
 		get: func(p *devices.Profile) float64 { return float64(p.DRAM.SparseDirtyL2Bytes) },
 		set: func(p *devices.Profile, v float64) { p.DRAM.SparseDirtyL2Bytes = int64(v) }},
+	{path: "dram.dirty_watermark_bytes", lo: ofL2(0.1), hi: ofL2(0.8), from: "dram__bytes_write.sum of read-modify-writes across the L2's size", ofL2: true,
+		get: func(p *devices.Profile) float64 { return float64(p.DRAM.DirtyWatermarkBytes) },
+		set: func(p *devices.Profile, v float64) { p.DRAM.DirtyWatermarkBytes = int64(v) }},
+	{path: "dram.fill_l2_bytes", lo: ofL2(0), hi: ofL2(0.5), from: "dram__bytes_read.sum of writes of part of a sector (strided_write, stride 32)", ofL2: true,
+		get: func(p *devices.Profile) float64 { return float64(p.DRAM.FillL2Bytes) },
+		set: func(p *devices.Profile, v float64) { p.DRAM.FillL2Bytes = int64(v) }},
+	{path: "dram.profiled_dirty_bytes", lo: ofL2(0), hi: ofL2(0.1), from: "dram__bytes_write.sum of reads over several L2s", ofL2: true,
+		get: func(p *devices.Profile) float64 { return float64(p.DRAM.ProfiledDirtyBytes) },
+		set: func(p *devices.Profile, v float64) { p.DRAM.ProfiledDirtyBytes = int64(v) }},
 	{path: "dram.spread", lo: fixed(0), hi: fixed(0.4), from: "dram__bytes_read.sum and dram__bytes_write.sum across the footprint sweep",
 		get: func(p *devices.Profile) float64 { return p.DRAM.Spread },
 		set: func(p *devices.Profile, v float64) { p.DRAM.Spread = v }},

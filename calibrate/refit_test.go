@@ -63,6 +63,12 @@ func TestRefitH200(t *testing.T) {
 	rel("dram.dirty_l2_bytes", float64(got.DRAM.DirtyL2Bytes), float64(want.DRAM.DirtyL2Bytes), 0.10)
 	rel("dram.sparse_dirty_l2_bytes", float64(got.DRAM.SparseDirtyL2Bytes), float64(want.DRAM.SparseDirtyL2Bytes), 0.35)
 	assert.InDelta(t, want.DRAM.Spread, got.DRAM.Spread, 0.15, "dram.spread")
+	// The watermark and the profiled residue: within one step of the last
+	// round's grid (two rounds of 5 points: half the coarse step), 0.7 L2
+	// / 4 / 2 = 5.5 MB of the shipped 27 MB, and 0.1 L2 / 4 / 2 = 0.79 MB
+	// of its 2.4 MB.
+	rel("dram.dirty_watermark_bytes", float64(got.DRAM.DirtyWatermarkBytes), float64(want.DRAM.DirtyWatermarkBytes), 0.21)
+	rel("dram.profiled_dirty_bytes", float64(got.DRAM.ProfiledDirtyBytes), float64(want.DRAM.ProfiledDirtyBytes), 0.33)
 	rel("time.launch_seconds", got.Time.LaunchSeconds, want.Time.LaunchSeconds, 0.2)
 	rel("time.block_rate", got.Time.BlockRate, want.Time.BlockRate, 0.2)
 	// Latency and its growth per byte trade off along the copies' bytes

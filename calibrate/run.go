@@ -111,5 +111,5 @@ func (c Calibrator) Run(ctx context.Context) (Calibration, Report, error) {
 	if err != nil {
 		return Calibration{}, rep, err
 	}
-	return Calibration{Profile: p, Sources: rep.Sources(), Calibrated: g.Opened.UTC().Format(time.DateOnly)}, rep, nil
+	return Calibration{Profile: p, Calibrated: g.Opened.UTC().Format(time.DateOnly)}, rep, nil
 }

@@ -32,7 +32,11 @@
 // elsewhere. Explain prints which sectors one warp's lanes touch; Show,
 // ShowWarp and ShowInstruction display the charts of lessons/plots.
 // Status says, at the top of a lesson, what the model describes and where
-// this notebook's measurements come from.
+// this notebook's measurements come from. On a live GPU the model
+// describes that GPU (calibrate.Adopt: its calibration, else the profile
+// its name matches, else the H200's), chosen as the source opens, so that
+// a lesson that calls Status first parses every spec for it; with the
+// recording, the course's H200.
 //
 // Check(id, prediction) records a learner's prediction and shows the
 // verdict at once; `coalesce grade` later reads the same call from the

@@ -164,6 +164,8 @@ func laneList(mask uint32) string {
 // datasheet's estimate), and where this notebook's measurements come
 // from: the label every measured figure of the notebook carries.
 func Status() {
+	// The source first: opening a live GPU chooses the profile.
+	src, srcErr := source()
 	d, why := devices.Current()
 	if err := d.Validate(); err != nil {
 		fmt.Fprintf(stdout(), "Model: no device profile: %v\n", err)
@@ -172,10 +174,9 @@ func Status() {
 			d.GPU, d.Name, d.SMs, bytesIEC(d.L2Bytes), d.SectorBytes, d.LineBytes, d.DefaultL2Fetch)
 		fmt.Fprintf(stdout(), "Profile: %s%s.\n", why, estimateNote(d))
 	}
-	src, err := source()
 	switch {
-	case err != nil:
-		fmt.Fprintf(stdout(), "Measurements: none: %v\n", err)
+	case srcErr != nil:
+		fmt.Fprintf(stdout(), "Measurements: none: %v\n", srcErr)
 	default:
 		o := src.Origin()
 		if o.Why == "" {
@@ -209,14 +210,15 @@ func statusCounters(src measure.Source) {
 	}
 }
 
-// estimateNote says, after a profile's reason, how much of it is a
-// datasheet's estimate rather than a measurement of the GPU; "" when
-// nothing is.
+// estimateNote says, after a profile's reason, how much of it is an
+// estimate rather than a measurement of the GPU (a datasheet profile's
+// DRAM and time levels, a calibration's DRAM level where ncu could not
+// read counters); "" when nothing is.
 func estimateNote(d devices.Profile) string {
 	if len(d.Estimated) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; datasheet estimate (%s estimated; run coalesce calibrate)", words.Plural(len(d.Estimated), "field"))
+	return fmt.Sprintf("; %s estimated, not measured on this GPU (coalesce calibrate measures what it can)", words.Plural(len(d.Estimated), "field"))
 }
 
 // bytesIEC writes a byte count in KiB, MiB or GiB when it is a whole number of them.

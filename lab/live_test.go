@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -28,6 +31,7 @@ func fakeGPU(t *testing.T, answer string) *cuda.GPU {
 	script := filepath.Join(dir, "harness")
 	body := "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = --output ]; then cp " + results + " \"$2\"; fi\n  shift\ndone\n"
 	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
+	t.Setenv(cuda.CacheEnv, t.TempDir()) // no calibration of this machine's GPUs
 	gpu := &cuda.GPU{
 		Harness: &cuda.Harness{Path: script},
 		Info:    measure.DeviceInfo{GPU: "Fake GPU", SMs: 132, MaxThreadsPerSM: 2048},
@@ -79,4 +83,53 @@ func TestMeasureLiveFailure(t *testing.T) {
 	assert.Contains(t, err.Error(), "lab: measure: 1 launch not measured (live: Fake GPU, 2026-12-01 10:00 UTC)")
 	assert.Contains(t, err.Error(), "needs 4096 GiB, 139 GiB free")
 	assert.NotContains(t, err.Error(), "The recording holds", "a live run suggests no recorded launches")
+}
+
+// A live GPU makes the model describe it: the shipped profile its driver's
+// name matches, then its calibration once coalesce calibrate cached one;
+// the recording brings back the course's H200. Status says which and why.
+func TestLiveChoosesTheProfile(t *testing.T) {
+	out := capture(t)
+	t.Setenv(cuda.CacheEnv, t.TempDir())
+	t.Cleanup(resetSource)
+	t4, err := devices.Lookup("t4")
+	require.NoError(t, err)
+	gpu := &cuda.GPU{
+		Harness: &cuda.Harness{Path: "/nonexistent/harness"},
+		Info:    measure.DeviceInfo{GPU: "Tesla T4", ComputeCapability: "7.5", SMs: 40, L2Bytes: 4 << 20, MaxThreadsPerSM: 1024, DefaultL2Fetch: 64},
+		NoNcu:   "ncu not found on PATH",
+		Opened:  time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
+	}
+
+	useSource(gpu, nil)
+	d, why := devices.Current()
+	assert.Equal(t, "t4", d.Name)
+	assert.Equal(t, "this machine's Tesla T4, by its name", why)
+	assert.Equal(t, "t4", Spec(`{"kernel":"coalesced_copy","n":1024}`).Device, "a spec without device predicts for this GPU")
+	Status()
+	assert.Contains(t, out.String(), "Model: the sector model of the Tesla T4 (device \"t4\"): 40 SMs, 4 MiB of L2,")
+	assert.Contains(t, out.String(), fmt.Sprintf("\nProfile: this machine's Tesla T4, by its name; %d fields estimated, not measured on this GPU (coalesce calibrate measures what it can).\n", len(t4.Estimated)))
+
+	// A calibration of this T4, all measured: the shipped t4's numbers
+	// under the calibration's name, with no estimate and no driver name.
+	cal := t4
+	cal.Name, cal.Match, cal.Estimated = calibrate.CalibratedName(gpu.Info.GPU), nil, nil
+	cal.Time.LaunchSeconds = 5e-6
+	_, err = calibrate.Save(calibrate.Calibration{Profile: cal, Calibrated: "2026-12-01"})
+	require.NoError(t, err)
+	out.Reset()
+	useSource(gpu, nil)
+	d, why = devices.Current()
+	assert.Equal(t, cal, d)
+	assert.Equal(t, "calibrated on this Tesla T4, 2026-12-01", why)
+	assert.Equal(t, "t4-calibrated", Spec(`{"kernel":"coalesced_copy","n":1024}`).Device)
+	Status()
+	assert.Contains(t, out.String(), "Model: the sector model of the Tesla T4 (device \"t4-calibrated\"): 40 SMs, 4 MiB of L2,")
+	assert.Contains(t, out.String(), "\nProfile: calibrated on this Tesla T4, 2026-12-01.\n")
+
+	// The recording was measured on the course's H200: its profile again.
+	recorded(t)
+	d, why = devices.Current()
+	assert.Equal(t, devices.Course, d.Name)
+	assert.Equal(t, devices.CourseWhy, why)
 }

@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/measure"
@@ -51,8 +53,13 @@ func (o *onDemand[T]) reset() {
 }
 
 // theSource is the notebook's measurement source, opened from
-// COALESCE_MEASURE, writing down what it is asked under SpecLogEnv.
-var theSource = newOnDemand(openSource)
+// COALESCE_MEASURE, writing down what it is asked under SpecLogEnv; the
+// profile the model uses is chosen for it as it opens (chooseDevice).
+var theSource = newOnDemand(func() (measure.Source, error) {
+	src, err := openSource()
+	chooseDevice(src)
+	return src, err
+})
 
 func openSource() (measure.Source, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
@@ -67,18 +74,50 @@ func openSource() (measure.Source, error) {
 // source returns the notebook's measurement source.
 func source() (measure.Source, error) { return theSource.value() }
 
-// useSource makes src (or err) the notebook's source; tests use it. It
-// resets the notebook's grader, whose measured answers come from it.
+// useSource makes src (or err) the notebook's source, and chooses the
+// model's profile for it; tests use it. It resets the notebook's grader,
+// whose measured answers come from it.
 func useSource(src measure.Source, err error) {
 	theSource.set(src, err)
+	chooseDevice(src)
 	theGrader.reset()
 }
 
 // resetSource makes the notebook open its source, and its grader, again
-// on first use.
+// on first use, and the model describe the course's H200 until then.
 func resetSource() {
 	theSource.reset()
 	theGrader.reset()
+	useCourse(devices.CourseWhy)
+}
+
+// chooseDevice makes the model describe the GPU that measures: for a live
+// GPU, the profile calibrate.Adopt chooses (this GPU's calibration from
+// coalesce calibrate's cache, else the shipped profile its driver's name
+// matches, else the H200's, with why), so that a spec without "device"
+// predicts what this GPU measures; for the recording, or nothing, the
+// course's H200, the GPU the recording was measured on. Status prints the
+// choice.
+func chooseDevice(src measure.Source) {
+	if l, ok := src.(*specLog); ok {
+		src = l.Source
+	}
+	g, ok := src.(*cuda.GPU)
+	if !ok {
+		useCourse(devices.CourseWhy)
+		return
+	}
+	if _, _, err := calibrate.Adopt(g.Info); err != nil {
+		useCourse(fmt.Sprintf("the course's H200: %v", err))
+	}
+}
+
+// useCourse makes the course's H200 the model's profile, for why.
+func useCourse(why string) {
+	if err := devices.Use(devices.Course, why); err != nil {
+		// Only a broken profiles.json gets here; Status reports it.
+		fmt.Fprintf(stderr(), "lab: %v\n", err)
+	}
 }
 
 // Measurements are launches measured live or looked up in the recording,

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/figures"
@@ -34,8 +35,10 @@ Reads experiment specs, one JSON object per line (FILE, or standard input),
 and prints, for each, the model's value of every figure beside the measured
 one and their ratio. The measurements are live on this machine's GPU when it
 has one (nvcc, and ncu for the counters), else the H200 recording built into
-the course, and the first line says which. -measured takes them from a run
-file that coalesce run wrote instead. Figures are named as lessons/figures
+the course, and the first line says which. Live, the model describes this
+GPU: its calibration (coalesce calibrate), else the profile its name
+matches, else the H200's; a "# model:" line says which and why. -measured
+takes them from a run file that coalesce run wrote instead. Figures are named as lessons/figures
 names them (ncu's metric names, time_seconds, fraction_of_memcpy, ...).
 `
 
@@ -51,6 +54,10 @@ type compareHeader struct {
 	// Counters says why some counters are not ncu's (the GPU refused
 	// them), and how to let it count.
 	Counters string `json:"counters,omitempty"`
+	// Model names the profile the model columns use and why, when a live
+	// GPU chose it (calibrate.Adopt): "t4 (this machine's Tesla T4, by
+	// its name)". Otherwise it is the course's H200, whose recording it is.
+	Model string `json:"model,omitempty"`
 }
 
 // compareRow is one spec: each figure's model value, measured value, and
@@ -91,18 +98,10 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		figs = append(figs, f)
 	}
-	lines, err := readSpecs(fs.Args(), stdin)
-	if err != nil {
-		return err
-	}
-	var specs []spec.Spec
-	for _, l := range lines {
-		if l.Err == nil {
-			specs = append(specs, l.Spec)
-		}
-	}
-
+	// The source before the specs: a live GPU chooses the profile that a
+	// spec without "device" gets as it is read.
 	var src measure.Source
+	var err error
 	switch {
 	case *measured != "":
 		set, err := measure.ReadFile(*measured)
@@ -118,6 +117,20 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	model, err := adoptDevice(src)
+	if err != nil {
+		return err
+	}
+	lines, err := readSpecs(fs.Args(), stdin)
+	if err != nil {
+		return err
+	}
+	var specs []spec.Spec
+	for _, l := range lines {
+		if l.Err == nil {
+			specs = append(specs, l.Spec)
+		}
+	}
 	if o := src.Origin(); o.Kind == measure.Live {
 		fmt.Fprintf(stderr, "coalesce: measuring %s on %s\n", words.Plural(len(specs), "launch"), o.GPU)
 	}
@@ -125,7 +138,7 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	header := compareHeader{Source: sourceKind(set.Origin.Kind), Label: set.Label(), Why: set.Origin.Why}
+	header := compareHeader{Source: sourceKind(set.Origin.Kind), Label: set.Label(), Why: set.Origin.Why, Model: model}
 	if set.CountersErr != nil {
 		header.Counters = set.CountersErr.Error()
 	} else if set.Note != "" {
@@ -264,6 +277,9 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []f
 	if h.Why != "" {
 		fmt.Fprintf(w, "# (no live measurement: %s)\n", h.Why)
 	}
+	if h.Model != "" {
+		fmt.Fprintf(w, "# model: %s\n", h.Model)
+	}
 	if h.Counters != "" {
 		fmt.Fprintf(w, "# counters: %s\n# a measured value marked (model) is the sector model's, marked (recorded) the course's recording's\n", h.Counters)
 	}
@@ -343,4 +359,22 @@ func trimZeros(s string) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
+}
+
+// adoptDevice makes the model describe src's GPU when src is a live one:
+// the profile calibrate.Adopt chooses (its calibration from coalesce
+// calibrate's cache, the shipped profile its name matches, or the H200's),
+// which specs without "device" then get. It returns the profile's name
+// and why, for the output; "" when src is not live and the model stays on
+// the course's H200, the GPU of the recording.
+func adoptDevice(src measure.Source) (string, error) {
+	g, ok := src.(*cuda.GPU)
+	if !ok {
+		return "", nil
+	}
+	p, why, err := calibrate.Adopt(g.Info)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s (%s)", p.Name, why), nil
 }

@@ -191,6 +191,13 @@ func gradeSource(ctx context.Context, mode, refFile string, stderr io.Writer) (m
 		if err != nil {
 			return nil, "", fmt.Errorf("grade -measure live: %w", err)
 		}
+		// The model answers describe the GPU that measures, so that a
+		// measured verdict holds one GPU against its own model.
+		model, err := adoptDevice(src)
+		if err != nil {
+			return nil, "", fmt.Errorf("grade -measure live: %w", err)
+		}
+		fmt.Fprintf(stderr, "coalesce grade: the model describes %s\n", model)
 		return src, "", nil
 	case cuda.NoneMode:
 		return nil, "-measure none", nil
