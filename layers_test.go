@@ -30,6 +30,7 @@ var layers = map[string]int{
 	"lessons/spec":                  1,
 	"lessons/sectors":               2,
 	"measure":                       2,
+	"calibrate":                     3,
 	"lessons/figures":               3,
 	"cuda":                          3,
 	"lessons/plots":                 4,

@@ -32,6 +32,11 @@ type Prediction struct {
 	// how it got there.
 	TimeSeconds float64   `json:"time_seconds"`
 	Time        TimeParts `json:"time"`
+	// Traffic is what the time model reads of the launch besides the
+	// counts: how many lines its requests visit and how closely their
+	// DRAM blocks lie.
+	// It is the model's working, not a count, and stays out of the JSON.
+	Traffic Traffic `json:"-"`
 }
 
 // Predict runs the model over every warp of the launch s describes and
@@ -96,6 +101,7 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 		},
 		Warps:         m.warps,
 		L1UsefulBytes: m.useful,
+		Traffic:       m.traffic,
 	}
 	// The shared counts belong to the kernels that use shared memory, as
 	// the global ones belong to all.
@@ -107,7 +113,7 @@ func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
 		p.Metrics[metrics.ShLdBankConflicts] = float64(m.shLdWave - m.shLdReq)
 		p.Metrics[metrics.ShStBankConflicts] = float64(m.shStWave - m.shStReq)
 	}
-	p.Time = estimateTime(d, s, p)
+	p.Time = EstimateTime(d, p)
 	p.TimeSeconds = p.Time.Total()
 	return p, nil
 }
@@ -130,6 +136,10 @@ type sim struct {
 
 	ldReq, ldSec, stReq, stSec int64
 	useful                     int64
+	// traffic is the time model's account of the requests, and
+	// fetchSectors the sectors of one L2 fetch block.
+	traffic      Traffic
+	fetchSectors uint64
 
 	// The shared-memory side: requests and wavefronts by the bank rule.
 	banks banks
@@ -152,7 +162,8 @@ type sim struct {
 // address function. record, when set, collects instructions instead of
 // counting them.
 func newSim(s spec.Spec, idx []int32, record *[]Instruction) (*sim, error) {
-	m := &sim{s: s, idx: idx, bufs: s.Buffers(), record: record}
+	m := &sim{s: s, idx: idx, bufs: s.Buffers(), record: record,
+		fetchSectors: uint64(max(s.L2Fetch, SectorBytes) / SectorBytes)}
 	km, ok := addresses[s.Kernel]
 	if !ok {
 		return nil, fmt.Errorf("sectors: kernel %s has no address function", s.Kernel)
@@ -207,6 +218,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 	if store {
 		m.stReq++
 		m.stSec += int64(n)
+		m.traffic.add(true, &m.co, 1)
 		for i := range n {
 			if tracked(b, m.co.sec[i]) {
 				m.l2.store(b, m.co.sec[i], m.co.used[i])
@@ -216,6 +228,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 	}
 	m.ldReq++
 	m.ldSec += int64(n)
+	m.traffic.add(false, &m.co, m.fetchSectors)
 	for i := range n {
 		if tracked(b, m.co.sec[i]) {
 			m.l2.load(b, m.co.sec[i])
