@@ -294,7 +294,7 @@ func timeSection(k *Key) Section {
 	s := k.Parts[0].Spec
 	d, _ := devices.Lookup(s.Device)
 	return Section{Title: "What the time model leaves out", Lines: []string{
-		fmt.Sprintf("The time model's latency limit is Little's law: an SM finishes (bytes in flight) / (latency) bytes a second, and on the %s the latency grows from %s with what is in flight. It does not charge sparse accesses for the DRAM bursts they half use, nor model DRAM page and refresh effects or the clocks of the run.",
+		fmt.Sprintf("The time model's latency limit is Little's law: an SM finishes (bytes in flight) / (latency) bytes a second, and on the %s the latency grows from %s with what is in flight. It charges a sparse access the DRAM time it occupies, by how far apart its request's blocks lie, but not a read-modify-write's turn of the DRAM from reads to writes, DRAM refresh, or the clocks of the run.",
 			d.GPU, duration(d.Time.LatencySeconds)),
 		fmt.Sprintf("A copy with one 4-byte load per thread has at most %d threads × 4 bytes = %s in flight per SM, and fewer when small blocks cap the threads an SM holds (at most %d resident blocks per SM on the %s: blocks of 32 threads fill %d of its %d thread slots).",
 			d.MaxThreadsPerSM, bytesStr(float64(4*d.MaxThreadsPerSM)), d.MaxBlocksPerSM, d.GPU, min(d.MaxThreadsPerSM, 32*d.MaxBlocksPerSM), d.MaxThreadsPerSM),

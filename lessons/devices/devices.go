@@ -78,7 +78,7 @@ type DRAM struct {
 }
 
 // Time holds the parameters of the time model (package sectors, time.go),
-// fitted to the recorded sweep of the device.
+// fitted by calibrate.FitTime to the device's timed launches.
 type Time struct {
 	// CopyBandwidth is the bytes per second cudaMemcpy moves device to
 	// device, read plus write: the ceiling of every kernel.
