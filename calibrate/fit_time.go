@@ -75,10 +75,11 @@ func timePoint(l measure.Launch, p sectors.Prediction) TimePoint {
 
 // FitTime fits every parameter of the time model (devices.Time) to the
 // median CUDA-event times of launches, measured on the GPU base describes:
-// CopyBandwidth is the launches' (CopyBandwidth); the rest minimise the squared log of measured / model over
-// the launches, with launches more than 20 % off weighed ten times more,
-// so that the fit trades a little on the many for the few it would leave
-// far off. The search is coordinate descent in the logarithm of each
+// CopyBandwidth is the median rate of the launches' largest cudaMemcpy
+// copies; the rest minimise the squared log of measured / model over the
+// launches, with launches more than 20 % off weighed ten times more, so
+// that the fit trades a little on the many for the few it would leave far
+// off. The search is coordinate descent in the logarithm of each
 // parameter from base's values (or a generic start where base has none),
 // halving its steps: deterministic, and fast because the launches are
 // predicted once (TimePoints).
@@ -91,7 +92,7 @@ func FitTime(base devices.Profile, launches []measure.Launch) (devices.Time, err
 		return devices.Time{}, fmt.Errorf("%w: %d timed, want at least %d", ErrTooFew, len(points), MinTimedLaunches)
 	}
 	t := base.Time
-	if r := CopyBandwidth(launches); r > 0 {
+	if r := memcpyRate(launches); r > 0 {
 		t.CopyBandwidth = r
 	}
 	if t.CopyBandwidth <= 0 {
@@ -100,11 +101,11 @@ func FitTime(base devices.Profile, launches []measure.Launch) (devices.Time, err
 	return FitTimePoints(base, t, points), nil
 }
 
-// CopyBandwidth returns the median rate of the cudaMemcpy the launches
+// memcpyRate returns the median rate of the cudaMemcpy the launches
 // timed beside them, over those that copied at least half the most any
 // copied: a small copy's rate is mostly its launch overhead. It is 0 where
 // no launch timed one.
-func CopyBandwidth(launches []measure.Launch) float64 {
+func memcpyRate(launches []measure.Launch) float64 {
 	var most int64
 	for _, l := range launches {
 		if l.MemcpyBandwidth() > 0 && !l.Failed() {
@@ -167,7 +168,7 @@ func FitTimePoints(base devices.Profile, t devices.Time, points []TimePoint) dev
 	}
 	loss := func(x []float64) float64 {
 		d.Time = at(x)
-		return TimeLoss(d, points)
+		return timeLoss(d, points)
 	}
 	best := loss(x)
 	for step := math.Log(4); step > 1e-3; step /= 2 {
@@ -190,10 +191,10 @@ func FitTimePoints(base devices.Profile, t devices.Time, points []TimePoint) dev
 	return at(x)
 }
 
-// TimeLoss is what FitTime minimises: the sum over points of the squared
+// timeLoss is what FitTime minimises: the sum over points of the squared
 // log of measured / model, plus ten times the square of what exceeds
 // log 1.2.
-func TimeLoss(d devices.Profile, points []TimePoint) float64 {
+func timeLoss(d devices.Profile, points []TimePoint) float64 {
 	sum := 0.0
 	for _, p := range points {
 		r := math.Abs(math.Log(p.Seconds / sectors.EstimateTime(d, p.Prediction).Total()))

@@ -189,7 +189,7 @@ func h200Fit(t *testing.T, fit []TimePoint) devices.Time {
 		launches[i] = x.l
 	}
 	start := base.Time
-	start.CopyBandwidth = CopyBandwidth(launches)
+	start.CopyBandwidth = memcpyRate(launches)
 	return FitTimePoints(base, start, fit)
 }
 
