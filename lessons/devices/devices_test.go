@@ -38,6 +38,8 @@ func TestValidate(t *testing.T) {
 		{"fetch 16", func(p *Profile) { p.DefaultL2Fetch = 16 }, "32, 64 or 128"},
 		{"spread 1", func(p *Profile) { p.DRAM.Spread = 1 }, "0 <= spread < 1"},
 		{"no bandwidth", func(p *Profile) { p.Time.CopyBandwidth = 0 }, "positive copy_bandwidth"},
+		{"negative L1 line rate", func(p *Profile) { p.Time.L1LineRate = -1 }, "l1_line_rate -1"},
+		{"negative access bytes", func(p *Profile) { p.Time.DRAMAccessBytes = -5 }, "dram_access_bytes -5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
