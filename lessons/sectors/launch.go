@@ -137,9 +137,9 @@ type sim struct {
 	ldReq, ldSec, stReq, stSec int64
 	useful                     int64
 	// traffic is the time model's account of the requests, and
-	// fetchSectors the sectors of one L2 fetch block.
-	traffic      Traffic
-	fetchSectors uint64
+	// fetchShift the log2 of the sectors of one L2 fetch block.
+	traffic    Traffic
+	fetchShift uint
 
 	// The shared-memory side: requests and wavefronts by the bank rule.
 	banks banks
@@ -163,7 +163,7 @@ type sim struct {
 // counting them.
 func newSim(s spec.Spec, idx []int32, record *[]Instruction) (*sim, error) {
 	m := &sim{s: s, idx: idx, bufs: s.Buffers(), record: record,
-		fetchSectors: uint64(max(s.L2Fetch, SectorBytes) / SectorBytes)}
+		fetchShift: uint(bits.TrailingZeros(uint(max(s.L2Fetch, SectorBytes) / SectorBytes)))}
 	km, ok := addresses[s.Kernel]
 	if !ok {
 		return nil, fmt.Errorf("sectors: kernel %s has no address function", s.Kernel)
@@ -218,7 +218,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 	if store {
 		m.stReq++
 		m.stSec += int64(n)
-		m.traffic.add(true, &m.co, 1)
+		m.traffic.add(true, &m.co, 0)
 		for i := range n {
 			if tracked(b, m.co.sec[i]) {
 				m.l2.store(b, m.co.sec[i], m.co.used[i])
@@ -228,7 +228,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 	}
 	m.ldReq++
 	m.ldSec += int64(n)
-	m.traffic.add(false, &m.co, m.fetchSectors)
+	m.traffic.add(false, &m.co, m.fetchShift)
 	for i := range n {
 		if tracked(b, m.co.sec[i]) {
 			m.l2.load(b, m.co.sec[i])

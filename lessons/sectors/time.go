@@ -182,9 +182,9 @@ type Spacing struct {
 }
 
 // add counts the request the coalescer holds: its lines, and its blocks of
-// perBlock sectors by their spacing.
-func (t *Traffic) add(store bool, c *coalescer, perBlock uint64) {
-	lines, blocks, partial, span := c.spread(perBlock)
+// 2^blockShift sectors by their spacing.
+func (t *Traffic) add(store bool, c *coalescer, blockShift uint) {
+	lines, blocks, partial, span := c.spread(blockShift, store)
 	sp := &t.Ld
 	if store {
 		t.StLines += int64(lines)
