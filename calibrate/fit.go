@@ -143,14 +143,17 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 	}
 	rep.add("dram.partial_write_fill", b2f(p.DRAM.PartialWriteFill), fmt.Sprintf("the %s profile's: no calibration launch tells", reference), true)
 
-	tm, cost, nTime, err := fitTime(p, launches, info)
+	timed := timeLaunches(launches)
+	tm, err := FitTime(p, timed)
 	if err != nil {
 		return devices.Profile{}, rep, err
 	}
+	bw = p.Time.CopyBandwidth
 	p.Time = tm
-	rep.TimeLaunches, rep.TimeCost = nTime, cost
+	p.Time.CopyBandwidth = bw // the memcpy rate above, over launches larger than the L2
+	rep.TimeLaunches = len(timed)
 	for _, q := range timeParams {
-		rep.add(q.path, q.get(&p), fmt.Sprintf("%s: fitted to %s (%d copy launches)", by, q.from, nTime), false)
+		rep.add(q.path, q.get(&p), fmt.Sprintf("%s: fitted to %s (%d timed launches)", by, q.from, len(timed)), false)
 	}
 	p.Provenance = provenance(info, set, lat, rep)
 	p.Sources, p.Estimated = rep.Sources(), rep.estimated()

@@ -1,71 +1,207 @@
 package calibrate
 
 import (
-	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
-// copyFamily are the kernels the time model is built for (go doc
-// lessons/sectors): copies that stream every byte they touch.
-var copyFamily = []spec.Kernel{spec.CoalescedCopy, spec.OffsetCopy, spec.VectorizedCopy, spec.GridStrideCopy}
+// MinTimedLaunches is the fewest timed launches FitTime fits to: fewer
+// leave some of the ten parameters without a launch that sets them.
+const MinTimedLaunches = 20
 
-const (
-	minTimeLaunches = 4
-	maxTimeLaunches = 24
-	// maxTimeThreads leaves out launches the model takes long over; the
-	// counts of each are predicted once, however many candidates.
-	maxTimeThreads = 1 << 24
-)
+// ErrTooFew is FitTime's error for fewer than MinTimedLaunches timed
+// launches.
+var ErrTooFew = errors.New("calibrate: too few timed launches")
 
-// timeLaunches picks the launches the time model is fitted to: timed
-// copies, smallest first, at most maxTimeLaunches spread over the sizes.
-func timeLaunches(launches []measure.Launch) []measure.Launch {
-	var out []measure.Launch
-	for _, l := range distinct(launches) {
-		if l.Timed() && slices.Contains(copyFamily, l.Spec.Kernel) && l.Spec.Threads() <= maxTimeThreads {
-			out = append(out, l)
+// TimePoint is one timed launch as the time fit sees it: the model's
+// prediction, with ncu's DRAM bytes in place of the model's where the
+// launch was profiled, and the median time measured.
+type TimePoint struct {
+	Prediction sectors.Prediction
+	Seconds    float64
+}
+
+// TimePoints predicts the timed launches among launches, once: the time
+// fit varies only the time formula, never the counts it reads. Where a
+// launch has ncu's DRAM bytes they replace the model's, so that the fit
+// sees the time model's error and not the DRAM model's.
+func TimePoints(launches []measure.Launch) ([]TimePoint, error) {
+	var timed []measure.Launch
+	for _, l := range launches {
+		if l.Timed() && !l.Failed() {
+			timed = append(timed, l)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b measure.Launch) int { return cmp.Compare(a.Spec.Threads(), b.Spec.Threads()) })
-	return spread(out, maxTimeLaunches)
-}
-
-// FitTime fits base's time parameters besides copy_bandwidth
-// (launch_seconds, latency_seconds, latency_per_byte, block_rate) to the
-// median times of the launches' copies: the counts of each launch are
-// predicted once on base, then a coarse-then-fine search (search) retimes
-// them (sectors.Retime) to minimise the mean squared log ratio of model to
-// measured time. It fails with ErrNoData when fewer than four copies are
-// timed.
-func FitTime(base devices.Profile, launches []measure.Launch) (devices.Time, error) {
-	t, _, _, err := fitTime(base, launches, measure.DeviceInfo{L2Bytes: base.L2Bytes})
-	return t, err
-}
-
-func fitTime(base devices.Profile, launches []measure.Launch, info measure.DeviceInfo) (devices.Time, float64, int, error) {
-	set := timeLaunches(launches)
-	if len(set) < minTimeLaunches {
-		return devices.Time{}, 0, 0, fmt.Errorf("%w: %d timed copy launches (%v), want %d", ErrNoData, len(set), copyFamily, minTimeLaunches)
+	specs := make([]spec.Spec, len(timed))
+	for i, l := range timed {
+		specs[i] = l.Spec
 	}
-	preds, err := predictAll(base, specsOf(set))
+	preds, err := sectors.PredictAll(specs...)
 	if err != nil {
-		return devices.Time{}, 0, 0, fmt.Errorf("calibrate: fitting the time model: %w", err)
+		return nil, fmt.Errorf("calibrate: %w", err)
 	}
-	cost := func(c devices.Profile) float64 {
-		var sum float64
-		for i, l := range set {
-			r := math.Log(sectors.Retime(preds[i], c).TimeSeconds / l.Seconds())
-			sum += r * r
+	points := make([]TimePoint, len(timed))
+	for i, l := range timed {
+		points[i] = timePoint(l, preds[i])
+	}
+	return points, nil
+}
+
+// timePoint pairs the timed launch l with its prediction p, ncu's DRAM
+// bytes in place of the model's where l has them.
+func timePoint(l measure.Launch, p sectors.Prediction) TimePoint {
+	if l.Profiled() {
+		m := make(metrics.Set, len(p.Metrics))
+		for k, v := range p.Metrics {
+			m[k] = v
 		}
-		return sum / float64(len(set))
+		for _, k := range []string{metrics.DRAMRead, metrics.DRAMWrite} {
+			if v, ok := l.Metrics[k]; ok {
+				m[k] = v
+			}
+		}
+		p.Metrics = m
 	}
-	best, v := search(base, timeParams, info, 4, 9, cost)
-	return best.Time, v, len(set), nil
+	return TimePoint{Prediction: p, Seconds: l.Seconds()}
+}
+
+// FitTime fits every parameter of the time model (devices.Time) to the
+// median CUDA-event times of launches, measured on the GPU base describes:
+// CopyBandwidth is the median rate of the launches' largest cudaMemcpy
+// copies; the rest minimise the squared log of measured / model over the
+// launches, with launches more than 20 % off weighed ten times more, so
+// that the fit trades a little on the many for the few it would leave far
+// off. The search is coordinate descent in the logarithm of each
+// parameter from base's values (or a generic start where base has none),
+// halving its steps: deterministic, and fast because the launches are
+// predicted once (TimePoints).
+func FitTime(base devices.Profile, launches []measure.Launch) (devices.Time, error) {
+	points, err := TimePoints(launches)
+	if err != nil {
+		return devices.Time{}, err
+	}
+	if len(points) < MinTimedLaunches {
+		return devices.Time{}, fmt.Errorf("%w: %d timed, want at least %d", ErrTooFew, len(points), MinTimedLaunches)
+	}
+	t := base.Time
+	if r := memcpyRate(launches); r > 0 {
+		t.CopyBandwidth = r
+	}
+	if t.CopyBandwidth <= 0 {
+		return devices.Time{}, fmt.Errorf("calibrate: no launch timed a cudaMemcpy and %s has no copy_bandwidth", base.Name)
+	}
+	return FitTimePoints(base, t, points), nil
+}
+
+// memcpyRate returns the median rate of the cudaMemcpy the launches
+// timed beside them, over those that copied at least half the most any
+// copied: a small copy's rate is mostly its launch overhead. It is 0 where
+// no launch timed one.
+func memcpyRate(launches []measure.Launch) float64 {
+	var most int64
+	for _, l := range launches {
+		if l.MemcpyBandwidth() > 0 && !l.Failed() {
+			most = max(most, l.MemcpyBytes)
+		}
+	}
+	var rates []float64
+	for _, l := range launches {
+		if r := l.MemcpyBandwidth(); r > 0 && !l.Failed() && 2*l.MemcpyBytes >= most {
+			rates = append(rates, r)
+		}
+	}
+	if len(rates) == 0 {
+		return 0
+	}
+	slices.Sort(rates)
+	return rates[len(rates)/2]
+}
+
+// fitted are the parameters FitTime searches, with where each starts when
+// the base profile has no value for it: about what an H100-class GPU
+// shows, so that the search starts in the right decade.
+var fitted = []struct {
+	field func(*devices.Time) *float64
+	start float64
+}{
+	{func(t *devices.Time) *float64 { return &t.LaunchSeconds }, 3e-6},
+	{func(t *devices.Time) *float64 { return &t.LatencySeconds }, 5e-7},
+	{func(t *devices.Time) *float64 { return &t.LatencyPerByte }, 4e-11},
+	{func(t *devices.Time) *float64 { return &t.BlockRate }, 1e9},
+	{func(t *devices.Time) *float64 { return &t.DRAMAccessBytes }, 100},
+	{func(t *devices.Time) *float64 { return &t.DRAMAccessSpacing }, 100},
+	{func(t *devices.Time) *float64 { return &t.L2LatencySeconds }, 3e-7},
+	{func(t *devices.Time) *float64 { return &t.L1LineRate }, 2e9},
+	{func(t *devices.Time) *float64 { return &t.L2StoreRate }, 6e10},
+	{func(t *devices.Time) *float64 { return &t.SharedWavefrontRate }, 2e9},
+}
+
+// maxSweeps bounds the sweeps over the parameters at one step size.
+const maxSweeps = 50
+
+// FitTimePoints is FitTime's search, from t (whose CopyBandwidth it
+// keeps) over points already predicted.
+func FitTimePoints(base devices.Profile, t devices.Time, points []TimePoint) devices.Time {
+	x := make([]float64, len(fitted))
+	for i, f := range fitted {
+		v := *f.field(&t)
+		if v <= 0 {
+			v = f.start
+		}
+		x[i] = math.Log(v)
+	}
+	d := base
+	at := func(x []float64) devices.Time {
+		tt := t
+		for i, f := range fitted {
+			*f.field(&tt) = math.Exp(x[i])
+		}
+		return tt
+	}
+	loss := func(x []float64) float64 {
+		d.Time = at(x)
+		return timeLoss(d, points)
+	}
+	best := loss(x)
+	for step := math.Log(4); step > 1e-3; step /= 2 {
+		// A valley the axes cross at a slant takes many sweeps; past
+		// maxSweeps a halved step does better.
+		for sweep, improved := 0, true; improved && sweep < maxSweeps; sweep++ {
+			improved = false
+			for i := range x {
+				for _, dir := range []float64{step, -step} {
+					x[i] += dir
+					if l := loss(x); l < best {
+						best, improved = l, true
+						break
+					}
+					x[i] -= dir
+				}
+			}
+		}
+	}
+	return at(x)
+}
+
+// timeLoss is what FitTime minimises: the sum over points of the squared
+// log of measured / model, plus ten times the square of what exceeds
+// log 1.2.
+func timeLoss(d devices.Profile, points []TimePoint) float64 {
+	sum := 0.0
+	for _, p := range points {
+		r := math.Abs(math.Log(p.Seconds / sectors.EstimateTime(d, p.Prediction).Total()))
+		sum += r * r
+		if over := r - math.Log(1.2); over > 0 {
+			sum += 10 * over * over
+		}
+	}
+	return sum
 }

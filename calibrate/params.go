@@ -68,20 +68,54 @@ var dramParams = []param{
 }
 
 // timeParams are the time model's parameters besides the copy bandwidth
-// (which the cudaMemcpy rate gives), fitted to the median CUDA-event
-// times of the copy kernels. The ranges span every GPU the course
-// expects, from a T4 to an H200, with room on both sides.
+// (which the cudaMemcpy rate gives), all fitted together by FitTime to the
+// median CUDA-event times of the timed launches; from says which launches
+// set each most.
 var timeParams = []param{
-	{path: "time.launch_seconds", lo: fixed(1e-6), hi: fixed(2e-5), log: true, from: "the times of the smallest launches",
+	{path: "time.launch_seconds", from: "the times of the smallest launches",
 		get: func(p *devices.Profile) float64 { return p.Time.LaunchSeconds },
 		set: func(p *devices.Profile, v float64) { p.Time.LaunchSeconds = v }},
-	{path: "time.latency_seconds", lo: fixed(1e-7), hi: fixed(3e-6), log: true, from: "the times of latency-bound copies",
+	{path: "time.latency_seconds", from: "the times of latency-bound copies",
 		get: func(p *devices.Profile) float64 { return p.Time.LatencySeconds },
 		set: func(p *devices.Profile, v float64) { p.Time.LatencySeconds = v }},
-	{path: "time.latency_per_byte", lo: fixed(1e-13), hi: fixed(1e-9), log: true, from: "the times of copies with more bytes in flight",
+	{path: "time.latency_per_byte", from: "the times of copies with more bytes in flight",
 		get: func(p *devices.Profile) float64 { return p.Time.LatencyPerByte },
 		set: func(p *devices.Profile, v float64) { p.Time.LatencyPerByte = v }},
-	{path: "time.block_rate", lo: fixed(1e8), hi: fixed(1e10), log: true, from: "the times of copies in blocks of one warp",
+	{path: "time.block_rate", from: "the times of copies in blocks of one warp",
 		get: func(p *devices.Profile) float64 { return p.Time.BlockRate },
 		set: func(p *devices.Profile, v float64) { p.Time.BlockRate = v }},
+	{path: "time.dram_access_bytes", from: "the times of sparse strided reads",
+		get: func(p *devices.Profile) float64 { return p.Time.DRAMAccessBytes },
+		set: func(p *devices.Profile, v float64) { p.Time.DRAMAccessBytes = v }},
+	{path: "time.dram_access_spacing", from: "the times of sparse strided reads at several strides",
+		get: func(p *devices.Profile) float64 { return p.Time.DRAMAccessSpacing },
+		set: func(p *devices.Profile, v float64) { p.Time.DRAMAccessSpacing = v }},
+	{path: "time.l2_latency_seconds", from: "the times of launches whose loads the L2 holds",
+		get: func(p *devices.Profile) float64 { return p.Time.L2LatencySeconds },
+		set: func(p *devices.Profile, v float64) { p.Time.L2LatencySeconds = v }},
+	{path: "time.l1_line_rate", from: "the times of loads that touch many lines",
+		get: func(p *devices.Profile) float64 { return p.Time.L1LineRate },
+		set: func(p *devices.Profile, v float64) { p.Time.L1LineRate = v }},
+	{path: "time.l2_store_rate", from: "the times of stores that touch many lines",
+		get: func(p *devices.Profile) float64 { return p.Time.L2StoreRate },
+		set: func(p *devices.Profile, v float64) { p.Time.L2StoreRate = v }},
+	{path: "time.shared_wavefront_rate", from: "the times of shared-memory launches",
+		get: func(p *devices.Profile) float64 { return p.Time.SharedWavefrontRate },
+		set: func(p *devices.Profile, v float64) { p.Time.SharedWavefrontRate = v }},
+}
+
+// maxTimeThreads leaves out of the time fit the launches the model takes
+// long over: FitTime predicts each timed launch once.
+const maxTimeThreads = 1 << 24
+
+// timeLaunches picks the launches the time model is fitted to: the timed
+// ones of at most maxTimeThreads threads.
+func timeLaunches(launches []measure.Launch) []measure.Launch {
+	var out []measure.Launch
+	for _, l := range distinct(launches) {
+		if l.Timed() && l.Spec.Threads() <= maxTimeThreads {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -216,8 +216,27 @@ func partArithmetic(e *Exercise, p Part) []string {
 		d, _ := devices.Lookup(s.Device)
 		dram := m[metrics.DRAMRead] + m[metrics.DRAMWrite]
 		tp := pr.Time
-		lines := []string{launch, fmt.Sprintf("Time model: %s launch overhead + the longest of DRAM %s at %s (%s), waiting out the loads with %s in flight per SM at %s each (%s), and starting %s blocks (%s): %s bound, %s.",
-			duration(tp.Launch), bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(tp.Bandwidth), bytesStr(tp.InFlightPerSM), duration(tp.Latency1), duration(tp.Latency),
+		dramLimit := fmt.Sprintf("DRAM %s at %s (%s)", bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(tp.Bandwidth))
+		if plain := dram / d.Time.CopyBandwidth; tp.Bandwidth > 1.005*plain {
+			dramLimit = fmt.Sprintf("DRAM %s at %s (%s), charged %s as its sparse accesses occupy DRAM longer than their bytes", bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(plain), duration(tp.Bandwidth))
+		}
+		// The limits of lines, store packets and banks, where they count.
+		var more string
+		for _, l := range []struct {
+			what    string
+			n       float64
+			seconds float64
+		}{
+			{"lines the L1s look up", float64(pr.Traffic.LdLines + pr.Traffic.StLines), tp.L1Lines},
+			{"store packets to the L2", float64(pr.Traffic.StPackets), tp.L2Stores},
+			{"shared-memory wavefronts", m[metrics.ShLdWavefronts] + m[metrics.ShStWavefronts], tp.Shared},
+		} {
+			if l.seconds > 0 {
+				more += fmt.Sprintf(", %s %s (%s)", fmtNum(l.n), l.what, duration(l.seconds))
+			}
+		}
+		lines := []string{launch, fmt.Sprintf("Time model: %s launch overhead + the longest of %s, waiting out the loads with %s in flight per SM at %s each (%s)%s, and starting %s blocks (%s): %s bound, %s.",
+			duration(tp.Launch), dramLimit, bytesStr(tp.InFlightPerSM), duration(tp.Latency1), duration(tp.Latency), more,
 			fmtNum(float64(s.GridBlocks())), duration(tp.Blocks), tp.Bound, duration(pr.TimeSeconds))}
 		if e.Quantity != figures.TimeSeconds.Name {
 			bw := model(figures.UsefulBandwidth, p)
@@ -294,7 +313,7 @@ func timeSection(k *Key) Section {
 	s := k.Parts[0].Spec
 	d, _ := devices.Lookup(s.Device)
 	return Section{Title: "What the time model leaves out", Lines: []string{
-		fmt.Sprintf("The time model's latency limit is Little's law: an SM finishes (bytes in flight) / (latency) bytes a second, and on the %s the latency grows from %s with what is in flight. It does not charge sparse accesses for the DRAM bursts they half use, nor model DRAM page and refresh effects or the clocks of the run.",
+		fmt.Sprintf("The time model's latency limit is Little's law: an SM finishes (bytes in flight) / (latency) bytes a second, and on the %s the latency grows from %s with what is in flight. It charges a sparse access the DRAM time it occupies, by how far apart its request's blocks lie, but not a read-modify-write's turn of the DRAM from reads to writes, DRAM refresh, or the clocks of the run.",
 			d.GPU, duration(d.Time.LatencySeconds)),
 		fmt.Sprintf("A copy with one 4-byte load per thread has at most %d threads × 4 bytes = %s in flight per SM, and fewer when small blocks cap the threads an SM holds (at most %d resident blocks per SM on the %s: blocks of 32 threads fill %d of its %d thread slots).",
 			d.MaxThreadsPerSM, bytesStr(float64(4*d.MaxThreadsPerSM)), d.MaxBlocksPerSM, d.GPU, min(d.MaxThreadsPerSM, 32*d.MaxBlocksPerSM), d.MaxThreadsPerSM),

@@ -252,9 +252,11 @@ var (
 	InFlightPerSM = Column{Name: "load bytes in flight per SM", working: func(p sectors.Prediction) (string, bool) {
 		return Count(p.Time.InFlightPerSM), p.Time.InFlightPerSM > 0
 	}}
-	// TimeBound names the limit that sets the model's time for a launch:
-	// "bandwidth" (DRAM bytes at the copy bandwidth), "latency" (too few
-	// bytes in flight to cover DRAM's latency) or "block starts".
+	// TimeBound names the limit that sets the model's time for a launch
+	// (sectors.TimeParts.Bound): "bandwidth" (DRAM bytes at the copy
+	// bandwidth, sparse accesses at the DRAM time they occupy), "latency"
+	// (too few bytes in flight to cover the latency), "L1 lines", "L2
+	// stores", "shared banks" or "block starts".
 	TimeBound = Column{Name: "time set by", working: func(p sectors.Prediction) (string, bool) {
 		return p.Time.Bound, p.Time.Bound != ""
 	}}

@@ -10,6 +10,7 @@ import (
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -131,7 +132,7 @@ func TestCompareRecorded(t *testing.T) {
 	require.Len(t, tb.Rows, 2)
 	assert.Equal(t, []string{"stride 32", "32", "32", "12.5%"}, tb.Rows[0][:4])
 	assert.NotEqual(t, Missing, tb.Rows[0][5], "a measured bandwidth")
-	assert.Contains(t, []string{"bandwidth", "latency", "block starts"}, tb.Rows[0][7])
+	assert.Contains(t, []string{sectors.BoundBandwidth, sectors.BoundLatency, sectors.BoundBlocks, sectors.BoundL1Lines, sectors.BoundL2Stores, sectors.BoundShared}, tb.Rows[0][7])
 	assert.Regexp(t, `^\d+(\.\d+)?%$`, tb.Rows[0][8])
 	assert.Contains(t, tb.Caption, "Model: the sector model of the NVIDIA H200. Measured: recorded on NVIDIA H200, ")
 

@@ -120,7 +120,7 @@ type DRAM struct {
 }
 
 // Time holds the parameters of the time model (package sectors, time.go),
-// fitted to the recorded sweep of the device.
+// fitted by calibrate.FitTime to the device's timed launches.
 type Time struct {
 	// CopyBandwidth is the bytes per second cudaMemcpy moves device to
 	// device, read plus write: the ceiling of every kernel.
@@ -134,6 +134,32 @@ type Time struct {
 	LatencyPerByte float64 `json:"latency_per_byte"`
 	// BlockRate is the most thread blocks per second the device starts.
 	BlockRate float64 `json:"block_rate"`
+
+	// The limits below are left out where they are 0: a profile from a
+	// datasheet has none of them until a run calibrates it.
+
+	// DRAMAccessBytes is the DRAM time an access far from any other costs,
+	// as bytes at CopyBandwidth: a 32- or 64-byte access still occupies
+	// the DRAM for about a burst and a row's opening.
+	DRAMAccessBytes float64 `json:"dram_access_bytes"`
+	// DRAMAccessSpacing is the spacing of a request's DRAM blocks, in
+	// bytes, under which an access costs no more than its bytes: an access
+	// at spacing s costs DRAMAccessBytes × (1 - DRAMAccessSpacing / s), as
+	// blocks closer together share the DRAM rows they open.
+	DRAMAccessSpacing float64 `json:"dram_access_spacing"`
+	// L2LatencySeconds is the latency of a load the L2 holds.
+	L2LatencySeconds float64 `json:"l2_latency_seconds"`
+	// L1LineRate is the lines per second one SM's L1 looks up: a request
+	// whose lanes touch many lines takes a cycle for each.
+	L1LineRate float64 `json:"l1_line_rate"`
+	// L2StoreRate is the store packets per second the whole L2 accepts: a
+	// store request costs it one for each line it touches or, where more,
+	// for each sector it writes in part (merged into the sector the L2
+	// holds).
+	L2StoreRate float64 `json:"l2_store_rate"`
+	// SharedWavefrontRate is the shared-memory wavefronts per second one
+	// SM serves: bank conflicts cost a wavefront each.
+	SharedWavefrontRate float64 `json:"shared_wavefront_rate"`
 }
 
 //go:embed profiles.json
@@ -288,6 +314,9 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("devices: %s: default_l2_fetch_granularity %d, want %s", p.Name, p.DefaultL2Fetch, L2FetchChoices())
 	case p.Time.CopyBandwidth <= 0 || p.Time.LatencySeconds <= 0 || p.Time.BlockRate <= 0 || p.Time.LaunchSeconds < 0 || p.Time.LatencyPerByte < 0:
 		return fmt.Errorf("devices: %s: want positive copy_bandwidth, latency_seconds and block_rate", p.Name)
+	case p.Time.L2LatencySeconds < 0 || p.Time.DRAMAccessBytes < 0 || p.Time.DRAMAccessSpacing < 0 || p.Time.L1LineRate < 0 || p.Time.L2StoreRate < 0 || p.Time.SharedWavefrontRate < 0:
+		return fmt.Errorf("devices: %s: time: l2_latency_seconds %v, dram_access_bytes %v, dram_access_spacing %v, l1_line_rate %v, l2_store_rate %v, shared_wavefront_rate %v: want each >= 0 (0 leaves its limit out)",
+			p.Name, p.Time.L2LatencySeconds, p.Time.DRAMAccessBytes, p.Time.DRAMAccessSpacing, p.Time.L1LineRate, p.Time.L2StoreRate, p.Time.SharedWavefrontRate)
 	case !validCC(p.ComputeCapability):
 		return fmt.Errorf("devices: %s: compute_capability %q, want major.minor, for example \"9.0\"", p.Name, p.ComputeCapability)
 	}

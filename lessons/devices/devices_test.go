@@ -117,6 +117,8 @@ func TestValidate(t *testing.T) {
 		{"estimate of no field", func(p *Profile) { p.Estimated = []string{"dram.size"} }, `estimated "dram.size", want one of match, compute_capability`},
 		{"source of no field", func(p *Profile) { p.Sources["clock"] = "a guess" }, `sources has "clock", want one of`},
 		{"unsourced", func(p *Profile) { delete(p.Sources, "time.block_rate") }, "no source for time.block_rate"},
+		{"negative L1 line rate", func(p *Profile) { p.Time.L1LineRate = -1 }, "l1_line_rate -1"},
+		{"negative access bytes", func(p *Profile) { p.Time.DRAMAccessBytes = -5 }, "dram_access_bytes -5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,7 +56,7 @@ func TestModelFigures(t *testing.T) {
 	v := Model(p)
 	assert.Equal(t, p.TimeSeconds, of(t, TimeSeconds, v))
 	assert.InDelta(t, 2*67108864*4/p.TimeSeconds, of(t, UsefulBandwidth, v), 1e-3)
-	assert.InDelta(t, of(t, UsefulBandwidth, v)/4238e9, of(t, FractionOfMemcpy, v), 1e-12, "profiles.json: h200 copy_bandwidth 4238e9")
+	assert.InDelta(t, of(t, UsefulBandwidth, v)/4260e9, of(t, FractionOfMemcpy, v), 1e-12, "profiles.json: h200 copy_bandwidth 4260e9")
 	dram := p.Metrics[metrics.DRAMRead] + p.Metrics[metrics.DRAMWrite]
 	assert.InDelta(t, dram/float64(2*67108864*4), of(t, DRAMBytesPerUsefulByte, v), 1e-12)
 }

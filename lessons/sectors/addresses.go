@@ -20,9 +20,8 @@ type kernelModel struct {
 	// the names spec.Buffers gives them.
 	warp func(m *sim) warpFunc
 	// inFlight is how many independent loads one thread keeps in flight
-	// at once, and how many must wait for one another in turn (the time
-	// model's Little's law); nil is one load, waited for once.
-	inFlight func(s spec.Spec) (inFlight, depth float64)
+	// at once (the time model's Little's law); nil is one.
+	inFlight func(s spec.Spec) float64
 }
 
 // addresses holds each kernel's model.
@@ -91,7 +90,7 @@ var addresses = map[spec.Kernel]kernelModel{
 			}
 		}
 	},
-		inFlight: func(s spec.Spec) (float64, float64) { return float64(s.Unroll), 1 },
+		inFlight: func(s spec.Spec) float64 { return float64(s.Unroll) },
 	},
 	spec.GatherCopy: {warp: func(m *sim) warpFunc {
 		in, out, idx := m.buf("in"), m.buf("out"), m.buf("idx")
@@ -115,13 +114,12 @@ var addresses = map[spec.Kernel]kernelModel{
 			m.affine(uint64(t0)*4, 4)
 			m.st(out, 4, act, "out[t]")
 		}
-	},
-		// in[idx[t]] cannot start before idx[t] arrives.
-		inFlight: func(spec.Spec) (float64, float64) { return 1, 2 },
-	},
+		// in[idx[t]] cannot start before idx[t] arrives: one load in
+		// flight, so the time model waits out both loads in turn.
+	}},
 	spec.SumFieldsSoA: {warp: sumFieldsSoA,
 		// As sum_fields_aos: the compiler unrolls the field loop by four.
-		inFlight: func(s spec.Spec) (float64, float64) { return float64(min(4, s.StructBytes/4)), 1 },
+		inFlight: func(s spec.Spec) float64 { return float64(min(4, s.StructBytes/4)) },
 	},
 	spec.CopyRows:                {warp: copy2D(true, false)},
 	spec.CopyColumns:             {warp: copy2D(false, false)},
@@ -166,13 +164,13 @@ var addresses = map[spec.Kernel]kernelModel{
 			m.st(out, 4, act, "out[t]")
 		}
 	},
-		inFlight: func(s spec.Spec) (float64, float64) {
+		inFlight: func(s spec.Spec) float64 {
 			size := 4
 			if s.Vector {
 				size = 16
 			}
 			// The compiler unrolls the field loop by four.
-			return float64(min(4, s.StructBytes/size)), 1
+			return float64(min(4, s.StructBytes/size))
 		},
 	},
 }

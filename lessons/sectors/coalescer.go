@@ -155,3 +155,38 @@ func (c *coalescer) dedupe() {
 	}
 	c.n = k
 }
+
+// spread describes the sectors of the last run for the time model: the
+// lines they fall in, the fetch blocks of 2^blockShift sectors they fall in,
+// with parts the sectors it uses only in part, and the bytes from the first
+// sector to the end of the last. It counts runs of the same line (block) in
+// the order the sectors are held, which is exact for the sorted and the
+// descending orders the coalescer keeps, and for a scattered warp counts a
+// line once per run, as a scattered warp seldom touches a line twice.
+func (c *coalescer) spread(blockShift uint, parts bool) (lines, blocks, partial int, span uint64) {
+	if c.n == 0 {
+		return 0, 0, 0, 0
+	}
+	lo, hi := c.sec[0], c.sec[0]
+	line, block := c.sec[0]/sectorsPerLine, c.sec[0]>>blockShift
+	lines, blocks = 1, 1
+	for _, s := range c.sec[1:c.n] {
+		lo, hi = min(lo, s), max(hi, s)
+		if l := s / sectorsPerLine; l != line {
+			line = l
+			lines++
+		}
+		if b := s >> blockShift; b != block {
+			block = b
+			blocks++
+		}
+	}
+	if parts {
+		for _, u := range c.used[:c.n] {
+			if u != ^uint32(0) {
+				partial++
+			}
+		}
+	}
+	return lines, blocks, partial, (hi - lo + 1) * SectorBytes
+}

@@ -136,19 +136,82 @@
 //
 // # Time
 //
-// The time model (time.go) takes the longest of three limits: DRAM bytes
-// at the copy bandwidth, loads waited out at a latency that grows with the
-// bytes in flight (Little's law), and block starts. It is within 16 % of
-// the measured time on 52 of the 54 copy-family launches of the recorded
-// sweep (25 % on all), and within 25 % on 107 of its 158 launches. It
-// breaks on sparse accesses (strides of 32 elements and more, AoS structs
-// of 64 bytes and more, the random gather), which DRAM serves more slowly
-// than their bytes say: at stride 32 the measured time is 1.5 times the
-// model's. It errs the other way, and the GPU beats it, where loads return
-// sooner than DRAM's latency or overlap more than one chain per thread:
-// dense gathers (every index pattern but the two random ones) take 0.39 to
-// 0.46 times the model's time, strided_read at strides 2 to 16 0.54 to
-// 0.93, and sum_fields_aos 0.11 to 0.81, whose later field loads find their
-// sectors in the L1. Read a time the model gives for those as an upper
-// bound.
+// The time model (time.go, EstimateTime) takes the longest of its limits,
+// each the time one part of the GPU needs for the launch's traffic alone,
+// plus a fixed launch cost. Its parameters (devices.Time) are fitted by
+// calibrate.FitTime to the median CUDA-event times of the recorded sweep
+// and the L2-edge sweep (cuda/reference/h200.jsonl and l2edge.jsonl,
+// NVIDIA H200, driver 580.159.04, CUDA 13.0, coalesce run -ncu -record),
+// with ncu's DRAM bytes in the model's place, so that the fit sees the time
+// model's error and not the DRAM model's. With the model's own DRAM bytes
+// it is within 16 % of the measured time on 49 of the 54 copy-family
+// launches of the recorded sweep (25 % on all), within 25 % on 154 of its
+// 158 launches, and on 44 of the 50 timed launches of
+// cuda/testdata/holdout_metrics.jsonl, which the fit never saw (go test
+// ./calibrate -run TestTimeAccuracy -v prints the table per kernel, both
+// ways). The limits:
+//
+// Bandwidth: the DRAM bytes at the copy bandwidth, a sparse access charged
+// the DRAM time it occupies. A request's DRAM blocks (fetch blocks for
+// loads, sectors for stores) are binned by their spacing, the bytes the
+// request spans over its blocks; a block at spacing s costs
+// DRAMAccessBytes × (1 - DRAMAccessSpacing / s) bytes' time where that is
+// more than its bytes. Evidence: strided_read over 256 MB at strides 32, 64
+// and 128 (64-byte blocks 128, 256 and 512 bytes apart) read 134, 67 and 34
+// MB in 36.4, 24.0 and 15.2 µs, 3.7, 2.8 and 2.2 TB/s where a copy moves
+// 4.2; at L2 fetch 32 B the same strides took 32.6, 22.8 and 14.7 µs for
+// half the bytes. The time follows the accesses, not the bytes: about 60,
+// 80 and 90 bytes' time each. The strided copy at stride 32, 1.5 times the
+// old model's time, is now within 5 %: strided_copy at stride 32 took 99.7
+// µs where the model says 96.4. A kernel that only stores reads what its
+// partial sectors fill at its stores' spacing (strided_write at stride 32:
+// 65 MB read and 65 MB written in 78.5 µs). Limits: one curve for every
+// fetch size (strided_read at stride 24 and L2 fetch 32 B, held out, is
+// 1.45 times faster than the model), and a read-modify-write of one field a
+// line costs the H200 more than a sparse read and a sparse write (210 to
+// 280 bytes' time a line where the model charges about 150):
+// update_x_aos with structs of 64 bytes and more takes 1.28 to 1.57 times
+// the model's time.
+//
+// Latency (Little's law): each SM finishes (warps resident × loads in
+// flight per warp) requests per latency, the latency growing with the bytes
+// in flight, counted up to a line a request: more than a line is what the
+// bandwidth limit charges. A gather's two loads wait in turn (in[idx[t]]
+// needs idx[t]). A load the L2 holds waits L2LatencySeconds, and the share
+// of load sectors DRAM sends waits LatencySeconds. Evidence: strided_read
+// at strides 1, 2 and 4 over 256 MB took 163.7, 87.6 and 61.5 µs, one
+// latency a wave of requests however many sectors each holds, until the
+// bandwidth limit; random gathers of 12 to 100 MB (n 2^20 to 2^23, in the
+// L2 after their first touch) took 12.9 to 85.6 µs, about 1 µs a load.
+// Limit: the fit puts the L2's latency (0.97 µs) above DRAM's (0.67): the
+// only launches that set it are those gathers, whose requests each touch 32
+// lines, so it stands for a scattered request's wait for its last line, not
+// for one hit's latency.
+//
+// L1 lines: an SM's L1 looks up one line a cycle (L1LineRate, fitted 1.9 G
+// a second, about the H200's 1.98 GHz clock), so a request whose lanes
+// touch 32 lines costs 32 cycles whether they hit or miss. Evidence:
+// sum_fields_aos, one float a load, with structs of 32, 64 and 128 bytes
+// and n = 2^24 took 144, 529 and 2074 µs; its loads touch 34, 134 and 537 M
+// lines, at 261 G lines a second 128, 514 and 2057 µs, where its DRAM bytes
+// need 141, 268 and 520.
+//
+// L2 stores: every line a store request touches is a packet to the L2, and
+// every sector it writes in part a merge there (L2StoreRate). Evidence:
+// transpose_coalesced_read, whose stores each touch 32 lines, took 283 µs
+// for 4096 × 4096 floats, 1094 for 8192 × 8192, where its DRAM bytes need
+// 32 and 145. Limit: it is still 1.3 times slower than the rate fitted to
+// the rest.
+//
+// Shared banks: every shared-memory wavefront is a cycle of its SM
+// (SharedWavefrontRate). Evidence: transpose_tiled without padding, whose
+// column reads are 32-way bank conflicts, took 81.4 µs for 4096 × 4096
+// floats, padded 50.8.
+//
+// Block starts: the device starts at most BlockRate blocks a second, which
+// caps tiny blocks (coalesced_copy with blocks of 32 threads, 1276 µs).
+//
+// What is left out: the ramp of a small launch (a vectorized copy of 4 M
+// floats is up to 1.37 times slower than the model), DRAM refresh and the
+// clocks of the run.
 package sectors

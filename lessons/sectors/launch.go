@@ -33,6 +33,11 @@ type Prediction struct {
 	// how it got there.
 	TimeSeconds float64   `json:"time_seconds"`
 	Time        TimeParts `json:"time"`
+	// Traffic is what the time model reads of the launch besides the
+	// counts: how many lines its requests visit and how closely their
+	// DRAM blocks lie.
+	// It is the model's working, not a count, and stays out of the JSON.
+	Traffic Traffic `json:"-"`
 }
 
 // Predict runs the model over every warp of the launch s describes and
@@ -92,7 +97,7 @@ func PredictIndices(s spec.Spec, idx []int32) (Prediction, error) {
 // d.Time tries thousands of candidates; the counts of a launch are worth
 // predicting once, not once for each.
 func Retime(p Prediction, d devices.Profile) Prediction {
-	p.Time = estimateTime(d, p.Spec, p)
+	p.Time = EstimateTime(d, p)
 	p.TimeSeconds = p.Time.Total()
 	return p
 }
@@ -139,6 +144,7 @@ func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction,
 		},
 		Warps:         m.warps,
 		L1UsefulBytes: m.useful,
+		Traffic:       m.traffic,
 	}
 	// The shared counts belong to the kernels that use shared memory, as
 	// the global ones belong to all.
@@ -150,7 +156,7 @@ func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction,
 		p.Metrics[metrics.ShLdBankConflicts] = float64(m.shLdWave - m.shLdReq)
 		p.Metrics[metrics.ShStBankConflicts] = float64(m.shStWave - m.shStReq)
 	}
-	p.Time = estimateTime(d, s, p)
+	p.Time = EstimateTime(d, p)
 	p.TimeSeconds = p.Time.Total()
 	return p, m.trace, nil
 }
@@ -236,6 +242,10 @@ type sim struct {
 
 	ldReq, ldSec, stReq, stSec int64
 	useful                     int64
+	// traffic is the time model's account of the requests, and
+	// fetchShift the log2 of the sectors of one L2 fetch block.
+	traffic    Traffic
+	fetchShift uint
 
 	// The shared-memory side: requests and wavefronts by the bank rule.
 	banks banks
@@ -260,7 +270,8 @@ type sim struct {
 // address function. record, when set, collects instructions instead of
 // counting them.
 func newSim(s spec.Spec, idx []int32, record *[]Instruction) (*sim, error) {
-	m := &sim{s: s, idx: idx, bufs: s.Buffers(), record: record}
+	m := &sim{s: s, idx: idx, bufs: s.Buffers(), record: record,
+		fetchShift: uint(bits.TrailingZeros(uint(max(s.L2Fetch, SectorBytes) / SectorBytes)))}
 	km, ok := addresses[s.Kernel]
 	if !ok {
 		return nil, fmt.Errorf("sectors: kernel %s has no address function", s.Kernel)
@@ -315,6 +326,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 	if store {
 		m.stReq++
 		m.stSec += int64(n)
+		m.traffic.add(true, &m.co, 0)
 		for i := range n {
 			if tracked(b, m.co.sec[i]) {
 				m.l2.store(b, m.co.sec[i], m.co.used[i])
@@ -327,6 +339,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 	}
 	m.ldReq++
 	m.ldSec += int64(n)
+	m.traffic.add(false, &m.co, m.fetchShift)
 	for i := range n {
 		if tracked(b, m.co.sec[i]) {
 			m.l2.load(b, m.co.sec[i])

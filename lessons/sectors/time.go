@@ -1,64 +1,111 @@
 package sectors
 
 import (
-	"math"
+	"math/bits"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
-// estimateTime is the time model. A launch costs its fixed overhead plus
-// the longest of three limits:
+// The names TimeParts.Bound gives the limit that set a launch's time.
+const (
+	BoundBandwidth = "bandwidth"
+	BoundLatency   = "latency"
+	BoundBlocks    = "block starts"
+	BoundL1Lines   = "L1 lines"
+	BoundL2Stores  = "L2 stores"
+	BoundShared    = "shared banks"
+)
+
+// EstimateTime is the time model: a launch costs its fixed overhead plus
+// the longest of its limits, each the time one part of the GPU needs for
+// the launch's traffic on its own (the package documentation says what
+// each models and on what evidence):
 //
-//   - bandwidth: the DRAM bytes the model predicts, at the device's copy
-//     bandwidth;
+//   - bandwidth: the DRAM bytes p predicts at the device's copy bandwidth,
+//     a sparse access charged at least the DRAM time it occupies;
 //   - latency (Little's law): a warp that waits for its load keeps only
 //     that load in flight, so each SM finishes about (warps resident ×
 //     loads in flight per warp) requests per latency, and the latency
-//     itself grows with the bytes in flight (queueing). This is why the
-//     seed's one-float-per-thread copy reaches only about two thirds of
-//     cudaMemcpy: 64 warps × 128 bytes per SM is not enough in flight;
-//   - block starts: the device starts at most BlockRate blocks a second,
-//     which caps tiny blocks.
+//     grows with the bytes in flight (queueing);
+//   - L1 lines: an SM's L1 looks up one line a cycle, so a request whose
+//     lanes touch 32 lines costs 32 cycles whether they hit or not;
+//   - L2 stores: every line a store request touches is a packet to the
+//     L2, and every sector it writes in part a merge there;
+//   - shared banks: every shared-memory wavefront is a cycle of the SM;
+//   - block starts: the device starts at most BlockRate blocks a second.
 //
-// The parameters are fitted per device (devices.Time). The model is meant
-// for the copy family (coalesced, offset, vectorized and grid-stride
-// copies); sparse accesses cost DRAM more than their bytes (a 32-byte
-// access still occupies a DRAM burst), which it leaves out.
-func estimateTime(d devices.Profile, s spec.Spec, p Prediction) TimeParts {
-	t := d.Time
-	dram := p.Metrics[metrics.DRAMRead] + p.Metrics[metrics.DRAMWrite]
-	bandwidth := dram / t.CopyBandwidth
+// p's DRAM bytes are the model's own in Predict; a caller that has measured
+// them (calibrate, the accuracy tests) may put ncu's in their place to see
+// the time model's error alone.
+func EstimateTime(d devices.Profile, p Prediction) TimeParts {
+	t, s := d.Time, p.Spec
+	parts := TimeParts{Launch: t.LaunchSeconds}
+
+	read, write := p.Metrics[metrics.DRAMRead], p.Metrics[metrics.DRAMWrite]
+	// A kernel that only stores reads what its partial stores fill: at
+	// the stores' spacing, a sector at a time.
+	reads, block := &p.Traffic.Ld, float64(max(s.L2Fetch, SectorBytes))
+	if p.Traffic.LdLines == 0 {
+		reads, block = &p.Traffic.St, SectorBytes
+	}
+	parts.Bandwidth = (read*reads.cost(t, block) + write*p.Traffic.St.cost(t, SectorBytes)) / t.CopyBandwidth
 
 	warpsPerBlock := (int64(s.Block) + WarpSize - 1) / WarpSize
 	perSM := float64(min(int64(d.MaxBlocksPerSM), int64(d.MaxThreadsPerSM/WarpSize)/warpsPerBlock) * warpsPerBlock)
 	perSM = max(1, min(perSM, float64(p.Warps)/float64(d.SMs)))
-	inFlight, depth := loadsInFlight(s)
-	// The bytes one request keeps in flight: its sectors'. A kernel that
-	// only stores still waits on its stores.
+	inFlight := loadsInFlight(s)
+	// The bytes one request keeps in flight: its sectors', up to a line.
+	// More than a line a request is what the bandwidth limit charges; the
+	// queue that lengthens the latency is of requests. A kernel that only
+	// stores still waits on its stores.
 	requests, sectorsOf := p.Metrics[metrics.LdRequests], p.Metrics[metrics.LdSectors]
 	if requests == 0 {
 		requests, sectorsOf = p.Metrics[metrics.StRequests], p.Metrics[metrics.StSectors]
 	}
-	bytesPerRequest := 0.0
+	bytesPerRequest, miss := 0.0, 1.0
 	if requests > 0 {
-		bytesPerRequest = sectorsOf / requests * SectorBytes
+		bytesPerRequest = min(LineBytes, sectorsOf/requests*SectorBytes)
 	}
-	latency := t.LatencySeconds + t.LatencyPerByte*perSM*inFlight*bytesPerRequest
-	waves := requests / (float64(d.SMs) * perSM * inFlight)
-	latencyBound := depth * waves * latency
+	// A load the L2 holds waits only the L2's latency: the share of load
+	// sectors DRAM sends is the share that waits DRAM's.
+	if p.Metrics[metrics.LdSectors] > 0 {
+		miss = min(1, read/(p.Metrics[metrics.LdSectors]*SectorBytes))
+	}
+	hit := t.LatencySeconds
+	if t.L2LatencySeconds > 0 {
+		hit = t.L2LatencySeconds
+	}
+	parts.Latency1 = hit + (t.LatencySeconds-hit)*miss + t.LatencyPerByte*perSM*inFlight*bytesPerRequest
+	parts.InFlightPerSM = perSM * inFlight * bytesPerRequest
+	parts.Latency = requests / (float64(d.SMs) * perSM * inFlight) * parts.Latency1
 
-	blocks := float64(s.GridBlocks()) / t.BlockRate
-	parts := TimeParts{Launch: t.LaunchSeconds, Bandwidth: bandwidth, Latency: latencyBound, Blocks: blocks,
-		Latency1: latency, InFlightPerSM: perSM * inFlight * bytesPerRequest, Bound: "bandwidth"}
-	switch math.Max(bandwidth, math.Max(latencyBound, blocks)) {
-	case latencyBound:
-		parts.Bound = "latency"
-	case blocks:
-		parts.Bound = "block starts"
+	parts.Blocks = float64(s.GridBlocks()) / t.BlockRate
+	parts.L1Lines = rate(float64(p.Traffic.LdLines+p.Traffic.StLines), t.L1LineRate*float64(d.SMs))
+	parts.L2Stores = rate(float64(p.Traffic.StPackets), t.L2StoreRate)
+	parts.Shared = rate(p.Metrics[metrics.ShLdWavefronts]+p.Metrics[metrics.ShStWavefronts], t.SharedWavefrontRate*float64(d.SMs))
+
+	parts.Bound = BoundBandwidth
+	longest := parts.Bandwidth
+	for _, l := range []struct {
+		name    string
+		seconds float64
+	}{{BoundLatency, parts.Latency}, {BoundL1Lines, parts.L1Lines}, {BoundL2Stores, parts.L2Stores}, {BoundShared, parts.Shared}, {BoundBlocks, parts.Blocks}} {
+		if l.seconds > longest {
+			parts.Bound, longest = l.name, l.seconds
+		}
 	}
 	return parts
+}
+
+// rate is the seconds n things take at r a second, 0 where r is 0: a
+// limit the profile leaves out.
+func rate(n, r float64) float64 {
+	if r <= 0 {
+		return 0
+	}
+	return n / r
 }
 
 // TimeParts is the time model's working: each limit on its own, and which
@@ -66,33 +113,111 @@ func estimateTime(d devices.Profile, s spec.Spec, p Prediction) TimeParts {
 type TimeParts struct {
 	// Launch is the fixed cost of a launch.
 	Launch float64 `json:"launch_seconds"`
-	// Bandwidth is the predicted DRAM bytes at the copy bandwidth.
+	// Bandwidth is the predicted DRAM bytes at the copy bandwidth, sparse
+	// accesses charged the DRAM time they occupy.
 	Bandwidth float64 `json:"bandwidth_seconds"`
 	// Latency is the time to wait out every load at the latency that the
 	// bytes in flight give (Little's law).
 	Latency float64 `json:"latency_seconds"`
 	// Blocks is the time the device needs to start every block.
 	Blocks float64 `json:"blocks_seconds"`
+	// L1Lines is the time the L1s need to look up every line the
+	// requests touch.
+	L1Lines float64 `json:"l1_lines_seconds"`
+	// L2Stores is the time the L2 needs to take every line stores send it
+	// and merge every sector they write in part.
+	L2Stores float64 `json:"l2_stores_seconds"`
+	// Shared is the time the SMs need for every shared-memory wavefront.
+	Shared float64 `json:"shared_seconds"`
 	// Latency1 is the latency of one load with InFlightPerSM bytes in flight.
 	Latency1 float64 `json:"load_latency_seconds"`
 	// InFlightPerSM is the bytes of loads one SM keeps in flight.
 	InFlightPerSM float64 `json:"in_flight_per_sm_bytes"`
-	// Bound names the limit that set the time: "bandwidth", "latency" or
-	// "block starts".
+	// Bound names the limit that set the time: BoundBandwidth,
+	// BoundLatency, BoundL1Lines, BoundL2Stores, BoundShared or
+	// BoundBlocks.
 	Bound string `json:"bound"`
 }
 
 // Total returns the launch time: the overhead plus the largest limit.
 func (t TimeParts) Total() float64 {
-	return t.Launch + math.Max(t.Bandwidth, math.Max(t.Latency, t.Blocks))
+	return t.Launch + max(t.Bandwidth, t.Latency, t.Blocks, t.L1Lines, t.L2Stores, t.Shared)
 }
 
 // loadsInFlight returns how many independent loads one thread has in
-// flight at once, and how many loads must wait for one another in turn:
-// the kernel's own answer (addresses), else one.
-func loadsInFlight(s spec.Spec) (inFlight, depth float64) {
+// flight at once: the kernel's own answer (addresses), else one.
+func loadsInFlight(s spec.Spec) float64 {
 	if km, ok := addresses[s.Kernel]; ok && km.inFlight != nil {
 		return km.inFlight(s)
 	}
-	return 1, 1
+	return 1
+}
+
+// Traffic is the time model's account of a launch's global requests,
+// gathered as the model walks them.
+type Traffic struct {
+	// LdLines and StLines count, over every load (store) request, the
+	// 128-byte lines it touches.
+	LdLines, StLines int64
+	// StPackets counts, over every store request, the larger of its lines
+	// and the sectors it writes in part: the L2 takes a line's sectors in
+	// one go, but merges a partial sector into the sector it holds.
+	StPackets int64
+	// Ld and St are the requests' DRAM blocks (fetch blocks for loads,
+	// sectors for stores) by how far apart they lie.
+	Ld, St Spacing
+}
+
+// spacingBins bins spacings from 1 byte to 2^40.
+const spacingBins = 41
+
+// Spacing bins a launch's requests by the spacing of their DRAM blocks:
+// the bytes from a request's first sector to the end of its last, divided
+// by its blocks. A coalesced request's blocks touch (spacing = block); a
+// strided one's lie the stride apart; a random gather's are spread over
+// the whole buffer. Bin k holds the spacings from 2^k to 2^(k+1) bytes.
+type Spacing struct {
+	// Blocks is each bin's blocks, and Spread the sum of their spacings.
+	Blocks, Spread [spacingBins]float64
+}
+
+// add counts the request the coalescer holds: its lines, and its blocks of
+// 2^blockShift sectors by their spacing.
+func (t *Traffic) add(store bool, c *coalescer, blockShift uint) {
+	lines, blocks, partial, span := c.spread(blockShift, store)
+	sp := &t.Ld
+	if store {
+		t.StLines += int64(lines)
+		t.StPackets += int64(max(lines, partial))
+		sp = &t.St
+	} else {
+		t.LdLines += int64(lines)
+	}
+	if blocks == 0 {
+		return
+	}
+	spacing := span / uint64(blocks)
+	k := min(spacingBins-1, bits.Len64(spacing)-1)
+	sp.Blocks[k] += float64(blocks)
+	sp.Spread[k] += float64(blocks) * float64(spacing)
+}
+
+// cost returns how many bytes of DRAM time a byte of these requests
+// occupies: 1 for blocks close together, more for blocks of block bytes far
+// apart, each of which costs DRAMAccessBytes × (1 - DRAMAccessSpacing /
+// spacing) when that is more than its bytes.
+func (s *Spacing) cost(t devices.Time, block float64) float64 {
+	var n, c float64
+	for k, b := range s.Blocks {
+		if b == 0 {
+			continue
+		}
+		spacing := s.Spread[k] / b
+		n += b * block
+		c += b * max(block, t.DRAMAccessBytes*(1-t.DRAMAccessSpacing/spacing))
+	}
+	if n == 0 || t.DRAMAccessBytes == 0 {
+		return 1
+	}
+	return c / n
 }

@@ -1,0 +1,368 @@
+package calibrate
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/measure"
+)
+
+var update = flag.Bool("update", false, "predict every timed launch again and rewrite "+cacheFile)
+
+// The H200's timed launches, all measured on NVIDIA H200, driver
+// 580.159.04, CUDA 13.0 (provenance in each file): the recorded sweep and
+// the L2-edge sweep are what the h200 time parameters are fitted to, but
+// for the L2-edge sizes its spec file holds out (5, 7 and 10 × 2^20); those
+// and cuda/testdata/holdout_metrics.jsonl test the fit.
+var (
+	fitFiles  = []string{"cuda/reference/h200.jsonl", "cuda/reference/l2edge.jsonl"}
+	heldFiles = []string{"cuda/testdata/holdout_metrics.jsonl"}
+)
+
+// heldOutN reports whether an L2-edge launch of n elements is held out
+// (cuda/device/l2edge-specs.jsonl says which).
+func heldOutN(n int64) bool { return n == 5<<20 || n == 7<<20 || n == 10<<20 }
+
+// cacheFile holds the model's prediction of every timed launch of the
+// files, as the time model reads it: predicting them all takes minutes
+// (2^26-thread random gathers), fitting the time formula to them a
+// second. TestCacheCurrent re-predicts the small launches to keep it true.
+const cacheFile = "testdata/time_points.jsonl"
+
+// cached is one line of cacheFile.
+type cached struct {
+	File    string       `json:"file"`
+	Index   int          `json:"index"` // among the file's measured launches
+	Spec    spec.Spec    `json:"spec"`
+	Metrics metrics.Set  `json:"metrics"`
+	Warps   int64        `json:"warps"`
+	LdLines int64        `json:"ld_lines"`
+	StLines int64        `json:"st_lines"`
+	StPkts  int64        `json:"st_packets"`
+	Ld      [][3]float64 `json:"ld_spacing"` // bin, blocks, spread
+	St      [][3]float64 `json:"st_spacing"`
+}
+
+func bins(s sectors.Spacing) [][3]float64 {
+	var out [][3]float64
+	for k, b := range s.Blocks {
+		if b != 0 {
+			out = append(out, [3]float64{float64(k), b, s.Spread[k]})
+		}
+	}
+	return out
+}
+
+func spacing(bs [][3]float64) sectors.Spacing {
+	var s sectors.Spacing
+	for _, b := range bs {
+		s.Blocks[int(b[0])], s.Spread[int(b[0])] = b[1], b[2]
+	}
+	return s
+}
+
+func toCached(x fileLaunch, p sectors.Prediction) cached {
+	return cached{File: x.file, Index: x.index, Spec: p.Spec, Metrics: p.Metrics, Warps: p.Warps,
+		LdLines: p.Traffic.LdLines, StLines: p.Traffic.StLines, StPkts: p.Traffic.StPackets, Ld: bins(p.Traffic.Ld), St: bins(p.Traffic.St)}
+}
+
+func (c cached) prediction() sectors.Prediction {
+	return sectors.Prediction{Spec: c.Spec, Metrics: c.Metrics, Warps: c.Warps,
+		Traffic: sectors.Traffic{LdLines: c.LdLines, StLines: c.StLines, StPackets: c.StPkts, Ld: spacing(c.Ld), St: spacing(c.St)}}
+}
+
+// fileLaunch is a timed launch, the file it is in and its index among
+// the file's measured launches (the first form of run file numbers no
+// lines).
+type fileLaunch struct {
+	file  string
+	index int
+	l     measure.Launch
+}
+
+// data reads the timed launches of the files, split into those fitted to
+// and those held out.
+func data(t *testing.T) (fit, held []fileLaunch) {
+	t.Helper()
+	for _, f := range slices.Concat(fitFiles, heldFiles) {
+		set, err := measure.ReadFile(filepath.Join("..", f))
+		require.NoError(t, err)
+		for i, l := range set.Measured() {
+			if !l.Timed() {
+				continue
+			}
+			if slices.Contains(heldFiles, f) || f == "cuda/reference/l2edge.jsonl" && heldOutN(l.Spec.N) {
+				held = append(held, fileLaunch{f, i, l})
+			} else {
+				fit = append(fit, fileLaunch{f, i, l})
+			}
+		}
+	}
+	return fit, held
+}
+
+// loadPoints returns the fitted and held-out launches as the time fit sees
+// them, from the cache (rewritten first under -update): with ncu's DRAM
+// bytes where they were measured, or with ownDRAM the model's own.
+func loadPoints(t *testing.T, ownDRAM bool) (fit, held []TimePoint) {
+	t.Helper()
+	fl, hl := data(t)
+	all := slices.Concat(fl, hl)
+	if *update && !ownDRAM {
+		specs := make([]spec.Spec, len(all))
+		for i, x := range all {
+			specs[i] = x.l.Spec
+		}
+		preds, err := sectors.PredictAll(specs...)
+		require.NoError(t, err)
+		f, err := os.Create(cacheFile)
+		require.NoError(t, err)
+		w := bufio.NewWriter(f)
+		for i, x := range all {
+			b, err := json.Marshal(toCached(x, preds[i]))
+			require.NoError(t, err)
+			fmt.Fprintf(w, "%s\n", b)
+		}
+		require.NoError(t, w.Flush())
+		require.NoError(t, f.Close())
+	}
+	cache := readCache(t)
+	pair := func(xs []fileLaunch) []TimePoint {
+		out := make([]TimePoint, len(xs))
+		for i, x := range xs {
+			c, ok := cache[key(x.file, x.index)]
+			require.True(t, ok, "%s launch %d is not in %s: run go test ./calibrate -update", x.file, x.index, cacheFile)
+			require.Equal(t, x.l.Spec, c.Spec, "%s launch %d: run go test ./calibrate -update", x.file, x.index)
+			out[i] = timePoint(x.l, c.prediction())
+			if ownDRAM {
+				out[i].Prediction = c.prediction()
+			}
+		}
+		return out
+	}
+	return pair(fl), pair(hl)
+}
+
+func key(file string, index int) string { return fmt.Sprintf("%s:%d", file, index) }
+
+func readCache(t *testing.T) map[string]cached {
+	t.Helper()
+	f, err := os.Open(cacheFile)
+	require.NoError(t, err)
+	defer f.Close()
+	out := map[string]cached{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var c cached
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &c))
+		out[key(c.File, c.Index)] = c
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// h200Fit fits the time parameters to the fitted launches as FitTime
+// does, from the profile's values, without predicting them again.
+func h200Fit(t *testing.T, fit []TimePoint) devices.Time {
+	t.Helper()
+	base, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	fl, _ := data(t)
+	launches := make([]measure.Launch, len(fl))
+	for i, x := range fl {
+		launches[i] = x.l
+	}
+	start := base.Time
+	start.CopyBandwidth = memcpyRate(launches)
+	return FitTimePoints(base, start, fit)
+}
+
+// TestH200TimeFromData refits the h200 time parameters from the committed
+// measurements and requires profiles.json to hold what the fit gives.
+// profiles.json keeps three significant digits, so each parameter must
+// agree within 0.5 % (rounding) plus 0.5 % (the search's last step,
+// e^0.001 - 1 = 0.1 %, moves the loss's minimum a little as the data
+// change), 1 % in all.
+func TestH200TimeFromData(t *testing.T) {
+	fit, _ := loadPoints(t, false)
+	got := h200Fit(t, fit)
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	want := h200.Time
+	t.Logf("fitted: %+v", got)
+	for _, f := range fitted {
+		assert.InEpsilon(t, *f.field(&want), *f.field(&got), 0.01, "profiles.json has %+v; the fit gives %+v", want, got)
+	}
+	assert.InEpsilon(t, want.CopyBandwidth, got.CopyBandwidth, 0.01)
+}
+
+// ratios returns measured / model time of each point under d.
+func ratios(d devices.Profile, ps []TimePoint) []float64 {
+	out := make([]float64, len(ps))
+	for i, p := range ps {
+		out[i] = p.Seconds / sectors.EstimateTime(d, p.Prediction).Total()
+	}
+	return out
+}
+
+// worst returns the largest |log| of the ratios, as a factor (1.25 is a
+// launch 25 % off either way), and the launch it belongs to.
+func worst(rs []float64, ps []TimePoint) (float64, string) {
+	w, at := 1.0, ""
+	for i, r := range rs {
+		if f := math.Exp(math.Abs(math.Log(r))); f > w {
+			w, at = f, ps[i].Prediction.Spec.Brief()
+		}
+	}
+	return w, at
+}
+
+// TestTimeAccuracy holds the h200 time model to the measured median times,
+// on the launches it was fitted to and on those held out, with ncu's DRAM
+// bytes in the model's place (the time model's own error) and with the
+// model's own (what a learner sees). The goal is every launch within 25 %;
+// run it with -v for the table per kernel. The bounds are what the model
+// reaches, not the goal, where it falls short:
+//
+//   - update_x_aos with structs of 64 bytes and more, a read-modify-write
+//     of one sector a line, is up to 1.5x slower than the model (1.6x
+//     with the model's own DRAM bytes; the H200
+//     takes 210 to 280 bytes' DRAM time a line; the model charges a sparse
+//     read and a sparse write, about 150);
+//   - small vectorized and coalesced copies (3 to 6 M floats, and blocks of
+//     1024) are up to 1.4x slower: the launch's ramp, which a fixed launch
+//     cost and one latency per wave leave out;
+//   - transpose_coalesced_read is 1.3x slower than the rate of L2 store
+//     packets fitted to the rest;
+//   - a random gather at L2 fetch 128 B and n = 2^23 is 1.45x slower, and
+//     strided_read at stride 24 and L2 fetch 32 B 1.45x faster, than the
+//     model's DRAM access cost, one curve for every fetch size.
+func TestTimeAccuracy(t *testing.T) {
+	fit, held := loadPoints(t, false)
+	fitOwn, heldOwn := loadPoints(t, true)
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name   string
+		ps     []TimePoint
+		within int     // launches within 25 %, at least
+		bound  float64 // the worst launch's measured / model, either way
+	}{
+		{"fitted, ncu's DRAM bytes", fit, 266, 1.40},
+		{"held out, ncu's DRAM bytes", held, 78, 1.50},
+		{"fitted, the model's DRAM bytes", fitOwn, 269, 1.45},
+		{"held out, the model's DRAM bytes", heldOwn, 79, 1.60},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := ratios(h200, c.ps)
+			byKernel := map[spec.Kernel][]float64{}
+			for i, r := range rs {
+				k := c.ps[i].Prediction.Spec.Kernel
+				byKernel[k] = append(byKernel[k], r)
+			}
+			in := 0
+			for _, k := range slices.Sorted(maps.Keys(byKernel)) {
+				r := byKernel[k]
+				n := 0
+				for _, x := range r {
+					if math.Abs(x-1) <= 0.25 {
+						n++
+					}
+				}
+				in += n
+				t.Logf("%-26s %3d launches, %3d within 25 %%, measured/model %.2f to %.2f", k, len(r), n, slices.Min(r), slices.Max(r))
+			}
+			w, at := worst(rs, c.ps)
+			t.Logf("%d of %d within 25 %%; the worst, %s, %.2fx off", in, len(rs), at, w)
+			assert.GreaterOrEqual(t, in, c.within)
+			assert.LessOrEqual(t, w, c.bound, "worst launch %s", at)
+		})
+	}
+}
+
+// TestCacheCurrent predicts again every launch of the cache with at most
+// 2^21 threads (a few seconds' worth) and requires what the cache holds:
+// a change to the model that moves the counts the time model reads fails
+// here until `go test ./calibrate -update` rewrites the cache.
+func TestCacheCurrent(t *testing.T) {
+	cache := readCache(t)
+	var keys []string
+	var specs []spec.Spec
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range cache {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		if c := cache[k]; c.Spec.Threads() <= 1<<21 {
+			keys = append(keys, k)
+			specs = append(specs, c.Spec)
+		}
+	}
+	require.NotEmpty(t, specs)
+	preds, err := sectors.PredictAll(specs...)
+	require.NoError(t, err)
+	for i, k := range keys {
+		want := cache[k]
+		got := toCached(fileLaunch{file: want.File, index: want.Index}, preds[i])
+		assert.Equal(t, want, got, "%s (%s) has moved: run go test ./calibrate -update", k, want.Spec.Brief())
+	}
+}
+
+// TestFitTimeTooFew: a fit needs MinTimedLaunches timed launches, and says
+// how many it had; untimed and failed ones do not count.
+func TestFitTimeTooFew(t *testing.T) {
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	s, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":1024}`))
+	require.NoError(t, err)
+	launches := []measure.Launch{
+		{Spec: s, TimeMs: 0.004, TimedLaunches: 20},
+		{Spec: s},                               // not timed
+		{Spec: s, Error: "verification failed"}, // failed
+	}
+	_, err = FitTime(h200, launches)
+	require.ErrorIs(t, err, ErrTooFew)
+	assert.Contains(t, err.Error(), "1 timed, want at least 20")
+}
+
+// TestFitTimeRecovers fits launches whose times the model itself gave
+// under the h200 parameters, from a start every parameter of which is off
+// by 1.2x. The search is local (coordinate descent): it ends within 6 % of
+// every launch's time, not at the exact parameters, as the limits that no
+// launch's time reaches leave it valleys to stop in; 7 % is the bound.
+func TestFitTimeRecovers(t *testing.T) {
+	fit, _ := loadPoints(t, false)
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	synthetic := make([]TimePoint, len(fit))
+	for i, p := range fit {
+		synthetic[i] = TimePoint{Prediction: p.Prediction, Seconds: sectors.EstimateTime(h200, p.Prediction).Total()}
+	}
+	start := h200.Time
+	for _, f := range fitted {
+		*f.field(&start) *= 1.2
+	}
+	d := h200
+	d.Time = FitTimePoints(h200, start, synthetic)
+	for _, p := range synthetic {
+		assert.InEpsilon(t, p.Seconds, sectors.EstimateTime(d, p.Prediction).Total(), 0.07, p.Prediction.Spec.Brief())
+	}
+}
