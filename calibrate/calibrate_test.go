@@ -32,9 +32,11 @@ func TestSpecsScaleWithTheGPU(t *testing.T) {
 	t4, err := Specs(t4Info)
 	require.NoError(t, err)
 	require.Equal(t, len(h200), len(t4))
-	// The lines of specs.jsonl: 5 bandwidth, 4 bytes in flight, 2 fetch
-	// granularity and 11 footprint sweep launches; the last 13 profiled.
-	assert.Len(t, h200, 22)
+	// The lines of specs.jsonl: 5 bandwidth, 9 bytes in flight (4
+	// grid-stride copies, a gather, sum_fields_aos and three transposes),
+	// 4 fetch granularity and 11 footprint sweep launches; 13 profiled
+	// (the first two fetch granularity reads and the sweep).
+	assert.Len(t, h200, 29)
 	counted := 0
 	for i := range h200 {
 		h, s := h200[i], t4[i]
@@ -92,7 +94,10 @@ func TestSlug(t *testing.T) {
 func TestSearch(t *testing.T) {
 	// dirty_l2_bytes, 0.1 to 1 L2 (linear), and latency_seconds (log); a
 	// new slice, so that the tables stay as they are.
-	ps := []param{dramParams[1], timeParams[1]}
+	latency := param{path: "time.latency_seconds", lo: fixed(1e-7), hi: fixed(3e-6), log: true,
+		get: func(p *devices.Profile) float64 { return p.Time.LatencySeconds },
+		set: func(p *devices.Profile, v float64) { p.Time.LatencySeconds = v }}
+	ps := []param{dramParams[1], latency}
 	info := measure.DeviceInfo{L2Bytes: 1000}
 	// Bottom at dirty 437 B and latency 5.3e-7 s.
 	cost := func(p devices.Profile) float64 {

@@ -1,0 +1,44 @@
+#!/bin/bash
+# issue13.sh: the device run that checks issue 13 on the H200. In order:
+# coalesce calibrate from an empty cache (harness build, with and without
+# counters) and the calibrated profiles beside the shipped h200 on the
+# recording (cuda/device/calibrate.sh); 40 random launches at the L2's edge
+# that no fit saw, timed and profiled (dramcheck-specs.jsonl); the time
+# model's open questions (time-specs.jsonl); the GPU tests of cuda and
+# calibrate.
+#
+#   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
+#   go test -c -o .devbin/calibrate.test ./calibrate
+#   go test -c -o .devbin/cuda.test ./cuda
+#   (device, carry .devbin) bash cuda/device/issue13.sh [calibrate] [check] [tests]
+#
+# Commit $OUT/dramcheck.jsonl as cuda/testdata/dramcheck_metrics.jsonl,
+# $OUT/time.jsonl as cuda/reference/time.jsonl and the logs under
+# cuda/device/log/.
+set -u
+STEPS=${*:-calibrate check tests}
+want() { case " $STEPS " in *" $1 "*) return 0;; esac; return 1; }
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+say() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
+if want calibrate; then
+  OUT=$OUT bash cuda/device/calibrate.sh
+  mv "$OUT/log.txt" "$OUT/calibrate.txt"
+fi
+exec > >(tee "$OUT/log.txt") 2>&1
+export COALESCE_CACHE=/tmp/coalesce-cache
+if want check; then
+  say 40 random launches at the L2 edge, timed and profiled
+  time timeout 200 .devbin/coalesce run -ncu -record "$OUT/dramcheck.jsonl" cuda/device/dramcheck-specs.jsonl > /dev/null
+  echo "rc=$?"
+  timeout 120 .devbin/coalesce compare -measured "$OUT/dramcheck.jsonl" -figures dram__bytes_read.sum,dram__bytes_write.sum,time_seconds cuda/device/dramcheck-specs.jsonl | cut -c1-220
+  say the time model\'s open questions
+  time timeout 150 .devbin/coalesce run -ncu -record "$OUT/time.jsonl" cuda/device/time-specs.jsonl > /dev/null
+  echo "rc=$?"
+fi
+if want tests; then
+  say GPU tests
+  (cd cuda && timeout 200 ../.devbin/cuda.test -test.run 'GPU' -test.v > "$OUT/gputest_cuda.txt" 2>&1; echo "cuda rc=$?")
+  grep -E '^(--- |ok|PASS|FAIL)' "$OUT/gputest_cuda.txt" | head -30
+fi
+say end
