@@ -288,8 +288,8 @@ func dramSection(k *Key) Section {
 	}
 	if hasStore {
 		sec.Lines = append(sec.Lines, fmt.Sprintf(
-			"Stores allocate their sector in the L2 without reading DRAM; a sector written only in part is read first and written back whole (32 + 32 bytes). Written bytes still in the L2 when the launch ends (up to about %s) are not written back within it.",
-			bytesStr(float64(d.DRAM.DirtyL2Bytes))))
+			"Stores allocate their sector in the L2 without reading DRAM; a sector written only in part is read first and written back whole (32 + 32 bytes). Written bytes still in the L2 when the launch ends are not written back within it: those with less than %s of traffic after them, and no more than %s in all.",
+			bytesStr(float64(d.DRAM.DirtyL2Bytes)), bytesStr(float64(d.DRAM.DirtyWatermarkBytes))))
 	}
 	return sec
 }

@@ -77,9 +77,9 @@ func TestEstimates(t *testing.T) {
 	a100, err := Lookup("a100-80gb")
 	require.NoError(t, err)
 	// The A100 80GB SXM datasheet's 2039 GB/s times the H200's measured
-	// 4238 over its datasheet's 4800 GB/s: 2039 * 0.88292 = 1800.27,
-	// kept to 0.1 GB/s.
-	assert.InDelta(t, 1800.3e9, a100.Time.CopyBandwidth, 1)
+	// 4260 over its datasheet's 4800 GB/s: 2039 * 0.8875 = 1809.6125,
+	// kept to 1 MB/s.
+	assert.InDelta(t, 1809.612e9, a100.Time.CopyBandwidth, 1)
 	// The H200 keeps data for reuse up to 35651584 of its 62914560 L2
 	// bytes (0.5667); of the A100's 41943040, that is 23767723.
 	assert.Equal(t, int64(23767723), a100.DRAM.ReuseL2Bytes)
@@ -91,6 +91,7 @@ func TestPaths(t *testing.T) {
 		"dram.reuse_l2_bytes", "dram.dirty_l2_bytes", "dram.sparse_dirty_l2_bytes", "dram.dirty_watermark_bytes", "dram.fill_l2_bytes", "dram.profiled_dirty_bytes",
 		"dram.spread", "dram.partial_write_fill",
 		"time.copy_bandwidth", "time.launch_seconds", "time.latency_seconds", "time.latency_per_byte", "time.block_rate",
+		"time.dram_access_bytes", "time.dram_access_spacing", "time.l2_latency_seconds", "time.l1_line_rate", "time.l2_store_rate", "time.shared_wavefront_rate",
 	}, Paths())
 }
 

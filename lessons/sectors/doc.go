@@ -144,7 +144,7 @@
 // NVIDIA H200, driver 580.159.04, CUDA 13.0, coalesce run -ncu -record),
 // with ncu's DRAM bytes in the model's place, so that the fit sees the time
 // model's error and not the DRAM model's. With the model's own DRAM bytes
-// it is within 16 % of the measured time on 49 of the 54 copy-family
+// it is within 16 % of the measured time on 48 of the 54 copy-family
 // launches of the recorded sweep (25 % on all), within 25 % on 154 of its
 // 158 launches, and on 44 of the 50 timed launches of
 // cuda/testdata/holdout_metrics.jsonl, which the fit never saw (go test
@@ -163,14 +163,14 @@
 // half the bytes. The time follows the accesses, not the bytes: about 60,
 // 80 and 90 bytes' time each. The strided copy at stride 32, 1.5 times the
 // old model's time, is now within 5 %: strided_copy at stride 32 took 99.7
-// µs where the model says 96.4. A kernel that only stores reads what its
+// µs where the model says 97.0. A kernel that only stores reads what its
 // partial sectors fill at its stores' spacing (strided_write at stride 32:
 // 65 MB read and 65 MB written in 78.5 µs). Limits: one curve for every
 // fetch size (strided_read at stride 24 and L2 fetch 32 B, held out, is
 // 1.45 times faster than the model), and a read-modify-write of one field a
 // line costs the H200 more than a sparse read and a sparse write (210 to
 // 280 bytes' time a line where the model charges about 150):
-// update_x_aos with structs of 64 bytes and more takes 1.28 to 1.57 times
+// update_x_aos with structs of 64 bytes and more takes 1.29 to 1.57 times
 // the model's time.
 //
 // Latency (Little's law): each SM finishes (warps resident × loads in
