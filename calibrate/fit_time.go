@@ -125,51 +125,30 @@ func memcpyRate(launches []measure.Launch) float64 {
 	return rates[len(rates)/2]
 }
 
-// fitted are the parameters FitTime searches, with where each starts when
-// the base profile has no value for it: about what an H100-class GPU
-// shows, so that the search starts in the right decade.
-var fitted = []struct {
-	field func(*devices.Time) *float64
-	start float64
-}{
-	{func(t *devices.Time) *float64 { return &t.LaunchSeconds }, 3e-6},
-	{func(t *devices.Time) *float64 { return &t.LatencySeconds }, 5e-7},
-	{func(t *devices.Time) *float64 { return &t.LatencyPerByte }, 4e-11},
-	{func(t *devices.Time) *float64 { return &t.BlockRate }, 1e9},
-	{func(t *devices.Time) *float64 { return &t.DRAMAccessBytes }, 100},
-	{func(t *devices.Time) *float64 { return &t.DRAMAccessSpacing }, 100},
-	{func(t *devices.Time) *float64 { return &t.L2LatencySeconds }, 3e-7},
-	{func(t *devices.Time) *float64 { return &t.L1LineRate }, 2e9},
-	{func(t *devices.Time) *float64 { return &t.L2StoreRate }, 6e10},
-	{func(t *devices.Time) *float64 { return &t.SharedWavefrontRate }, 2e9},
-}
-
 // maxSweeps bounds the sweeps over the parameters at one step size.
 const maxSweeps = 50
 
 // FitTimePoints is FitTime's search, from t (whose CopyBandwidth it
 // keeps) over points already predicted.
 func FitTimePoints(base devices.Profile, t devices.Time, points []TimePoint) devices.Time {
-	x := make([]float64, len(fitted))
-	for i, f := range fitted {
-		v := *f.field(&t)
+	d := base
+	d.Time = t
+	x := make([]float64, len(timeParams))
+	for i, q := range timeParams {
+		v := q.get(&d)
 		if v <= 0 {
-			v = f.start
+			v = q.start
 		}
 		x[i] = math.Log(v)
 	}
-	d := base
-	at := func(x []float64) devices.Time {
-		tt := t
-		for i, f := range fitted {
-			*f.field(&tt) = math.Exp(x[i])
+	at := func(x []float64) devices.Profile {
+		c := d
+		for i, q := range timeParams {
+			q.set(&c, math.Exp(x[i]))
 		}
-		return tt
+		return c
 	}
-	loss := func(x []float64) float64 {
-		d.Time = at(x)
-		return timeLoss(d, points)
-	}
+	loss := func(x []float64) float64 { return timeLoss(at(x), points) }
 	best := loss(x)
 	for step := math.Log(4); step > 1e-3; step /= 2 {
 		// A valley the axes cross at a slant takes many sweeps; past
@@ -188,7 +167,7 @@ func FitTimePoints(base devices.Profile, t devices.Time, points []TimePoint) dev
 			}
 		}
 	}
-	return at(x)
+	return at(x).Time
 }
 
 // timeLoss is what FitTime minimises: the sum over points of the squared

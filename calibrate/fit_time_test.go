@@ -206,8 +206,10 @@ func TestH200TimeFromData(t *testing.T) {
 	require.NoError(t, err)
 	want := h200.Time
 	t.Logf("fitted: %+v", got)
-	for _, f := range fitted {
-		assert.InEpsilon(t, *f.field(&want), *f.field(&got), 0.01, "profiles.json has %+v; the fit gives %+v", want, got)
+	fitted := h200
+	fitted.Time = got
+	for _, q := range timeParams {
+		assert.InEpsilon(t, q.get(&h200), q.get(&fitted), 0.01, "%s: profiles.json has %+v; the fit gives %+v", q.path, want, got)
 	}
 	assert.InEpsilon(t, want.CopyBandwidth, got.CopyBandwidth, 0.01)
 }
@@ -356,12 +358,12 @@ func TestFitTimeRecovers(t *testing.T) {
 	for i, p := range fit {
 		synthetic[i] = TimePoint{Prediction: p.Prediction, Seconds: sectors.EstimateTime(h200, p.Prediction).Total()}
 	}
-	start := h200.Time
-	for _, f := range fitted {
-		*f.field(&start) *= 1.2
+	off := h200
+	for _, q := range timeParams {
+		q.set(&off, 1.2*q.get(&h200))
 	}
 	d := h200
-	d.Time = FitTimePoints(h200, start, synthetic)
+	d.Time = FitTimePoints(h200, off.Time, synthetic)
 	for _, p := range synthetic {
 		assert.InEpsilon(t, p.Seconds, sectors.EstimateTime(d, p.Prediction).Total(), 0.07, p.Prediction.Spec.Brief())
 	}

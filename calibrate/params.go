@@ -19,6 +19,10 @@ type param struct {
 	log    bool
 	// from names the figure it is fitted to, for the report.
 	from string
+	// start is where FitTime starts a time parameter the base profile has
+	// no value for: about what an H100-class GPU shows, so that the search
+	// starts in the right decade.
+	start float64
 	// ofL2 is true for a capacity, a share of the L2: without counters to
 	// fit it to, it is the reference's share, on this GPU's L2.
 	ofL2 bool
@@ -69,37 +73,37 @@ var dramParams = []param{
 
 // timeParams are the time model's parameters besides the copy bandwidth
 // (which the cudaMemcpy rate gives), all fitted together by FitTime to the
-// median CUDA-event times of the timed launches; from says which launches
-// set each most.
+// median CUDA-event times of the timed launches, in this order; from says
+// which launches set each most.
 var timeParams = []param{
-	{path: "time.launch_seconds", from: "the times of the smallest launches",
+	{path: "time.launch_seconds", start: 3e-6, from: "the times of the smallest launches",
 		get: func(p *devices.Profile) float64 { return p.Time.LaunchSeconds },
 		set: func(p *devices.Profile, v float64) { p.Time.LaunchSeconds = v }},
-	{path: "time.latency_seconds", from: "the times of latency-bound copies",
+	{path: "time.latency_seconds", start: 5e-7, from: "the times of latency-bound copies",
 		get: func(p *devices.Profile) float64 { return p.Time.LatencySeconds },
 		set: func(p *devices.Profile, v float64) { p.Time.LatencySeconds = v }},
-	{path: "time.latency_per_byte", from: "the times of copies with more bytes in flight",
+	{path: "time.latency_per_byte", start: 4e-11, from: "the times of copies with more bytes in flight",
 		get: func(p *devices.Profile) float64 { return p.Time.LatencyPerByte },
 		set: func(p *devices.Profile, v float64) { p.Time.LatencyPerByte = v }},
-	{path: "time.block_rate", from: "the times of copies in blocks of one warp",
+	{path: "time.block_rate", start: 1e9, from: "the times of copies in blocks of one warp",
 		get: func(p *devices.Profile) float64 { return p.Time.BlockRate },
 		set: func(p *devices.Profile, v float64) { p.Time.BlockRate = v }},
-	{path: "time.dram_access_bytes", from: "the times of sparse strided reads",
+	{path: "time.dram_access_bytes", start: 100, from: "the times of sparse strided reads",
 		get: func(p *devices.Profile) float64 { return p.Time.DRAMAccessBytes },
 		set: func(p *devices.Profile, v float64) { p.Time.DRAMAccessBytes = v }},
-	{path: "time.dram_access_spacing", from: "the times of sparse strided reads at several strides",
+	{path: "time.dram_access_spacing", start: 100, from: "the times of sparse strided reads at several strides",
 		get: func(p *devices.Profile) float64 { return p.Time.DRAMAccessSpacing },
 		set: func(p *devices.Profile, v float64) { p.Time.DRAMAccessSpacing = v }},
-	{path: "time.l2_latency_seconds", from: "the times of launches whose loads the L2 holds",
+	{path: "time.l2_latency_seconds", start: 3e-7, from: "the times of launches whose loads the L2 holds",
 		get: func(p *devices.Profile) float64 { return p.Time.L2LatencySeconds },
 		set: func(p *devices.Profile, v float64) { p.Time.L2LatencySeconds = v }},
-	{path: "time.l1_line_rate", from: "the times of loads that touch many lines",
+	{path: "time.l1_line_rate", start: 2e9, from: "the times of loads that touch many lines",
 		get: func(p *devices.Profile) float64 { return p.Time.L1LineRate },
 		set: func(p *devices.Profile, v float64) { p.Time.L1LineRate = v }},
-	{path: "time.l2_store_rate", from: "the times of stores that touch many lines",
+	{path: "time.l2_store_rate", start: 6e10, from: "the times of stores that touch many lines",
 		get: func(p *devices.Profile) float64 { return p.Time.L2StoreRate },
 		set: func(p *devices.Profile, v float64) { p.Time.L2StoreRate = v }},
-	{path: "time.shared_wavefront_rate", from: "the times of shared-memory launches",
+	{path: "time.shared_wavefront_rate", start: 2e9, from: "the times of shared-memory launches",
 		get: func(p *devices.Profile) float64 { return p.Time.SharedWavefrontRate },
 		set: func(p *devices.Profile, v float64) { p.Time.SharedWavefrontRate = v }},
 }
