@@ -21,9 +21,10 @@
 //	2  lessons/sectors     the model: addresses to sectors, requests, DRAM bytes and time
 //	   measure             a measured launch, a set of them, the run-file format
 //	1  lessons/spec        the experiment spec: the kernel table and the field table
+//	   internal/attempt    a learner's attempts, recorded beside the notebook
 //	0  lessons/devices     GPU profiles (profiles.json)
 //	   lessons/metrics     Nsight Compute's metric names
-//	   internal/...        plumbing: words, notebook (ipynb reading), attempt (a learner's attempts), dockerfile,
+//	   internal/...        plumbing: words, notebook (ipynb reading), atomicfile (a file replaced whole), dockerfile,
 //	                       constexpr (a Go constant expression valued as the compiler values it)
 //
 // deploy holds only the tests of the Docker image and its install.

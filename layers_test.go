@@ -22,7 +22,8 @@ const module = "github.com/coalescing-course/coalesce"
 var layers = map[string]int{
 	"internal/words":                0,
 	"internal/notebook":             0,
-	"internal/attempt":              0,
+	"internal/attempt":              1,
+	"internal/atomicfile":           0,
 	"internal/constexpr":            0,
 	"internal/dockerfile":           0,
 	"lessons/devices":               0,

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/internal/atomicfile"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 )
 
@@ -83,19 +84,7 @@ func Save(c Calibration) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("calibrate: profile cache: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".profile-*")
-	if err != nil {
-		return "", fmt.Errorf("calibrate: profile cache: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("calibrate: writing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("calibrate: writing %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.WriteBytes(path, 0o600, append(data, '\n')); err != nil {
 		return "", fmt.Errorf("calibrate: profile cache: %w", err)
 	}
 	return path, nil

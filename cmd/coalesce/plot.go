@@ -6,13 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/coalescing-course/coalesce/internal/atomicfile"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -174,21 +174,7 @@ func runPlot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if f.dpi > 0 {
 		size.DPI = f.dpi
 	}
-	tmp := out + ".tmp"
-	file, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := plots.Render(file, format, size, ps...); err != nil {
-		file.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := file.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, out)
+	return atomicfile.Write(out, 0o644, func(w io.Writer) error { return plots.Render(w, format, size, ps...) })
 }
 
 func kindNames() string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/internal/atomicfile"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/measure"
@@ -192,21 +193,7 @@ func writeRunFile(path string, set *measure.Set) error {
 			rec.Launches = append(rec.Launches, l)
 		}
 	}
-	tmp := path + ".tmp"
-	out, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := measure.WriteSet(out, rec); err != nil {
-		out.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := out.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return measure.WriteSet(w, rec) })
 }
 
 // emitPlans writes the launch plans as the harness reads them, for

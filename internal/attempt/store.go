@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/coalescing-course/coalesce/internal/atomicfile"
 )
 
 // DirEnv is the environment variable that sets where a Store's file goes:
@@ -157,29 +159,13 @@ func (s Store) read() (file, error) {
 	return f, nil
 }
 
-// write replaces the file atomically: a temporary file in the same
-// folder, synced, renamed over Path.
+// write replaces the file atomically (package atomicfile).
 func (s Store) write(f file) error {
 	data, err := json.MarshalIndent(f, "", " ")
 	if err != nil {
 		return fmt.Errorf("attempt: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.Path), filepath.Base(s.Path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("attempt: %w", err)
-	}
-	_, err = tmp.Write(append(data, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), s.Path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteBytes(s.Path, 0o600, append(data, '\n')); err != nil {
 		return fmt.Errorf("attempt: %w", err)
 	}
 	return nil
