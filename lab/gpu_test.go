@@ -20,7 +20,10 @@ import (
 // counters): COALESCE_LIVE_TEST=1 go test -run GPU ./lab
 const LiveTestEnv = "COALESCE_LIVE_TEST"
 
-func TestGPULive(t *testing.T) {
+// useLiveGPU makes this machine's GPU the lab's source for the rest of
+// the test, or skips the test unless LiveTestEnv asks for a GPU.
+func useLiveGPU(t *testing.T) measure.Source {
+	t.Helper()
 	if os.Getenv(LiveTestEnv) == "" {
 		t.Skipf("set %s=1 on a machine with an NVIDIA GPU and the CUDA toolkit", LiveTestEnv)
 	}
@@ -30,6 +33,11 @@ func TestGPULive(t *testing.T) {
 	require.NoError(t, err)
 	useSource(src, nil)
 	t.Cleanup(resetSource)
+	return src
+}
+
+func TestGPULive(t *testing.T) {
+	src := useLiveGPU(t)
 	label := src.Origin().String()
 	assert.Regexp(t, `^live: \S.*, \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$`, label)
 	t.Log(label)
@@ -78,9 +86,7 @@ func TestGPULive(t *testing.T) {
 // run verified, and where ncu ran, its L1 counts must equal the model's,
 // which has them exactly (metrics.L1).
 func TestGPUNotebookSpecs(t *testing.T) {
-	if os.Getenv(LiveTestEnv) == "" {
-		t.Skipf("set %s=1 on a machine with an NVIDIA GPU and the CUDA toolkit", LiveTestEnv)
-	}
+	src := useLiveGPU(t)
 	// A launch the model says faults (lesson 6's misaligned float4) must
 	// fault on the GPU too, with CUDA's own error; the others must run.
 	var specs, faults []spec.Spec
@@ -91,12 +97,6 @@ func TestGPUNotebookSpecs(t *testing.T) {
 			specs = append(specs, s)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
-	defer cancel()
-	src, err := cuda.OpenSource(ctx, cuda.LiveMode, cuda.Builder{})
-	require.NoError(t, err)
-	useSource(src, nil)
-	t.Cleanup(resetSource)
 	m, err := Measure(specs...)
 	require.NoError(t, err)
 	preds, err := Predict(specs...)
