@@ -41,7 +41,7 @@ func (s Spec) IndicesInto(buf []int32) ([]int32, error) {
 // generate fills idx with the pattern's len(idx) indices.
 func generate(pattern string, idx []int32, seed uint64) ([]int32, error) {
 	n := int64(len(idx))
-	rng := patternRNG(n, seed)
+	rng := rand.New(rand.NewPCG(seed, uint64(n)))
 	switch pattern {
 	case "identity":
 		for t := range idx {
@@ -58,7 +58,7 @@ func generate(pattern string, idx []int32, seed uint64) ([]int32, error) {
 		shuffle(rng, idx)
 	case "random", "sorted_random":
 		for t := range idx {
-			idx[t] = randomIndex(rng, n)
+			idx[t] = rng.Int32N(int32(n))
 		}
 		if pattern == "sorted_random" {
 			countingSort(idx, n)
@@ -171,63 +171,4 @@ func WriteIndexFile(path string, idx []int32) error {
 		return fmt.Errorf("spec: writing index file: %w", err)
 	}
 	return nil
-}
-
-// FirstIndices returns the first k indices of a gather's idx array (all of
-// them when there are fewer): what an explanation of warp 0 needs. The
-// random patterns are drawn one value at a time, the same sequence as
-// Indices draws, and never held whole (128 MiB at n = 2^25): random's
-// first k are its first k draws, and sorted_random's the k smallest of all
-// n draws, kept in a sorted window.
-func (s Spec) FirstIndices(k int) ([]int32, error) {
-	if s.Kernel == GatherCopy && s.IndexFile == "" && (s.IndexPattern == "random" || s.IndexPattern == "sorted_random") {
-		if err := s.Validate(); err != nil {
-			return nil, err
-		}
-		return firstRandom(s.N, s.Seed, k, s.IndexPattern == "sorted_random"), nil
-	}
-	idx, err := s.Indices()
-	if err != nil {
-		return nil, err
-	}
-	// A copy: a slice of idx would keep all n indices alive for as long as
-	// the caller keeps its k.
-	return slices.Clone(idx[:min(k, len(idx))]), nil
-}
-
-// patternRNG is the generator of the index patterns of n indices with
-// seed: generate and firstRandom must draw the same sequence.
-func patternRNG(n int64, seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, uint64(n))) }
-
-// randomIndex is the random pattern's next index, below n.
-func randomIndex(rng *rand.Rand, n int64) int32 { return rng.Int32N(int32(n)) }
-
-// firstRandom draws the random pattern's n indices as generate does and
-// returns the first k, or with smallest the k smallest in order: O(n·k)
-// at worst and about O(n) for random input, since few values beat the
-// window.
-func firstRandom(n int64, seed uint64, k int, smallest bool) []int32 {
-	rng := patternRNG(n, seed)
-	k = int(min(int64(k), n))
-	low := make([]int32, 0, k)
-	for range n {
-		v := randomIndex(rng, n)
-		if !smallest {
-			if len(low) == k {
-				break
-			}
-			low = append(low, v)
-			continue
-		}
-		if len(low) == k && v >= low[k-1] {
-			continue
-		}
-		i, _ := slices.BinarySearch(low, v)
-		if len(low) < k {
-			low = append(low, 0)
-		}
-		copy(low[i+1:], low[i:len(low)-1])
-		low[i] = v
-	}
-	return low
 }

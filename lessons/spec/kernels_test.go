@@ -198,23 +198,6 @@ func TestDifferences(t *testing.T) {
 	assert.Empty(t, a.Differences([]Spec{a, d}), "another kernel differs by its kernel, not its fields")
 }
 
-func TestFirstIndices(t *testing.T) {
-	for _, pattern := range IndexPatterns {
-		t.Run(pattern, func(t *testing.T) {
-			s := mustParse(t, `{"kernel":"gather_copy","n":5000,"index_pattern":"`+pattern+`","seed":3}`)
-			all, err := s.Indices()
-			require.NoError(t, err)
-			first, err := s.FirstIndices(32)
-			require.NoError(t, err)
-			assert.Equal(t, all[:32], first)
-		})
-	}
-	s := mustParse(t, `{"kernel":"gather_copy","n":10,"index_pattern":"reverse"}`)
-	first, err := s.FirstIndices(32)
-	require.NoError(t, err)
-	assert.Len(t, first, 10, "fewer indices than asked for")
-}
-
 // A grid has at most 65535 blocks in y on every CUDA GPU, and a matrix
 // kernel's y covers the rows (or, for the kernels whose threadIdx.x walks
 // a column, the columns) one tile at a time: 65535 tiles of 32 = 2097120.
