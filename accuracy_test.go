@@ -68,8 +68,8 @@ func dramSplit(t *testing.T) (fitted, held []paired) {
 			fitted = append(fitted, x)
 		}
 	}
-	has := func(x paired) bool { _, ok := x.l.Metrics[metrics.DRAMRead]; return !ok }
-	return slices.DeleteFunc(fitted, has), slices.DeleteFunc(held, has)
+	lacksDRAM := func(x paired) bool { _, ok := x.l.Metrics[metrics.DRAMRead]; return !ok }
+	return slices.DeleteFunc(fitted, lacksDRAM), slices.DeleteFunc(held, lacksDRAM)
 }
 
 // count returns how many of ps keep.
