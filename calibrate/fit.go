@@ -97,7 +97,8 @@ const reference = devices.Course
 //   - time.copy_bandwidth: the median cudaMemcpy rate of the launches
 //     larger than the L2;
 //   - dram.*: FitDRAM, where set has ncu's counters; else the reference
-//     profile's shares of its L2, marked estimated;
+//     profile's shares of its L2, marked estimated; then
+//     dram.busy_dirty_l2_bytes alone (FitBusy), likewise;
 //   - time.*: FitTime, on the copy kernels' times.
 func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (devices.Profile, Report, error) {
 	ref, err := devices.Lookup(reference)
@@ -140,6 +141,18 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no counters to fit it to", reference, q.get(&ref)/float64(ref.L2Bytes)), true)
 		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("no ncu counters among the launches (%d profiled, %d needed): the DRAM level is the %s's, scaled to this L2", len(dramSet), minDRAMLaunches, reference))
+	}
+	if busySet := busyLaunches(launches, info.L2Bytes); len(busySet) > 0 {
+		b, _, err := fitBusy(p, busySet, info)
+		if err != nil {
+			return devices.Profile{}, rep, err
+		}
+		p.DRAM.BusyDirtyL2Bytes = b
+		rep.add(busyParam.path, float64(b), fmt.Sprintf("%s: fitted to %s, %d launches, after the rest of the DRAM level", by, busyParam.from, len(busySet)), false)
+	} else {
+		share := float64(ref.DRAM.BusyDirtyL2Bytes) / float64(ref.L2Bytes)
+		p.DRAM.BusyDirtyL2Bytes = int64(share * float64(info.L2Bytes))
+		rep.add(busyParam.path, float64(p.DRAM.BusyDirtyL2Bytes), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no profiled %v launch to fit it to", reference, share, busyKernels), true)
 	}
 	rep.add("dram.partial_write_fill", b2f(p.DRAM.PartialWriteFill), fmt.Sprintf("the %s profile's: no calibration launch tells", reference), true)
 

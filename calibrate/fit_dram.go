@@ -74,6 +74,10 @@ func FitDRAM(base devices.Profile, launches []measure.Launch) (devices.DRAM, err
 }
 
 func fitDRAM(base devices.Profile, set []measure.Launch, info measure.DeviceInfo) (devices.DRAM, float64, error) {
+	// The launch at rest: busy_dirty_l2_bytes is fitted after the rest
+	// (fitBusy), to the copies it is about; here it would let a stream of
+	// writes (strided_write, stride 1) trade it against dirty_l2_bytes.
+	base.DRAM.BusyDirtyL2Bytes = 0
 	traces, err := traceAll(base, specsOf(set))
 	if err != nil {
 		return devices.DRAM{}, 0, fmt.Errorf("calibrate: fitting the DRAM level: %w", err)
@@ -95,4 +99,54 @@ func fitDRAM(base devices.Profile, set []measure.Launch, info measure.DeviceInfo
 	}
 	best, v := search(base, dramParams, info, 2, 5, cost)
 	return best.DRAM, v, nil
+}
+
+// busyKernels are the kernels whose launches FitBusy fits to: copies that
+// run at the copy bandwidth.
+var busyKernels = []spec.Kernel{spec.VectorizedCopy}
+
+// busyLaunches picks the launches FitBusy fits to: profiled busyKernels
+// launches whose footprint is from half to four times the L2, as for
+// dramLaunches, at most maxDRAMLaunches of them spread over the footprints.
+func busyLaunches(launches []measure.Launch, l2 int64) []measure.Launch {
+	var near []measure.Launch
+	for _, l := range distinct(launches) {
+		f := footprint(l.Spec)
+		if l.Profiled() && slices.Contains(busyKernels, l.Spec.Kernel) && f >= l2/2 && f <= 4*l2 &&
+			l.Spec.Threads() <= maxDRAMThreads && l.Metrics[metrics.DRAMWrite] > 0 {
+			near = append(near, l)
+		}
+	}
+	slices.SortStableFunc(near, func(a, b measure.Launch) int { return cmp.Compare(footprint(a.Spec), footprint(b.Spec)) })
+	return spread(near, maxDRAMLaunches)
+}
+
+// FitBusy fits dram.busy_dirty_l2_bytes of base, its other DRAM
+// parameters held, to ncu's dram__bytes_write.sum of the busy copies among
+// launches (busyLaunches): a search of its range minimising the worst plus
+// the median relative error. It fails with ErrNoData when there is no
+// such launch.
+func FitBusy(base devices.Profile, launches []measure.Launch) (int64, error) {
+	set := busyLaunches(launches, base.L2Bytes)
+	if len(set) == 0 {
+		return 0, fmt.Errorf("%w: no %v launch with DRAM counters and a footprint within 4x of the L2's %d B", ErrNoData, busyKernels, base.L2Bytes)
+	}
+	b, _, err := fitBusy(base, set, measure.DeviceInfo{L2Bytes: base.L2Bytes})
+	return b, err
+}
+
+func fitBusy(base devices.Profile, set []measure.Launch, info measure.DeviceInfo) (int64, float64, error) {
+	traces, err := traceAll(base, specsOf(set))
+	if err != nil {
+		return 0, 0, fmt.Errorf("calibrate: fitting %s: %w", busyParam.path, err)
+	}
+	cost := func(c devices.Profile) float64 {
+		var errs []float64
+		for i, p := range replayAll(traces, c) {
+			errs = append(errs, dramError(p.Metrics[metrics.DRAMWrite], set[i].Metrics[metrics.DRAMWrite]))
+		}
+		return slices.Max(errs) + median(errs)
+	}
+	best, v := search(base, []param{busyParam}, info, 3, 7, cost)
+	return best.DRAM.BusyDirtyL2Bytes, v, nil
 }

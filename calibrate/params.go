@@ -71,6 +71,16 @@ var dramParams = []param{
 		set: func(p *devices.Profile, v float64) { p.DRAM.Spread = v }},
 }
 
+// busyParam is the DRAM level's one parameter that depends on the time
+// model: how much more of a copy's output the L2 keeps when the copy runs
+// at the copy bandwidth (vectorized_copy) than at half of it
+// (coalesced_copy), a tenth of the L2 at most on the H200. FitBusy fits it
+// alone, after dramParams, so that it cannot trade against DirtyL2Bytes
+// on launches it does not apply to.
+var busyParam = param{path: "dram.busy_dirty_l2_bytes", lo: ofL2(0), hi: ofL2(0.3), from: "dram__bytes_write.sum of a copy at the copy bandwidth across the L2's size (vectorized_copy, width 4)", ofL2: true,
+	get: func(p *devices.Profile) float64 { return float64(p.DRAM.BusyDirtyL2Bytes) },
+	set: func(p *devices.Profile, v float64) { p.DRAM.BusyDirtyL2Bytes = int64(v) }}
+
 // timeParams are the time model's parameters besides the copy bandwidth
 // (which the cudaMemcpy rate gives), all fitted together by FitTime to the
 // median CUDA-event times of the timed launches, in this order; from says

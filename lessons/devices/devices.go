@@ -105,6 +105,12 @@ type DRAM struct {
 	// fills them from DRAM (when PartialWriteFill) even if their lines are
 	// not written back before the launch ends. 0: only a write-back fills.
 	FillL2Bytes int64 `json:"fill_l2_bytes"`
+	// BusyDirtyL2Bytes is what DirtyL2Bytes grows by, for lines written
+	// whole and never read, in a launch that keeps DRAM busy: a copy at
+	// the copy bandwidth leaves more of its output in the L2 than the same
+	// copy at half of it (measured on the H200, see go doc lessons/sectors).
+	// 0 leaves the launch's speed out of the DRAM level.
+	BusyDirtyL2Bytes int64 `json:"busy_dirty_l2_bytes,omitempty"`
 	// ProfiledDirtyBytes is the dirty data the L2 holds when a launch
 	// starts under Nsight Compute, written back as the launch's traffic
 	// pushes it out: a launch that only reads still writes it.

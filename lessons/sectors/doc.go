@@ -73,6 +73,16 @@
 //     at 2^26; the model, 26.6), not the 41 its distance would keep:
 //     every line it touches is dirty, and counting from the newest the L2
 //     keeps no more than DirtyWatermarkBytes of dirty data;
+//   - a copy that streams DRAM at the copy bandwidth leaves more: the same
+//     float4 grid-stride copy of 2^23 floats wrote back 14.9 MB with 132
+//     blocks and 12.5 MB with a full wave, and a copy of 16-byte elements
+//     12.5 MB where 64-thread blocks of floats wrote 15.1
+//     (cuda/reference/writeback.jsonl, cuda/device/writeback.sh). For lines
+//     written whole and never read the model widens DirtyL2Bytes by up to
+//     BusyDirtyL2Bytes (9.1 MB for the H200), in step with how far above
+//     70 % of its time the launch would take to stream its DRAM bytes at
+//     the copy bandwidth; a random gather, busy with scattered rows rather
+//     than streaming, gets none, and the H200 agrees;
 //   - strided_write at stride 8, one float in every sector, reads back
 //     from DRAM all but the newest 6 to 7 MB of the sectors it wrote in
 //     part, though it writes back all but 13 to 19 MB: a sector written in
@@ -91,21 +101,19 @@
 //
 // The parameters these facts fix (ReuseL2Bytes, DirtyL2Bytes,
 // SparseDirtyL2Bytes, DirtyWatermarkBytes, FillL2Bytes, ProfiledDirtyBytes,
-// Spread) live in the device profile (package devices), fitted by replaying
+// Spread, and BusyDirtyL2Bytes, fitted after them) live in the device profile (package devices), fitted by replaying
 // each launch's L2 trace (Trace) under candidate profiles. Counting a read
 // or write count as right within 15 % or 1 MB of ncu, the model has both
-// right on 356 of 373 launches it was fitted to (the probe, the recorded sweep
-// and the L2-edge sweep) and on 75 of 86 held out: the 50 launches of
+// right on 359 of 373 launches it was fitted to (the probe, the recorded sweep
+// and the L2-edge sweep) and on 77 of 86 held out: the 50 launches of
 // cuda/testdata/holdout_metrics.jsonl (coalesce run -ncu
 // cuda/testdata/holdout.jsonl, 2026-11-29) and the L2-edge sweep's n = 5, 7
 // and 10 x 2^20, none of which the fit saw. The misses: the writes of
 // random gathers whose output is 12 to 21 MB (the model keeps a third
 // more of them in the L2 than the H200 does; its L2 is one LRU list
 // where the H200's is two partitions, each caching what the other side's
-// SMs read); stride-8 writes of 12 to 34 MB; float4 copies of 24 to 50 MB,
-// which the H200 lets keep 3 MB more of their writes than float copies;
-// and the naive transpose that writes columns (transpose_coalesced_read),
-// where ncu reads and writes 16 to 19 % more than the model at 4096x4096
+// SMs read); stride-8 writes of 12 to 34 MB; and the naive transpose
+// that writes columns (transpose_coalesced_read), where ncu reads and writes 16 to 19 % more than the model at 4096x4096
 // and 8192x8192: its 32 KB-strided stores fall into the same L2 sets,
 // which a fully associative model cannot see, so partly written sectors
 // leave the L2, are filled and written back, and are written again.

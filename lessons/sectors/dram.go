@@ -49,6 +49,7 @@ type l2 struct {
 	watermark float64
 	fillDist  float64
 	residue   float64
+	busyDirty float64
 	spread    float64
 	fill      bool
 	recent    fenwick // weight of each line at the time of its latest access
@@ -90,6 +91,7 @@ func newL2(d devices.Profile, fetch int, bufs []spec.Buffer, sample bool) *l2 {
 		watermark: float64(d.DRAM.DirtyWatermarkBytes),
 		fillDist:  float64(d.DRAM.FillL2Bytes),
 		residue:   float64(d.DRAM.ProfiledDirtyBytes),
+		busyDirty: float64(d.DRAM.BusyDirtyL2Bytes),
 		spread:    d.DRAM.Spread,
 		fill:      d.DRAM.PartialWriteFill,
 	}
@@ -195,7 +197,14 @@ func (m *l2) store(b *l2Buffer, sector uint64, used uint32) {
 // Then the dirty data the L2 held before the launch began
 // (ProfiledDirtyBytes) goes back to DRAM as the launch's own traffic pushes
 // it out: the oldest lines of all, at the distance of the whole launch.
-func (m *l2) finish() (read, write float64) {
+//
+// busy, from 0 to 1, is how close the launch keeps DRAM to its copy
+// bandwidth (see settle): lines written whole and never read stay at
+// distances up to DirtyL2Bytes + busy × BusyDirtyL2Bytes. finish leaves
+// the L2 as it found it, so that it may be asked again at another busy.
+func (m *l2) finish(busy float64) (read, write float64) {
+	read0, write0 := m.readBytes, m.writeBack
+	defer func() { m.readBytes, m.writeBack = read0, write0 }()
 	total := m.recent.total()
 	type dirtyLine struct {
 		b    *l2Buffer
@@ -216,8 +225,11 @@ func (m *l2) finish() (read, write float64) {
 	for _, d := range dirty {
 		parts := float64(partial(d.l)) * SectorBytes * d.b.scale
 		capacity := m.dirtyCap
-		if sparse(d.l) {
+		switch {
+		case sparse(d.l):
 			capacity = m.sparseCap
+		case d.l.valid == 0:
+			capacity += busy * m.busyDirty
 		}
 		since := total - m.recent.prefix(d.l.last)
 		if m.kept(since, capacity, d.line, d.l.last) && (m.watermark <= 0 || m.kept(kept, m.watermark, d.line, -d.l.last)) {
