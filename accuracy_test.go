@@ -260,6 +260,18 @@ func TestPublishedAccuracy(t *testing.T) {
 	s32 := find(t, sweep, `{"kernel":"strided_copy","n":67108864,"stride":32}`)
 	claim("lessons/sectors/doc.go", sectorsDoc, "strided_copy at stride 32 took %.1f µs where the model says %.1f", s32.l.Seconds()*1e6, s32.p.TimeSeconds*1e6)
 
+	// Two draws of random launches at the L2's edge, measured after the
+	// fits and held out of them (cuda/device/dramcheck*-specs.jsonl).
+	var draws []any
+	for _, f := range []string{"cuda/testdata/dramcheck_metrics.jsonl", "cuda/testdata/dramcheck2_metrics.jsonl"} {
+		ps, err := readPaired(f)
+		require.NoError(t, err)
+		okT, _ := timeWithin(ps, 0.25, all25)
+		draws = append(draws, count(ps, dramRight), len(ps), okT)
+	}
+	claim("README.md", readme, "both DRAM counts are right on %d of %d and the time within 25 %% on %d of the first, and on %d of %d and %d of the second",
+		draws...)
+
 	// Copies against cudaMemcpy, measured in the same run.
 	of := func(text string) string {
 		x := find(t, sweep, text)

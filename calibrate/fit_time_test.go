@@ -268,8 +268,11 @@ func TestTimeAccuracy(t *testing.T) {
 	}{
 		{"fitted, ncu's DRAM bytes", fit, 266, 1.40},
 		{"held out, ncu's DRAM bytes", held, 78, 1.50},
-		{"fitted, the model's DRAM bytes", fitOwn, 269, 1.45},
-		{"held out, the model's DRAM bytes", heldOwn, 79, 1.60},
+		// With the model's own DRAM bytes two float4 copies fewer are within
+		// 25 % since dram.busy_dirty_l2_bytes made their writes right: the
+		// writes the model used to overcount hid the ramp of small launches.
+		{"fitted, the model's DRAM bytes", fitOwn, 267, 1.45},
+		{"held out, the model's DRAM bytes", heldOwn, 78, 1.60},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rs := ratios(h200, c.ps)

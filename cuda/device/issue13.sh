@@ -10,9 +10,12 @@
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
 #   go test -c -o .devbin/calibrate.test ./calibrate
 #   go test -c -o .devbin/cuda.test ./cuda
-#   (device, carry .devbin) bash cuda/device/issue13.sh [calibrate] [check] [tests]
+#   (device, carry .devbin) bash cuda/device/issue13.sh [calibrate] [check] [check2] [tests]
 #
-# Commit $OUT/dramcheck.jsonl as cuda/testdata/dramcheck_metrics.jsonl,
+# check2 is the second held-out draw (dramcheck2-specs.jsonl, drawn by
+# dramcheck.py after the busy write-back fit). Commit $OUT/dramcheck.jsonl
+# as cuda/testdata/dramcheck_metrics.jsonl, $OUT/dramcheck2.jsonl as
+# cuda/testdata/dramcheck2_metrics.jsonl,
 # $OUT/time.jsonl as cuda/reference/time.jsonl and the logs under
 # cuda/device/log/.
 set -u
@@ -35,6 +38,12 @@ if want check; then
   say the time model\'s open questions
   time timeout 150 .devbin/coalesce run -ncu -record "$OUT/time.jsonl" cuda/device/time-specs.jsonl > /dev/null
   echo "rc=$?"
+fi
+if want check2; then
+  say 40 more random launches at the L2 edge, drawn after the busy write-back fit
+  time timeout 200 .devbin/coalesce run -ncu -record "$OUT/dramcheck2.jsonl" cuda/device/dramcheck2-specs.jsonl > /dev/null
+  echo "rc=$?"
+  timeout 120 .devbin/coalesce compare -measured "$OUT/dramcheck2.jsonl" -figures dram__bytes_read.sum,dram__bytes_write.sum,time_seconds cuda/device/dramcheck2-specs.jsonl | cut -c1-220
 fi
 if want tests; then
   say GPU tests

@@ -88,7 +88,7 @@ func TestEstimates(t *testing.T) {
 func TestPaths(t *testing.T) {
 	assert.Equal(t, []string{
 		"match", "compute_capability", "sms", "max_threads_per_sm", "max_blocks_per_sm", "warp_size", "sector_bytes", "line_bytes", "l2_bytes", "default_l2_fetch_granularity",
-		"dram.reuse_l2_bytes", "dram.dirty_l2_bytes", "dram.sparse_dirty_l2_bytes", "dram.dirty_watermark_bytes", "dram.fill_l2_bytes", "dram.profiled_dirty_bytes",
+		"dram.reuse_l2_bytes", "dram.dirty_l2_bytes", "dram.sparse_dirty_l2_bytes", "dram.dirty_watermark_bytes", "dram.fill_l2_bytes", "dram.busy_dirty_l2_bytes", "dram.profiled_dirty_bytes",
 		"dram.spread", "dram.partial_write_fill",
 		"time.copy_bandwidth", "time.launch_seconds", "time.latency_seconds", "time.latency_per_byte", "time.block_rate",
 		"time.dram_access_bytes", "time.dram_access_spacing", "time.l2_latency_seconds", "time.l1_line_rate", "time.l2_store_rate", "time.shared_wavefront_rate",
