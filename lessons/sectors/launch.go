@@ -130,10 +130,18 @@ func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction,
 	}
 	m.l2 = newL2(d, s.L2Fetch, m.bufs, true)
 	m.launch()
-	read, write := m.l2.finish()
+	p := m.counts()
+	p.Spec = s
+	p.Time = EstimateTime(d, p)
+	p.TimeSeconds = p.Time.Total()
+	return p, m.trace, nil
+}
 
+// counts ends the launch at the L2 and returns what the model counted:
+// the metrics, the useful bytes, the warps and the traffic.
+func (m *sim) counts() Prediction {
+	read, write := m.l2.finish()
 	p := Prediction{
-		Spec: s,
 		Metrics: metrics.Set{
 			metrics.LdRequests: float64(m.ldReq),
 			metrics.LdSectors:  float64(m.ldSec),
@@ -156,9 +164,7 @@ func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction,
 		p.Metrics[metrics.ShLdBankConflicts] = float64(m.shLdWave - m.shLdReq)
 		p.Metrics[metrics.ShStBankConflicts] = float64(m.shStWave - m.shStReq)
 	}
-	p.Time = EstimateTime(d, p)
-	p.TimeSeconds = p.Time.Total()
-	return p, m.trace, nil
+	return p
 }
 
 // Trace is a launch as the model's L2 saw it: the accesses to the lines it
@@ -312,13 +318,14 @@ func (m *sim) st(buf, size int, active uint32, access string) {
 	m.issue(true, buf, size, active, access)
 }
 
-func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
+// issue counts one global instruction and returns its sectors.
+func (m *sim) issue(store bool, buf, size int, active uint32, access string) int {
 	if m.record != nil {
 		m.keep(store, buf, size, active, access)
-		return
+		return 0
 	}
 	if active == 0 || store && m.loadsOnly {
-		return
+		return 0
 	}
 	n, useful := m.coalesce(size, active)
 	m.useful += int64(useful)
@@ -335,7 +342,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 				}
 			}
 		}
-		return
+		return n
 	}
 	m.ldReq++
 	m.ldSec += int64(n)
@@ -348,6 +355,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 			}
 		}
 	}
+	return n
 }
 
 // coalesce runs the coalescer on the instruction's addresses, taking the
