@@ -107,6 +107,33 @@ func sumFieldsAoS(p, out *simt.Global[float32], n, structBytes int) func(*simt.T
 	}
 }
 
+// k_sum_fields_aos<true>: the structs as float4s, struct_bytes/16 a struct.
+func sumFieldsAoSVector(p *simt.Global[[4]float32], out *simt.Global[float32], n, structBytes int) func(*simt.Thread) {
+	vectors := structBytes / 16
+	return func(t *simt.Thread) {
+		if i := thread(t); i < n {
+			var sum float32
+			for f := range vectors {
+				q := p.Load(t, i*vectors+f)
+				sum += q[0]
+				sum += q[1]
+				sum += q[2]
+				sum += q[3]
+			}
+			out.Store(t, i, sum)
+		}
+	}
+}
+
+// k_strided_write<float>: the store alone, of a value made from the index.
+func stridedWrite(out *simt.Global[float32], n, stride int) func(*simt.Thread) {
+	return func(t *simt.Thread) {
+		if i := thread(t) * stride; i < n {
+			out.Store(t, i, float32(i))
+		}
+	}
+}
+
 // k_copy_columns: x walks down a column.
 func copyColumns(in, out *simt.Global[float32], rows, cols, tile, blockRows int) func(*simt.Thread) {
 	return func(t *simt.Thread) {
@@ -248,6 +275,28 @@ func specKernels() []specKernel {
 				}
 				assert.Equal(t, want, out[7])
 			}
+		}},
+		{`{"kernel":"sum_fields_aos","n":1000,"struct_bytes":32,"vector":true}`, func(s spec.Spec) (func(*simt.Thread), func(t *testing.T)) {
+			p, out := count[float32](int(s.N)*s.StructBytes/4), make([]float32, s.N)
+			v := simt.As[[4]float32](simt.NewGlobal("p", p), 0)
+			return sumFieldsAoSVector(v, simt.NewGlobal("out", out), int(s.N), s.StructBytes), func(t *testing.T) {
+				var want float32
+				for _, x := range p[8*999:] {
+					want += x
+				}
+				assert.Equal(t, want, out[999])
+			}
+		}},
+		{`{"kernel":"strided_write","n":65536,"stride":8}`, func(s spec.Spec) (func(*simt.Thread), func(t *testing.T)) {
+			out := make([]float32, s.N)
+			return stridedWrite(simt.NewGlobal("out", out), int(s.N), int(s.Stride)), func(t *testing.T) {
+				assert.Equal(t, float32(8), out[8])
+				assert.Zero(t, out[9])
+			}
+		}},
+		{`{"kernel":"update_x_soa","n":100000}`, func(s spec.Spec) (func(*simt.Thread), func(t *testing.T)) {
+			x := count[float32](int(s.N))
+			return updateX(simt.NewGlobal("x", x), int(s.N)), func(t *testing.T) { assert.Equal(t, float32(3), x[1]) }
 		}},
 		matrixCase(`{"kernel":"copy_columns","rows":100,"cols":70,"tile":16,"block_rows":4}`, copyColumns, false),
 		matrixCase(`{"kernel":"transpose_coalesced_read","rows":33,"cols":100,"tile":8,"block_rows":1}`, transposeCoalescedRead, true),
