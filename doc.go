@@ -17,6 +17,7 @@
 //	   calibrate           the model fitted to the GPU at hand: what coalesce calibrate
 //	                       measures, the fit, the profile cache, the profile for a live GPU
 //	3  lessons/figures     every derived figure, defined once, for model and measurement
+//	   lessons/simt        a learner's kernel in Go, run thread by thread, its warps priced by the model
 //	   cuda                the kernels, the harness and the live GPU; the course's recording
 //	2  lessons/sectors     the model: addresses to sectors, requests, DRAM bytes and time
 //	   measure             a measured launch, a set of them, the run-file format

@@ -32,6 +32,7 @@ var layers = map[string]int{
 	"lessons/sectors":               2,
 	"measure":                       2,
 	"lessons/figures":               3,
+	"lessons/simt":                  3,
 	"cuda":                          3,
 	"lessons/plots":                 4,
 	"grader":                        4,

@@ -19,7 +19,9 @@
 // launch described by an experiment spec, and reports the counts under
 // the names Nsight Compute gives them (package metrics), so that a learner
 // can hold the model against ncu. The L1 counts are exact: they depend on
-// the addresses alone.
+// the addresses alone. A Stream takes warp instructions worked out
+// elsewhere, one at a time, through the same model: package simt runs a
+// learner's kernel written in Go and hands it its warps.
 //
 // # The DRAM level
 //

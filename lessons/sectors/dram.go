@@ -96,16 +96,22 @@ func newL2(d devices.Profile, fetch int, bufs []spec.Buffer, sample bool) *l2 {
 		fill:      d.DRAM.PartialWriteFill,
 	}
 	for _, buf := range bufs {
-		lines := (uint64(buf.Bytes) + LineBytes - 1) / LineBytes
-		b := &l2Buffer{threshold: math.MaxUint64, scale: 1, lines: map[uint64]l2Line{}}
-		if sample && lines > sampleLines {
-			rate := float64(sampleLines) / float64(lines)
-			b.threshold = uint64(rate * math.MaxUint64)
-			b.scale = 1 / rate
-		}
-		m.bufs = append(m.bufs, b)
+		m.addBuffer(buf.Bytes, sample)
 	}
 	return m
+}
+
+// addBuffer adds a buffer of the given bytes, sampled when it is larger
+// than sampleLines lines and sample is set.
+func (m *l2) addBuffer(bytes int64, sample bool) {
+	lines := (uint64(bytes) + LineBytes - 1) / LineBytes
+	b := &l2Buffer{threshold: math.MaxUint64, scale: 1, lines: map[uint64]l2Line{}}
+	if sample && lines > sampleLines {
+		rate := float64(sampleLines) / float64(lines)
+		b.threshold = uint64(rate * math.MaxUint64)
+		b.scale = 1 / rate
+	}
+	m.bufs = append(m.bufs, b)
 }
 
 // mix is Fibonacci hashing: line numbers in any arithmetic progression land

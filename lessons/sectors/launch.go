@@ -130,9 +130,15 @@ func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction,
 	}
 	m.l2 = newL2(d, s.L2Fetch, m.bufs, true)
 	m.launch()
+	p := m.counts()
+	p.Spec = s
+	return settle(m.l2, d, p), m.trace, nil
+}
 
+// counts returns what the model counted above the L2: the metrics but
+// DRAM's (settle adds them), the useful bytes, the warps and the traffic.
+func (m *sim) counts() Prediction {
 	p := Prediction{
-		Spec: s,
 		Metrics: metrics.Set{
 			metrics.LdRequests: float64(m.ldReq),
 			metrics.LdSectors:  float64(m.ldSec),
@@ -153,7 +159,7 @@ func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction,
 		p.Metrics[metrics.ShLdBankConflicts] = float64(m.shLdWave - m.shLdReq)
 		p.Metrics[metrics.ShStBankConflicts] = float64(m.shStWave - m.shStReq)
 	}
-	return settle(m.l2, d, p), m.trace, nil
+	return p
 }
 
 // settle ends the launch on its L2: p with the DRAM bytes of the dirty
@@ -350,13 +356,14 @@ func (m *sim) st(buf, size int, active uint32, access string) {
 	m.issue(true, buf, size, active, access)
 }
 
-func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
+// issue counts one global instruction and returns its sectors.
+func (m *sim) issue(store bool, buf, size int, active uint32, access string) int {
 	if m.record != nil {
 		m.keep(store, buf, size, active, access)
-		return
+		return 0
 	}
 	if active == 0 || store && m.loadsOnly {
-		return
+		return 0
 	}
 	n, useful := m.coalesce(size, active)
 	m.useful += int64(useful)
@@ -373,7 +380,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 				}
 			}
 		}
-		return
+		return n
 	}
 	m.ldReq++
 	m.ldSec += int64(n)
@@ -386,6 +393,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) {
 			}
 		}
 	}
+	return n
 }
 
 // coalesce runs the coalescer on the instruction's addresses, taking the

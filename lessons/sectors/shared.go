@@ -69,17 +69,19 @@ func (b *banks) wavefronts(addr *[WarpSize]uint64, active uint32) int {
 // instruction even when no lane is active: ncu's
 // smsp__inst_executed_op_shared_st.sum counts it, with no wavefront and
 // no bank conflict (measured on the H200, cuda/NOTES.md).
-func (m *sim) shared(store bool, active uint32, access string, predicated bool) {
+//
+// It returns the access's wavefronts.
+func (m *sim) shared(store bool, active uint32, access string, predicated bool) int {
 	if m.record != nil {
 		in := Instruction{Store: store, Shared: true, Predicated: predicated, Buffer: SharedBuffer, Access: access, Warp: Warp{Size: BankBytes, Active: active, Addr: m.addr}}
 		*m.record = append(*m.record, in)
-		return
+		return 0
 	}
 	if store && m.loadsOnly {
-		return
+		return 0
 	}
 	if active == 0 && !predicated {
-		return
+		return 0
 	}
 	if store {
 		m.shStExec++
@@ -87,16 +89,17 @@ func (m *sim) shared(store bool, active uint32, access string, predicated bool) 
 		m.shLdExec++
 	}
 	if active == 0 {
-		return
+		return 0
 	}
-	n := int64(m.banks.wavefronts(&m.addr, active))
+	n := m.banks.wavefronts(&m.addr, active)
 	if store {
 		m.shStReq++
-		m.shStWave += n
-		return
+		m.shStWave += int64(n)
+		return n
 	}
 	m.shLdReq++
-	m.shLdWave += n
+	m.shLdWave += int64(n)
+	return n
 }
 
 // SharedBuffer is the Buffer of a shared-memory Instruction: the kernel's

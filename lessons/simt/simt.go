@@ -1,0 +1,508 @@
+package simt
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"runtime"
+	"strings"
+
+	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+)
+
+// Dim is a launch's shape in x and y: CUDA's dim3 without z. A Y of 0
+// means 1, as dim3's default does.
+type Dim struct{ X, Y int }
+
+func (d Dim) String() string { return fmt.Sprintf("(%d,%d)", d.X, d.Y) }
+
+// The limits of a launch: CUDA's on every GPU the course covers (the CUDA
+// C++ Programming Guide's table of compute capabilities 7.0 to 9.0), and
+// MaxThreads, simt's own.
+const (
+	// MaxBlockThreads bounds a block's threads, X times Y, and each of X
+	// and Y on its own.
+	MaxBlockThreads = 1024
+	// MaxGridX and MaxGridY bound the grid's blocks in x and y.
+	MaxGridX = 1<<31 - 1
+	MaxGridY = 65535
+	// MaxSharedBytes is the static shared memory one block may declare.
+	MaxSharedBytes = 48 << 10
+	// MaxThreads bounds the threads of one launch: simt runs them one
+	// after another on one core, about 0.1 µs a thread of a copy
+	// (BenchmarkCopy), so 2^24 threads keep a notebook cell waiting a
+	// couple of seconds; the 2^26 of the course's largest specs would
+	// take four times that.
+	MaxThreads = 1 << 24
+)
+
+// Launch is one launch of a kernel: Grid blocks of Block threads, priced
+// by the model of Device.
+type Launch struct {
+	Grid, Block Dim
+	// Device names the GPU profile (package devices) whose L2 prices the
+	// launch; "" is devices.Current(), the course's H200 unless this
+	// machine's GPU was chosen. The L1 counts are the same on every one.
+	Device string
+	// L2Fetch is the L2 fetch granularity in bytes, 32, 64 or 128; 0 is
+	// the device's default, as a spec without l2_fetch_granularity has.
+	L2Fetch int
+	// Trace is how many of the launch's first warps keep their warp
+	// instructions in Result.Trace, for a warp diagram.
+	Trace int
+}
+
+// The kinds of error Run returns, for errors.Is; each is wrapped with what
+// went wrong, which thread and where.
+var (
+	// ErrLaunch is a launch the GPU would refuse: a dimension below 1 or
+	// past its limit, too many threads, too much shared memory.
+	ErrLaunch = errors.New("simt: launch refused")
+	// ErrAccess is a Load or Store the GPU would fault on, or that simt
+	// cannot place: an index outside the buffer, a misaligned access, an
+	// element type with no access of its size, a nil or foreign *Thread.
+	ErrAccess = errors.New("simt: bad access")
+	// ErrBarrier is a block whose threads do not all reach the same
+	// barriers: on a GPU it hangs, or worse.
+	ErrBarrier = errors.New("simt: barrier divergence")
+	// ErrPanic is a kernel that panicked.
+	ErrPanic = errors.New("simt: kernel panicked")
+)
+
+// Thread is one thread of a launch, as the kernel sees it: its block and
+// its place in it, and the launch's shape. Every Load, Store and Sync
+// takes it, so that simt knows which thread accesses what; it belongs to
+// the one call of the kernel it was passed to.
+type Thread struct {
+	BlockIdx, ThreadIdx, BlockDim, GridDim Dim
+
+	r     *run
+	tid   int // ThreadIdx.Y*BlockDim.X + ThreadIdx.X, which makes the warps
+	log   []access
+	syncs int
+	// syncPC is where it last called Sync, yield how it leaves the block's
+	// round at a barrier: nil when it runs as a plain call.
+	syncPC uintptr
+	yield  func(struct{}) bool
+	done   bool
+}
+
+func (t *Thread) String() string {
+	return "block " + t.BlockIdx.String() + " thread " + t.ThreadIdx.String()
+}
+
+// Sync is __syncthreads(): the thread waits until every thread of its
+// block has reached the barrier. Every thread of a block must reach the
+// same number of barriers; a block whose threads do not is an error
+// (ErrBarrier), where a GPU would hang.
+//
+//go:noinline
+func (t *Thread) Sync() {
+	pc := callerPC()
+	r := t.mine(pc, "", "Sync")
+	t.syncs++
+	t.syncPC = pc
+	if t.yield == nil {
+		panic(fault(ErrBarrier, "reached a barrier (Sync at %s), but thread (0,0) of its block finished without one: "+
+			"every thread of a block must reach the same barriers, or on a GPU the block hangs", where(pc)))
+	}
+	r.current = nil
+	if !t.yield(struct{}{}) {
+		panic(aborted{})
+	}
+}
+
+// mine returns t's launch, or stops the thread (see failure) when t cannot
+// be the thread that is running: nil, or kept from another call of the
+// kernel. name and verb say what t was passed to: "in" and "Load".
+func (t *Thread) mine(pc uintptr, name, verb string) *run {
+	if t == nil || t.r == nil || t.r.current != t {
+		t.foreign(pc, name, verb)
+	}
+	return t.r
+}
+
+// foreign stops the thread that passed t, which is not running, to name's verb.
+func (t *Thread) foreign(pc uintptr, name, verb string) {
+	what := verb
+	if name != "" {
+		what = name + "." + verb
+	}
+	if t == nil {
+		panic(fault(ErrAccess, "%s at %s with a nil *Thread: pass the t the kernel was called with", what, where(pc)))
+	}
+	panic(fault(ErrAccess, "%s at %s with the *Thread of %s, which is not running: a t belongs to its own call of the kernel, in its own launch", what, where(pc), t))
+}
+
+// failure is a panic simt raises inside a kernel to stop the thread with
+// an error the launch returns, of the given kind (ErrAccess, ErrBarrier,
+// ErrLaunch): a Load or Store cannot return one. Outside a launch nothing
+// recovers it, and it reads as an error.
+type failure struct {
+	kind error
+	msg  string
+}
+
+func fault(kind error, format string, args ...any) failure {
+	return failure{kind, fmt.Sprintf(format, args...)}
+}
+
+func (f failure) Error() string { return f.kind.Error() + ": " + f.msg }
+func (f failure) Unwrap() error { return f.kind }
+
+// aborted stops a thread whose launch has already failed.
+type aborted struct{}
+
+// Result is what a launch did: the model's counts of its warp
+// instructions, and what each access site of the kernel cost.
+type Result struct {
+	// Prediction holds the counts under Nsight Compute's names, as
+	// sectors.Predict gives them for the course's kernels (Metrics,
+	// L1UsefulBytes, Warps), so that lessons/figures derives the same
+	// figures from it. Its Spec is empty, and it has no time: the time
+	// model reads a spec.
+	Prediction sectors.Prediction
+	// Threads is the number of threads that ran.
+	Threads int64
+	// Sites lists every access site that issued an instruction, in the
+	// order each first did.
+	Sites []Site
+	// Races lists the first data races found in shared memory (at most
+	// MaxRaces), and RaceCount counts them all.
+	Races     []Race
+	RaceCount int64
+	// Split counts the instructions simt had to split because the lanes
+	// of a warp disagree on the order of the sites: code that lockstep
+	// execution cannot follow site by site (a helper that loads, called
+	// from two places under a divergent branch). 0 for structured code.
+	Split int64
+	// Trace holds the instructions of the first Launch.Trace warps, in
+	// the order they were issued.
+	Trace []Traced
+}
+
+// Traced is one warp instruction of a traced warp: what the model was
+// given, as sectors.Instructions gives it for the course's kernels (its
+// Access is the site, "kernel.go:12"), and the warp that issued it.
+type Traced struct {
+	// Warp numbers the warp in the launch: warps are numbered block by
+	// block (block by*Grid.X+bx), and within a block by their threads
+	// (thread ty*Block.X+tx is in warp (ty*Block.X+tx)/32).
+	Warp        int64
+	Instruction sectors.Instruction
+}
+
+// Divergent returns the sites some of whose instructions ran with fewer
+// lanes than their warp has.
+func (r *Result) Divergent() []Site {
+	var out []Site
+	for _, s := range r.Sites {
+		if s.Partial > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Run runs kernel for every thread of the launch, block after block, and
+// returns what the model makes of its accesses. What the kernel stores is
+// in the buffers' slices when Run returns, error or not; on an error the
+// launch stops at the first one, as a GPU stops at a fault.
+//
+// Run runs the launch on the calling goroutine; two launches at once must
+// not share a Global or a Shared. A kernel that never returns never lets
+// Run return.
+func (l Launch) Run(kernel func(t *Thread)) (*Result, error) {
+	if kernel == nil {
+		return nil, fmt.Errorf("%w: the kernel is nil", ErrLaunch)
+	}
+	l, err := l.checked()
+	if err != nil {
+		return nil, err
+	}
+	d, err := l.device()
+	if err != nil {
+		return nil, err
+	}
+	stream, err := sectors.NewStream(d, l.L2Fetch)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrLaunch, err)
+	}
+	r := newRun(l, stream)
+	defer r.end()
+	for by := range l.Grid.Y {
+		for bx := range l.Grid.X {
+			r.runBlock(Dim{bx, by}, kernel)
+			if r.err != nil {
+				return nil, r.err
+			}
+		}
+	}
+	p, err := stream.Finish()
+	if err != nil {
+		return nil, err
+	}
+	threads := l.Block.X * l.Block.Y
+	blocks := int64(l.Grid.X) * int64(l.Grid.Y)
+	p.Warps = blocks * int64((threads+sectors.WarpSize-1)/sectors.WarpSize)
+	res := &Result{Prediction: p, Threads: blocks * int64(threads), Races: r.races, RaceCount: r.raceCount, Split: r.split, Trace: r.trace}
+	for _, s := range r.sites {
+		res.Sites = append(res.Sites, s.named())
+	}
+	return res, nil
+}
+
+// checked returns l with its defaults filled in, or why the GPU refuses it.
+func (l Launch) checked() (Launch, error) {
+	for _, d := range []*Dim{&l.Grid, &l.Block} {
+		if d.Y == 0 {
+			d.Y = 1
+		}
+	}
+	b, g := l.Block, l.Grid
+	switch {
+	case b.X < 1 || b.Y < 1:
+		return l, fmt.Errorf("%w: block %s: each dimension must be at least 1", ErrLaunch, b)
+	case g.X < 1 || g.Y < 1:
+		return l, fmt.Errorf("%w: grid %s: each dimension must be at least 1", ErrLaunch, g)
+	case b.X > MaxBlockThreads || b.Y > MaxBlockThreads || b.X*b.Y > MaxBlockThreads:
+		return l, fmt.Errorf("%w: block %s has %d threads: a block has at most %d", ErrLaunch, b, int64(b.X)*int64(b.Y), MaxBlockThreads)
+	case g.X > MaxGridX || g.Y > MaxGridY:
+		return l, fmt.Errorf("%w: grid %s: at most %d blocks in x and %d in y", ErrLaunch, g, MaxGridX, MaxGridY)
+	case l.Trace < 0:
+		return l, fmt.Errorf("%w: Trace %d: the number of warps to trace is 0 or more", ErrLaunch, l.Trace)
+	}
+	if n := int64(g.X) * int64(g.Y) * int64(b.X*b.Y); n > MaxThreads {
+		return l, fmt.Errorf("%w: %d threads: simt runs at most %d (2^24) in one launch", ErrLaunch, n, MaxThreads)
+	}
+	return l, nil
+}
+
+// device returns the profile the launch is priced on.
+func (l Launch) device() (devices.Profile, error) {
+	if l.Device == "" {
+		d, _ := devices.Current()
+		return d, nil
+	}
+	d, err := devices.Lookup(l.Device)
+	if err != nil {
+		return devices.Profile{}, fmt.Errorf("%w: %w", ErrLaunch, err)
+	}
+	return d, nil
+}
+
+// run is one launch in progress.
+type run struct {
+	l       Launch
+	stream  *sectors.Stream
+	threads []*Thread // the block's, reused from block to block
+	warps   int       // warps per block
+	current *Thread   // the thread whose kernel code runs now
+	err     error
+
+	// phase counts the barriers the block has passed; blocks counts the
+	// blocks begun (so a Shared knows to clear itself, and a warp its
+	// number), epoch the barrier intervals of the launch (so a race check
+	// knows what is stale).
+	phase  int32
+	blocks int64
+	epoch  uint32
+
+	globals     []*alloc
+	shareds     []*sharedMem
+	sharedBytes int
+
+	sites  []*siteCount
+	siteOf map[siteKey]*siteCount
+	group  grouper
+	split  int64
+	// The warp being issued: its lanes, its number in its block and in
+	// the launch, its block.
+	present uint32
+	warp    int
+	warpNo  int64
+	block0  Dim
+	trace   []Traced
+
+	races     []Race
+	raceCount int64
+}
+
+func newRun(l Launch, stream *sectors.Stream) *run {
+	n := l.Block.X * l.Block.Y
+	r := &run{l: l, stream: stream, threads: make([]*Thread, n), warps: (n + sectors.WarpSize - 1) / sectors.WarpSize,
+		siteOf: map[siteKey]*siteCount{}}
+	for i := range r.threads {
+		r.threads[i] = &Thread{r: r, tid: i, ThreadIdx: Dim{i % l.Block.X, i / l.Block.X}, BlockDim: l.Block, GridDim: l.Grid}
+	}
+	return r
+}
+
+// end marks the launch over: no Thread of it runs, so none works.
+func (r *run) end() { r.current = nil }
+
+// runBlock runs one block. Thread 0 runs first as a coroutine: if it finishes
+// without reaching a barrier, so must every thread, and the rest run as
+// plain calls, warp by warp; if it stops at one, every thread of the block
+// gets a coroutine and the block runs barrier interval by interval.
+func (r *run) runBlock(idx Dim, kernel func(*Thread)) {
+	r.blocks++
+	r.epoch++
+	r.phase = 0
+	for _, t := range r.threads {
+		t.BlockIdx, t.log, t.syncs, t.done, t.yield = idx, t.log[:0], 0, false, nil
+	}
+	next0, stop0 := iter.Pull(r.body(r.threads[0], kernel))
+	r.current = r.threads[0]
+	_, waits := next0()
+	if r.err != nil {
+		stop0()
+		return
+	}
+	if waits {
+		r.barriers(kernel, next0, stop0)
+		return
+	}
+	for w := range r.warps {
+		lanes := r.threads[w*sectors.WarpSize : min(len(r.threads), (w+1)*sectors.WarpSize)]
+		for _, t := range lanes {
+			if t.tid == 0 {
+				continue
+			}
+			r.call(t, kernel)
+			if r.err != nil {
+				return
+			}
+		}
+		r.issueWarp(lanes)
+		if r.err != nil {
+			return
+		}
+	}
+}
+
+// barriers runs a block whose thread 0 waits at a barrier: every other
+// thread up to its first barrier, then all of them, interval by interval,
+// until they all finish, and issues its warps' instructions.
+func (r *run) barriers(kernel func(*Thread), next0 func() (struct{}, bool), stop0 func()) {
+	next := make([]func() (struct{}, bool), len(r.threads))
+	stop := make([]func(), len(r.threads))
+	next[0], stop[0] = next0, stop0
+	for i, t := range r.threads[1:] {
+		next[i+1], stop[i+1] = iter.Pull(r.body(t, kernel))
+	}
+	defer func() {
+		for _, s := range stop {
+			s()
+		}
+	}()
+	first := 1 // thread 0 has run its first interval
+	for {
+		for _, t := range r.threads[first:] {
+			if t.done {
+				continue
+			}
+			r.current = t
+			if _, waits := next[t.tid](); !waits {
+				t.done = true
+			}
+			if r.err != nil {
+				return
+			}
+		}
+		first = 0
+		var finished, waiting *Thread
+		for _, t := range r.threads {
+			if t.done {
+				finished = t
+			} else {
+				waiting = t
+			}
+		}
+		if waiting == nil {
+			break
+		}
+		if finished != nil {
+			r.err = fmt.Errorf("%w: %s finished after %s while %s waits at barrier %d (Sync at %s): "+
+				"every thread of a block must reach the same barriers, or on a GPU the block hangs",
+				ErrBarrier, finished, nBarriers(finished.syncs), waiting, waiting.syncs, where(waiting.syncPC))
+			return
+		}
+		r.phase++
+		r.epoch++
+	}
+	for w := range r.warps {
+		r.issueWarp(r.threads[w*sectors.WarpSize : min(len(r.threads), (w+1)*sectors.WarpSize)])
+		if r.err != nil {
+			return
+		}
+	}
+}
+
+// nBarriers writes n barriers in words: "1 barrier", "0 barriers".
+func nBarriers(n int) string {
+	if n == 1 {
+		return "1 barrier"
+	}
+	return fmt.Sprintf("%d barriers", n)
+}
+
+// body is thread t's coroutine: the kernel, with t able to wait at a
+// barrier.
+func (r *run) body(t *Thread, kernel func(*Thread)) iter.Seq[struct{}] {
+	return func(yield func(struct{}) bool) {
+		t.yield = yield
+		r.call(t, kernel)
+		t.yield = nil
+	}
+}
+
+// call runs the kernel for thread t, turning what stops it early into the
+// launch's error.
+func (r *run) call(t *Thread, kernel func(*Thread)) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.fail(t, v)
+		}
+	}()
+	r.current = t
+	kernel(t)
+	r.current = nil
+}
+
+// fail records why thread t stopped, unless the launch already failed.
+func (r *run) fail(t *Thread, v any) {
+	if r.err != nil {
+		return
+	}
+	switch v := v.(type) {
+	case aborted:
+		return
+	case failure:
+		r.err = fmt.Errorf("%w: %s: %s", v.kind, t, v.msg)
+	default:
+		r.err = fmt.Errorf("%w: %s: %v%s", ErrPanic, t, v, panicSite())
+	}
+}
+
+// panicSite returns " at file:line" for the kernel's code that panicked:
+// called from a deferred recover, the stack still holds the panicking
+// frames above runtime.gopanic.
+func panicSite() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	panicking := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			panicking = true
+		case panicking && !strings.HasPrefix(f.Function, "runtime."):
+			return fmt.Sprintf(" at %s:%d", base(f.File), f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
+}
