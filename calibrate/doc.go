@@ -36,7 +36,10 @@
 //     GPU starts blocks; grid-stride copies with too few threads to hide
 //     the latency, with more and wider loads per thread, give the latency
 //     and how it grows with the bytes in flight (Little's law, in
-//     lessons/sectors/time.go). A pointer chase (harness --calibrate)
+//     lessons/sectors/time.go); sparse strided reads what a DRAM access
+//     costs, and a read-modify-write of one float in each 128-byte struct
+//     (update_x_aos) what writing back a line just read costs besides
+//     (dram_rewrite_bytes). A pointer chase (harness --calibrate)
 //     measures the load latency of DRAM and of the L2 alone, one load at a
 //     time, which the report shows beside the fitted latency.
 //

@@ -14,7 +14,7 @@ import (
 )
 
 // MinTimedLaunches is the fewest timed launches FitTime fits to: fewer
-// leave some of the ten parameters without a launch that sets them.
+// leave some of the eleven parameters without a launch that sets them.
 const MinTimedLaunches = 20
 
 // ErrTooFew is FitTime's error for fewer than MinTimedLaunches timed
@@ -125,8 +125,10 @@ func memcpyRate(launches []measure.Launch) float64 {
 	return rates[len(rates)/2]
 }
 
-// maxSweeps bounds the sweeps over the parameters at one step size.
-const maxSweeps = 50
+// maxSweeps bounds the sweeps over the parameters at one step size: the
+// latency and its growth per byte lie along a slanted valley, which 50
+// left the search stopped in (TestFitTimeRecovers).
+const maxSweeps = 200
 
 // FitTimePoints is FitTime's search, from t (whose CopyBandwidth it
 // keeps) over points already predicted.

@@ -30,8 +30,8 @@ var update = flag.Bool("update", false, "predict every timed launch again and re
 // for the L2-edge sizes its spec file holds out (5, 7 and 10 × 2^20); those
 // and cuda/testdata/holdout_metrics.jsonl test the fit.
 var (
-	fitFiles  = []string{"cuda/reference/h200.jsonl", "cuda/reference/l2edge.jsonl"}
-	heldFiles = []string{"cuda/testdata/holdout_metrics.jsonl"}
+	fitFiles  = []string{"cuda/reference/h200.jsonl", "cuda/reference/l2edge.jsonl", "cuda/reference/time.jsonl"}
+	heldFiles = []string{"cuda/testdata/holdout_metrics.jsonl", "cuda/testdata/dramcheck_metrics.jsonl"}
 )
 
 // heldOutN reports whether an L2-edge launch of n elements is held out
@@ -54,8 +54,10 @@ type cached struct {
 	LdLines int64        `json:"ld_lines"`
 	StLines int64        `json:"st_lines"`
 	StPkts  int64        `json:"st_packets"`
+	LdAgain int64        `json:"ld_again,omitempty"`
 	Ld      [][3]float64 `json:"ld_spacing"` // bin, blocks, spread
 	St      [][3]float64 `json:"st_spacing"`
+	Rewrite [][3]float64 `json:"rewrite_spacing,omitempty"`
 }
 
 func bins(s sectors.Spacing) [][3]float64 {
@@ -78,12 +80,12 @@ func spacing(bs [][3]float64) sectors.Spacing {
 
 func toCached(x fileLaunch, p sectors.Prediction) cached {
 	return cached{File: x.file, Index: x.index, Spec: p.Spec, Metrics: p.Metrics, Warps: p.Warps,
-		LdLines: p.Traffic.LdLines, StLines: p.Traffic.StLines, StPkts: p.Traffic.StPackets, Ld: bins(p.Traffic.Ld), St: bins(p.Traffic.St)}
+		LdLines: p.Traffic.LdLines, StLines: p.Traffic.StLines, StPkts: p.Traffic.StPackets, LdAgain: p.Traffic.LdAgain, Ld: bins(p.Traffic.Ld), St: bins(p.Traffic.St), Rewrite: bins(p.Traffic.Rewrite)}
 }
 
 func (c cached) prediction() sectors.Prediction {
 	return sectors.Prediction{Spec: c.Spec, Metrics: c.Metrics, Warps: c.Warps,
-		Traffic: sectors.Traffic{LdLines: c.LdLines, StLines: c.StLines, StPackets: c.StPkts, Ld: spacing(c.Ld), St: spacing(c.St)}}
+		Traffic: sectors.Traffic{LdLines: c.LdLines, StLines: c.StLines, StPackets: c.StPkts, LdAgain: c.LdAgain, Ld: spacing(c.Ld), St: spacing(c.St), Rewrite: spacing(c.Rewrite)}}
 }
 
 // fileLaunch is a timed launch, the file it is in and its index among
@@ -238,23 +240,22 @@ func worst(rs []float64, ps []TimePoint) (float64, string) {
 // TestTimeAccuracy holds the h200 time model to the measured median times,
 // on the launches it was fitted to and on those held out, with ncu's DRAM
 // bytes in the model's place (the time model's own error) and with the
-// model's own (what a learner sees). The goal is every launch within 25 %;
-// run it with -v for the table per kernel. The bounds are what the model
-// reaches, not the goal, where it falls short:
+// model's own (what a learner sees). The goal is every launch within 25 %
+// of its measured time; run it with -v for the table per kernel. The
+// bounds are what the model reaches, not the goal, where it falls short:
 //
-//   - update_x_aos with structs of 64 bytes and more, a read-modify-write
-//     of one sector a line, is up to 1.5x slower than the model (1.6x
-//     with the model's own DRAM bytes; the H200
-//     takes 210 to 280 bytes' DRAM time a line; the model charges a sparse
-//     read and a sparse write, about 150);
-//   - small vectorized and coalesced copies (3 to 6 M floats, and blocks of
-//     1024) are up to 1.4x slower: the launch's ramp, which a fixed launch
-//     cost and one latency per wave leave out;
-//   - transpose_coalesced_read is 1.3x slower than the rate of L2 store
-//     packets fitted to the rest;
-//   - a random gather at L2 fetch 128 B and n = 2^23 is 1.45x slower, and
-//     strided_read at stride 24 and L2 fetch 32 B 1.45x faster, than the
-//     model's DRAM access cost, one curve for every fetch size.
+//   - small vectorized copies (2^21 to 7 M floats) are up to 1.36x slower:
+//     the launch's ramp, which a fixed launch cost and one latency per
+//     wave leave out;
+//   - transpose_coalesced_read and copy_columns are up to 1.26x slower
+//     than the rate of L2 store packets fitted to the rest, and small
+//     stride-8 writes (2^20 to 2^23 floats), which that rate bounds, up to
+//     1.35x faster;
+//   - a random gather at L2 fetch 128 B and n = 2^23 is 1.32x slower, and
+//     strided_read at stride 24 and L2 fetch 32 B 1.33x faster, than the
+//     model's DRAM access cost, one curve for every fetch size;
+//   - gathers whose warps read a line or two (sorted_random,
+//     warp_shuffle) are up to 1.32x faster than their latency.
 func TestTimeAccuracy(t *testing.T) {
 	fit, held := loadPoints(t, false)
 	fitOwn, heldOwn := loadPoints(t, true)
@@ -263,16 +264,16 @@ func TestTimeAccuracy(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		ps     []TimePoint
-		within int     // launches within 25 %, at least
+		within int     // launches within 25 % of the measured time, at least
 		bound  float64 // the worst launch's measured / model, either way
 	}{
-		{"fitted, ncu's DRAM bytes", fit, 266, 1.40},
-		{"held out, ncu's DRAM bytes", held, 78, 1.50},
-		// With the model's own DRAM bytes two float4 copies fewer are within
-		// 25 % since dram.busy_dirty_l2_bytes made their writes right: the
-		// writes the model used to overcount hid the ramp of small launches.
-		{"fitted, the model's DRAM bytes", fitOwn, 267, 1.45},
-		{"held out, the model's DRAM bytes", heldOwn, 78, 1.60},
+		{"fitted, ncu's DRAM bytes", fit, 311, 1.40},
+		{"held out, ncu's DRAM bytes", held, 119, 1.40},
+		{"fitted, the model's DRAM bytes", fitOwn, 311, 1.40},
+		// One float4 copy fewer than with ncu's bytes: since
+		// dram.busy_dirty_l2_bytes made its writes right, nothing hides the
+		// ramp of a small launch (vectorized_copy at n = 5 x 2^20, 1.34x).
+		{"held out, the model's DRAM bytes", heldOwn, 118, 1.40},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rs := ratios(h200, c.ps)
@@ -286,7 +287,9 @@ func TestTimeAccuracy(t *testing.T) {
 				r := byKernel[k]
 				n := 0
 				for _, x := range r {
-					if math.Abs(x-1) <= 0.25 {
+					// The goal's 25 %, as the published figures count
+					// it: |model - measured| <= 25 % of measured.
+					if math.Abs(1/x-1) <= 0.25 {
 						n++
 					}
 				}
@@ -350,9 +353,11 @@ func TestFitTimeTooFew(t *testing.T) {
 
 // TestFitTimeRecovers fits launches whose times the model itself gave
 // under the h200 parameters, from a start every parameter of which is off
-// by 1.2x. The search is local (coordinate descent): it ends within 6 % of
-// every launch's time, not at the exact parameters, as the limits that no
-// launch's time reaches leave it valleys to stop in; 7 % is the bound.
+// by 1.2x. The search is local (coordinate descent): it ends within 0.3 %
+// of every launch's time, not at the exact parameters, as the limits that
+// no launch's time reaches leave it valleys to stop in; 1 % is the bound.
+// (With 50 sweeps a step it stopped in the slanted valley of the latency
+// and its growth per byte, 15 % off the one-byte copies.)
 func TestFitTimeRecovers(t *testing.T) {
 	fit, _ := loadPoints(t, false)
 	h200, err := devices.Lookup("h200")
@@ -368,6 +373,6 @@ func TestFitTimeRecovers(t *testing.T) {
 	d := h200
 	d.Time = FitTimePoints(h200, off.Time, synthetic)
 	for _, p := range synthetic {
-		assert.InEpsilon(t, p.Seconds, sectors.EstimateTime(d, p.Prediction).Total(), 0.07, p.Prediction.Spec.Brief())
+		assert.InEpsilon(t, p.Seconds, sectors.EstimateTime(d, p.Prediction).Total(), 0.01, p.Prediction.Spec.Brief())
 	}
 }

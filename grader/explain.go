@@ -218,7 +218,11 @@ func partArithmetic(e *Exercise, p Part) []string {
 		tp := pr.Time
 		dramLimit := fmt.Sprintf("DRAM %s at %s (%s)", bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(tp.Bandwidth))
 		if plain := dram / d.Time.CopyBandwidth; tp.Bandwidth > 1.005*plain {
-			dramLimit = fmt.Sprintf("DRAM %s at %s (%s), charged %s as its sparse accesses occupy DRAM longer than their bytes", bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(plain), duration(tp.Bandwidth))
+			what := "its sparse accesses occupy"
+			if slices.ContainsFunc(pr.Traffic.Rewrite.Blocks[:], func(b float64) bool { return b > 0 }) {
+				what = "its sparse accesses, and the write-backs of lines its warps have just read, occupy"
+			}
+			dramLimit = fmt.Sprintf("DRAM %s at %s (%s), charged %s as %s DRAM longer than their bytes", bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(plain), duration(tp.Bandwidth), what)
 		}
 		// The limits of lines, store packets and banks, where they count.
 		var more string
@@ -313,7 +317,7 @@ func timeSection(k *Key) Section {
 	s := k.Parts[0].Spec
 	d, _ := devices.Lookup(s.Device)
 	return Section{Title: "What the time model leaves out", Lines: []string{
-		fmt.Sprintf("The time model's latency limit is Little's law: an SM finishes (bytes in flight) / (latency) bytes a second, and on the %s the latency grows from %s with what is in flight. It charges a sparse access the DRAM time it occupies, by how far apart its request's blocks lie, but not a read-modify-write's turn of the DRAM from reads to writes, DRAM refresh, or the clocks of the run.",
+		fmt.Sprintf("The time model's latency limit is Little's law: an SM finishes (bytes in flight) / (latency) bytes a second, and on the %s the latency grows from %s with what is in flight. It charges a sparse access the DRAM time it occupies, by how far apart its request's blocks lie, and the sparse write-back of a line a warp has just read (a read-modify-write) more, but not DRAM refresh or the clocks of the run.",
 			d.GPU, duration(d.Time.LatencySeconds)),
 		fmt.Sprintf("A copy with one 4-byte load per thread has at most %d threads × 4 bytes = %s in flight per SM, and fewer when small blocks cap the threads an SM holds (at most %d resident blocks per SM on the %s: blocks of 32 threads fill %d of its %d thread slots).",
 			d.MaxThreadsPerSM, bytesStr(float64(4*d.MaxThreadsPerSM)), d.MaxBlocksPerSM, d.GPU, min(d.MaxThreadsPerSM, 32*d.MaxBlocksPerSM), d.MaxThreadsPerSM),

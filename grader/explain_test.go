@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/measure"
@@ -48,6 +49,37 @@ func TestTimeMissesPointTheWay(t *testing.T) {
 			}
 			for _, n := range tc.not {
 				assert.NotContains(t, text, n)
+			}
+		})
+	}
+}
+
+// TestTimeArithmeticNamesRewrites: where the model charges DRAM time above
+// the bytes, the arithmetic says why: sparse accesses, and for a
+// read-modify-write the write-backs of the lines just read as well.
+func TestTimeArithmeticNamesRewrites(t *testing.T) {
+	for _, c := range []struct {
+		name, spec string
+		rewrite    bool
+	}{
+		// One float a line read: charged for its sparse reads alone.
+		{"strided read", `{"kernel":"strided_read","n":67108864,"stride":32}`, false},
+		// One float a line read and written back, over 128 MB (twice the
+		// L2, so DRAM sees it): charged for both.
+		{"read-modify-write", `{"kernel":"update_x_aos","n":1048576,"struct_bytes":128}`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := spec.Parse([]byte(c.spec))
+			require.NoError(t, err)
+			pr, err := sectors.Predict(s)
+			require.NoError(t, err)
+			e := &Exercise{Quantity: figures.TimeSeconds.Name, Specs: []spec.Spec{s}}
+			text := strings.Join(partArithmetic(e, Part{Spec: s, Prediction: pr, Model: pr.TimeSeconds}), "\n")
+			assert.Contains(t, text, "DRAM longer than their bytes")
+			if c.rewrite {
+				assert.Contains(t, text, "the write-backs of lines its warps have just read")
+			} else {
+				assert.NotContains(t, text, "write-backs")
 			}
 		})
 	}

@@ -153,6 +153,15 @@ type Time struct {
 	// at spacing s costs DRAMAccessBytes × (1 - DRAMAccessSpacing / s), as
 	// blocks closer together share the DRAM rows they open.
 	DRAMAccessSpacing float64 `json:"dram_access_spacing"`
+	// DRAMRewriteBytes is the DRAM time, as bytes at CopyBandwidth, that
+	// writing back a sector far from any other costs on top of its access
+	// when the warp that wrote it had just read its line: a sector
+	// rewritten at spacing s costs DRAMRewriteBytes × (1 -
+	// DRAMAccessSpacing / s) more. A read-modify-write of one field a line
+	// takes the H200 longer than a strided copy at the same spacing that
+	// also fills the sectors it writes, though it moves a fifth fewer DRAM
+	// bytes (package sectors, Time).
+	DRAMRewriteBytes float64 `json:"dram_rewrite_bytes"`
 	// L2LatencySeconds is the latency of a load the L2 holds.
 	L2LatencySeconds float64 `json:"l2_latency_seconds"`
 	// L1LineRate is the lines per second one SM's L1 looks up: a request
@@ -320,9 +329,9 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("devices: %s: default_l2_fetch_granularity %d, want %s", p.Name, p.DefaultL2Fetch, L2FetchChoices())
 	case p.Time.CopyBandwidth <= 0 || p.Time.LatencySeconds <= 0 || p.Time.BlockRate <= 0 || p.Time.LaunchSeconds < 0 || p.Time.LatencyPerByte < 0:
 		return fmt.Errorf("devices: %s: want positive copy_bandwidth, latency_seconds and block_rate", p.Name)
-	case p.Time.L2LatencySeconds < 0 || p.Time.DRAMAccessBytes < 0 || p.Time.DRAMAccessSpacing < 0 || p.Time.L1LineRate < 0 || p.Time.L2StoreRate < 0 || p.Time.SharedWavefrontRate < 0:
-		return fmt.Errorf("devices: %s: time: l2_latency_seconds %v, dram_access_bytes %v, dram_access_spacing %v, l1_line_rate %v, l2_store_rate %v, shared_wavefront_rate %v: want each >= 0 (0 leaves its limit out)",
-			p.Name, p.Time.L2LatencySeconds, p.Time.DRAMAccessBytes, p.Time.DRAMAccessSpacing, p.Time.L1LineRate, p.Time.L2StoreRate, p.Time.SharedWavefrontRate)
+	case p.Time.L2LatencySeconds < 0 || p.Time.DRAMAccessBytes < 0 || p.Time.DRAMAccessSpacing < 0 || p.Time.DRAMRewriteBytes < 0 || p.Time.L1LineRate < 0 || p.Time.L2StoreRate < 0 || p.Time.SharedWavefrontRate < 0:
+		return fmt.Errorf("devices: %s: time: l2_latency_seconds %v, dram_access_bytes %v, dram_access_spacing %v, dram_rewrite_bytes %v, l1_line_rate %v, l2_store_rate %v, shared_wavefront_rate %v: want each >= 0 (0 leaves its limit out)",
+			p.Name, p.Time.L2LatencySeconds, p.Time.DRAMAccessBytes, p.Time.DRAMAccessSpacing, p.Time.DRAMRewriteBytes, p.Time.L1LineRate, p.Time.L2StoreRate, p.Time.SharedWavefrontRate)
 	case !validCC(p.ComputeCapability):
 		return fmt.Errorf("devices: %s: compute_capability %q, want major.minor, for example \"9.0\"", p.Name, p.ComputeCapability)
 	}

@@ -91,7 +91,7 @@ func TestPaths(t *testing.T) {
 		"dram.reuse_l2_bytes", "dram.dirty_l2_bytes", "dram.sparse_dirty_l2_bytes", "dram.dirty_watermark_bytes", "dram.fill_l2_bytes", "dram.busy_dirty_l2_bytes", "dram.profiled_dirty_bytes",
 		"dram.spread", "dram.partial_write_fill",
 		"time.copy_bandwidth", "time.launch_seconds", "time.latency_seconds", "time.latency_per_byte", "time.block_rate",
-		"time.dram_access_bytes", "time.dram_access_spacing", "time.l2_latency_seconds", "time.l1_line_rate", "time.l2_store_rate", "time.shared_wavefront_rate",
+		"time.dram_access_bytes", "time.dram_access_spacing", "time.dram_rewrite_bytes", "time.l2_latency_seconds", "time.l1_line_rate", "time.l2_store_rate", "time.shared_wavefront_rate",
 	}, Paths())
 }
 

@@ -1,6 +1,9 @@
 package sectors
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // coalescer is the launch-level twin of Coalesce: the same sectors, found
 // without allocating, because a launch runs it once per warp instruction,
@@ -189,4 +192,44 @@ func (c *coalescer) spread(blockShift uint, parts bool) (lines, blocks, partial 
 		}
 	}
 	return lines, blocks, partial, (hi - lo + 1) * SectorBytes
+}
+
+// lines writes the distinct lines of the last run's sectors to out, in
+// the order the sectors are held, and returns how many.
+func (c *coalescer) lines(out *[2 * WarpSize]uint64) int {
+	k := 0
+	for _, s := range c.sec[:c.n] {
+		if l := s / sectorsPerLine; k == 0 || out[k-1] != l {
+			out[k] = l
+			k++
+		}
+	}
+	return k
+}
+
+// within returns how many of the last run's sectors s have s / per in keys
+// (lines for per = sectorsPerLine, sectors for 1): a walk of both in step
+// where both ascend (every affine access), else a search of keys for each
+// sector.
+func (c *coalescer) within(keys []uint64, per uint64) int {
+	n := 0
+	if slices.IsSorted(c.sec[:c.n]) && slices.IsSorted(keys) {
+		i := 0
+		for _, s := range c.sec[:c.n] {
+			k := s / per
+			for i < len(keys) && keys[i] < k {
+				i++
+			}
+			if i < len(keys) && keys[i] == k {
+				n++
+			}
+		}
+		return n
+	}
+	for _, s := range c.sec[:c.n] {
+		if slices.Contains(keys, s/per) {
+			n++
+		}
+	}
+	return n
 }

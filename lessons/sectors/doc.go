@@ -149,14 +149,15 @@
 // The time model (time.go, EstimateTime) takes the longest of its limits,
 // each the time one part of the GPU needs for the launch's traffic alone,
 // plus a fixed launch cost. Its parameters (devices.Time) are fitted by
-// calibrate.FitTime to the median CUDA-event times of the recorded sweep
-// and the L2-edge sweep (cuda/reference/h200.jsonl and l2edge.jsonl,
-// NVIDIA H200, driver 580.159.04, CUDA 13.0, coalesce run -ncu -record),
-// with ncu's DRAM bytes in the model's place, so that the fit sees the time
-// model's error and not the DRAM model's. With the model's own DRAM bytes
-// it is within 16 % of the measured time on 48 of the 54 copy-family
-// launches of the recorded sweep (25 % on all), within 25 % on 154 of its
-// 158 launches, and on 44 of the 50 timed launches of
+// calibrate.FitTime to the median CUDA-event times of the recorded sweep,
+// the L2-edge sweep and the time model's own questions
+// (cuda/reference/h200.jsonl, l2edge.jsonl and time.jsonl, NVIDIA H200,
+// driver 580.159.04, CUDA 13.0, coalesce run -ncu -record), with ncu's
+// DRAM bytes in the model's place, so that the fit sees the time model's
+// error and not the DRAM model's. With the model's own DRAM bytes it is
+// within 16 % of the measured time on 49 of the 54 copy-family launches of
+// the recorded sweep (25 % on all), within 25 % on 157 of its 158
+// launches, and on 46 of the 50 timed launches of
 // cuda/testdata/holdout_metrics.jsonl, which the fit never saw (go test
 // ./calibrate -run TestTimeAccuracy -v prints the table per kernel, both
 // ways). The limits:
@@ -172,28 +173,44 @@
 // 4.2; at L2 fetch 32 B the same strides took 32.6, 22.8 and 14.7 µs for
 // half the bytes. The time follows the accesses, not the bytes: about 60,
 // 80 and 90 bytes' time each. The strided copy at stride 32, 1.5 times the
-// old model's time, is now within 5 %: strided_copy at stride 32 took 99.7
-// µs where the model says 97.0. A kernel that only stores reads what its
+// old model's time, is now close: strided_copy at stride 32 took 99.7 µs
+// where the model says 88.8. A kernel that only stores reads what its
 // partial sectors fill at its stores' spacing (strided_write at stride 32:
-// 65 MB read and 65 MB written in 78.5 µs). Limits: one curve for every
-// fetch size (strided_read at stride 24 and L2 fetch 32 B, held out, is
-// 1.45 times faster than the model), and a read-modify-write of one field a
-// line costs the H200 more than a sparse read and a sparse write (210 to
-// 280 bytes' time a line where the model charges about 150):
-// update_x_aos with structs of 64 bytes and more takes 1.29 to 1.57 times
-// the model's time.
+// 65 MB read and 65 MB written in 78.5 µs).
+//
+// A sector written back to a line its warp has just read, a
+// read-modify-write (Traffic.Rewrite), costs DRAMRewriteBytes × (1 -
+// DRAMAccessSpacing / s) more (fitted 106 bytes). Evidence: at the copy
+// bandwidth, one float a line read and written back took the H200 212
+// bytes' time a line (update_x_aos with 128-byte structs, 2^24 of them),
+// more than strided_copy at the same spacing, 202, which reads the same
+// 64-byte blocks and also fills every sector it writes from DRAM, a
+// quarter more bytes; strided_read alone took 74 and strided_write, fill
+// included, 159 (all at stride 32, n 2^26). Writing back the line just
+// read costs about as much as a second sparse access, where a write to
+// another buffer does not. A dense read-modify-write (update_x_soa) pays
+// nothing: its spacing is below DRAMAccessSpacing. With it, update_x_aos
+// with structs of 64 bytes and more takes 0.98 to 1.15 times the model's
+// time, where it took 1.34 to 1.71 without. Limit: one access curve for
+// every fetch size (in cuda/reference/time.jsonl, strided_read at stride
+// 24 and L2 fetch 32 B is 1.30 times faster than the model, a random
+// gather of 2^23 at L2 fetch 128 B 1.31 times slower).
 //
 // Latency (Little's law): each SM finishes (warps resident × loads in
 // flight per warp) requests per latency, the latency growing with the bytes
 // in flight, counted up to a line a request: more than a line is what the
 // bandwidth limit charges. A gather's two loads wait in turn (in[idx[t]]
 // needs idx[t]). A load the L2 holds waits L2LatencySeconds, and the share
-// of load sectors DRAM sends waits LatencySeconds. Evidence: strided_read
-// at strides 1, 2 and 4 over 256 MB took 163.7, 87.6 and 61.5 µs, one
-// latency a wave of requests however many sectors each holds, until the
-// bandwidth limit; random gathers of 12 to 100 MB (n 2^20 to 2^23, in the
-// L2 after their first touch) took 12.9 to 85.6 µs, about 1 µs a load.
-// Limit: the fit puts the L2's latency (0.97 µs) above DRAM's (0.67): the
+// of load sectors DRAM sends, or that a request asks for again while the
+// request before it has their fetch in flight (Traffic.LdAgain), waits
+// LatencySeconds. Evidence: strided_read at strides 1, 2 and 4 over 256 MB
+// took 163.7, 87.6 and 61.5 µs, one latency a wave of requests however
+// many sectors each holds, until the bandwidth limit; random gathers of 12
+// to 100 MB (n 2^20 to 2^23, in the L2 after their first touch) took 12.9
+// to 85.6 µs, about 1 µs a load; offset_copy of 2^28 bytes at offset 1,
+// each warp's two sectors one its neighbour is fetching, took 676.4 µs,
+// 0.68 µs a wave of requests, as DRAM sends every sector.
+// Limit: the fit puts the L2's latency (1.11 µs) above DRAM's (0.60): the
 // only launches that set it are those gathers, whose requests each touch 32
 // lines, so it stands for a scattered request's wait for its last line, not
 // for one hit's latency.
@@ -210,8 +227,8 @@
 // every sector it writes in part a merge there (L2StoreRate). Evidence:
 // transpose_coalesced_read, whose stores each touch 32 lines, took 283 µs
 // for 4096 × 4096 floats, 1094 for 8192 × 8192, where its DRAM bytes need
-// 32 and 145. Limit: it is still 1.3 times slower than the rate fitted to
-// the rest.
+// 32 and 145. Limit: it is still up to 1.26 times slower than the rate
+// fitted to the rest.
 //
 // Shared banks: every shared-memory wavefront is a cycle of its SM
 // (SharedWavefrontRate). Evidence: transpose_tiled without padding, whose
@@ -222,6 +239,6 @@
 // caps tiny blocks (coalesced_copy with blocks of 32 threads, 1276 µs).
 //
 // What is left out: the ramp of a small launch (a vectorized copy of 4 M
-// floats is up to 1.37 times slower than the model), DRAM refresh and the
+// floats is up to 1.35 times slower than the model), DRAM refresh and the
 // clocks of the run.
 package sectors

@@ -290,6 +290,17 @@ type sim struct {
 	// fetchShift the log2 of the sectors of one L2 fetch block.
 	traffic    Traffic
 	fetchShift uint
+	// loaded holds the lines of the warp's last load (nLoaded of them, of
+	// buffer loadedBuf), so that its stores can tell a read-modify-write.
+	loaded    [2 * WarpSize]uint64
+	nLoaded   int
+	loadedBuf int
+	// lastLd holds the sectors of the last load request of any warp
+	// (nLastLd of them, of buffer lastLdBuf), so that the next can tell the
+	// sectors it asks for again while their fetch is in flight.
+	lastLd    [2 * WarpSize]uint64
+	nLastLd   int
+	lastLdBuf int
 
 	// The shared-memory side: requests and wavefronts by the bank rule.
 	banks banks
@@ -371,7 +382,11 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) int
 	if store {
 		m.stReq++
 		m.stSec += int64(n)
-		m.traffic.add(true, &m.co, 0)
+		rewritten := 0
+		if m.nLoaded > 0 && buf == m.loadedBuf {
+			rewritten = m.co.within(m.loaded[:m.nLoaded], sectorsPerLine)
+		}
+		m.traffic.add(true, &m.co, 0, rewritten)
 		for i := range n {
 			if tracked(b, m.co.sec[i]) {
 				m.l2.store(b, m.co.sec[i], m.co.used[i])
@@ -384,7 +399,12 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) int
 	}
 	m.ldReq++
 	m.ldSec += int64(n)
-	m.traffic.add(false, &m.co, m.fetchShift)
+	m.traffic.add(false, &m.co, m.fetchShift, 0)
+	if m.nLastLd > 0 && buf == m.lastLdBuf {
+		m.traffic.LdAgain += int64(m.co.within(m.lastLd[:m.nLastLd], 1))
+	}
+	m.nLastLd, m.lastLdBuf = copy(m.lastLd[:], m.co.sec[:n]), buf
+	m.nLoaded, m.loadedBuf = m.co.lines(&m.loaded), buf
 	for i := range n {
 		if tracked(b, m.co.sec[i]) {
 			m.l2.load(b, m.co.sec[i])
@@ -433,6 +453,7 @@ func (m *sim) launch() {
 			present := int(min(WarpSize, block-w*WarpSize))
 			t0 := b*block + w*WarpSize
 			m.warps++
+			m.nLoaded = 0
 			m.warp(t0, present)
 		}
 	}

@@ -24,7 +24,8 @@ const (
 // each models and on what evidence):
 //
 //   - bandwidth: the DRAM bytes p predicts at the device's copy bandwidth,
-//     a sparse access charged at least the DRAM time it occupies;
+//     a sparse access charged at least the DRAM time it occupies, and a
+//     sparse write of a line the warp read (a read-modify-write) more;
 //   - latency (Little's law): a warp that waits for its load keeps only
 //     that load in flight, so each SM finishes about (warps resident ×
 //     loads in flight per warp) requests per latency, and the latency
@@ -50,7 +51,7 @@ func EstimateTime(d devices.Profile, p Prediction) TimeParts {
 	if p.Traffic.LdLines == 0 {
 		reads, block = &p.Traffic.St, SectorBytes
 	}
-	parts.Bandwidth = (read*reads.cost(t, block) + write*p.Traffic.St.cost(t, SectorBytes)) / t.CopyBandwidth
+	parts.Bandwidth = (read*reads.cost(t, block) + write*(p.Traffic.St.cost(t, SectorBytes)+p.Traffic.rewriteCost(t))) / t.CopyBandwidth
 
 	warpsPerBlock := (int64(s.Block) + WarpSize - 1) / WarpSize
 	perSM := float64(min(int64(d.MaxBlocksPerSM), int64(d.MaxThreadsPerSM/WarpSize)/warpsPerBlock) * warpsPerBlock)
@@ -69,9 +70,10 @@ func EstimateTime(d devices.Profile, p Prediction) TimeParts {
 		bytesPerRequest = min(LineBytes, sectorsOf/requests*SectorBytes)
 	}
 	// A load the L2 holds waits only the L2's latency: the share of load
-	// sectors DRAM sends is the share that waits DRAM's.
+	// sectors DRAM sends, and of those asked for again while DRAM sends
+	// them, is the share that waits DRAM's.
 	if p.Metrics[metrics.LdSectors] > 0 {
-		miss = min(1, read/(p.Metrics[metrics.LdSectors]*SectorBytes))
+		miss = min(1, (read+float64(p.Traffic.LdAgain)*SectorBytes)/(p.Metrics[metrics.LdSectors]*SectorBytes))
 	}
 	hit := t.LatencySeconds
 	if t.L2LatencySeconds > 0 {
@@ -163,9 +165,18 @@ type Traffic struct {
 	// and the sectors it writes in part: the L2 takes a line's sectors in
 	// one go, but merges a partial sector into the sector it holds.
 	StPackets int64
+	// LdAgain counts, over every load request, the sectors the load
+	// request just before it (any warp's, of the same buffer) asked for
+	// too: the L2 holds them only as a fetch in flight, which they wait out
+	// as a miss does (offset_copy's neighbouring warps share a sector).
+	LdAgain int64
 	// Ld and St are the requests' DRAM blocks (fetch blocks for loads,
 	// sectors for stores) by how far apart they lie.
 	Ld, St Spacing
+	// Rewrite holds, of St's sectors, those whose line the warp's last
+	// load read, from the same buffer: a read-modify-write (update_x_aos),
+	// which costs the DRAM more than a write alone.
+	Rewrite Spacing
 }
 
 // spacingBins bins spacings from 1 byte to 2^40.
@@ -182,8 +193,9 @@ type Spacing struct {
 }
 
 // add counts the request the coalescer holds: its lines, and its blocks of
-// 2^blockShift sectors by their spacing.
-func (t *Traffic) add(store bool, c *coalescer, blockShift uint) {
+// 2^blockShift sectors by their spacing; rewritten of a store's sectors
+// lie in lines the warp has just loaded.
+func (t *Traffic) add(store bool, c *coalescer, blockShift uint, rewritten int) {
 	lines, blocks, partial, span := c.spread(blockShift, store)
 	sp := &t.Ld
 	if store {
@@ -200,6 +212,10 @@ func (t *Traffic) add(store bool, c *coalescer, blockShift uint) {
 	k := min(spacingBins-1, bits.Len64(spacing)-1)
 	sp.Blocks[k] += float64(blocks)
 	sp.Spread[k] += float64(blocks) * float64(spacing)
+	if rewritten > 0 {
+		t.Rewrite.Blocks[k] += float64(rewritten)
+		t.Rewrite.Spread[k] += float64(rewritten) * float64(spacing)
+	}
 }
 
 // cost returns how many bytes of DRAM time a byte of these requests
@@ -218,6 +234,25 @@ func (s *Spacing) cost(t devices.Time, block float64) float64 {
 	}
 	if n == 0 || t.DRAMAccessBytes == 0 {
 		return 1
+	}
+	return c / n
+}
+
+// rewriteCost returns how many bytes of DRAM time a byte the stores write
+// occupies on top of St.cost for the sectors they rewrite: each rewritten
+// sector at spacing s costs DRAMRewriteBytes × (1 - DRAMAccessSpacing / s)
+// more, nothing where that is below 0 (a dense read-modify-write,
+// update_x_soa, streams like a copy).
+func (t *Traffic) rewriteCost(tm devices.Time) float64 {
+	var n, c float64
+	for k, b := range t.St.Blocks {
+		n += b * SectorBytes
+		if r := t.Rewrite.Blocks[k]; r > 0 {
+			c += r * tm.DRAMRewriteBytes * max(0, 1-tm.DRAMAccessSpacing/(t.Rewrite.Spread[k]/r))
+		}
+	}
+	if n == 0 {
+		return 0
 	}
 	return c / n
 }
