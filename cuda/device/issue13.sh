@@ -10,7 +10,7 @@
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
 #   go test -c -o .devbin/calibrate.test ./calibrate
 #   go test -c -o .devbin/cuda.test ./cuda
-#   (device, carry .devbin) bash cuda/device/issue13.sh [calibrate] [check] [check2] [tests]
+#   (device, carry .devbin) bash cuda/device/issue13.sh [calibrate] [check] [check2] [rewrite] [tests]
 #
 # check2 is the second held-out draw (dramcheck2-specs.jsonl, drawn by
 # dramcheck.py after the busy write-back fit). Commit $OUT/dramcheck.jsonl
@@ -44,6 +44,12 @@ if want check2; then
   time timeout 200 .devbin/coalesce run -ncu -record "$OUT/dramcheck2.jsonl" cuda/device/dramcheck2-specs.jsonl > /dev/null
   echo "rc=$?"
   timeout 120 .devbin/coalesce compare -measured "$OUT/dramcheck2.jsonl" -figures dram__bytes_read.sum,dram__bytes_write.sum,time_seconds cuda/device/dramcheck2-specs.jsonl | cut -c1-220
+fi
+if want rewrite; then
+  say update_x_aos held out of the rewrite cost\'s fit
+  time timeout 120 .devbin/coalesce run -ncu -record "$OUT/rewrite.jsonl" cuda/device/rewrite-specs.jsonl > /dev/null
+  echo "rc=$?"
+  timeout 60 .devbin/coalesce compare -measured "$OUT/rewrite.jsonl" -figures dram__bytes_read.sum,dram__bytes_write.sum,time_seconds cuda/device/rewrite-specs.jsonl | cut -c1-220
 fi
 if want tests; then
   say GPU tests
