@@ -98,15 +98,13 @@ var addresses = map[spec.Kernel]kernelModel{
 			act := below(t0, m.s.N, present)
 			m.affine(uint64(t0)*4, 4)
 			m.ld(idx, 4, act, "idx[t]")
-			m.affineSet = false
 			if act == AllLanes {
-				for l, v := range m.idx[t0 : t0+WarpSize : t0+WarpSize] {
-					m.addr[l] = uint64(v) * 4
-				}
+				m.gather((*[WarpSize]int32)(m.idx[t0 : t0+WarpSize]))
 			} else {
+				addr := m.explicit()
 				for l := range WarpSize {
 					if act&(1<<l) != 0 {
-						m.addr[l] = uint64(m.idx[t0+int64(l)]) * 4
+						addr[l] = uint64(m.idx[t0+int64(l)]) * 4
 					}
 				}
 			}

@@ -8,49 +8,89 @@ import (
 // coalescer is the launch-level twin of Coalesce: the same sectors, found
 // without allocating, because a launch runs it once per warp instruction,
 // millions of times. Tests hold the two equal on random warps.
+//
+// It keeps each sector where the lanes first reach it, lane order, which
+// is address order for the coalesced instructions of the course, and
+// describes the request for the time model and the L2 (its lines, fetch
+// blocks and span, the sectors the L2 samples) as it finds the sectors, in
+// loops without a data-dependent branch: a random gather of 2^26 threads
+// is two million warps, and the model's speed goal (issue 13) is 300
+// million addresses a second on one core.
 type coalescer struct {
 	sec  [2 * WarpSize]uint64 // distinct sector numbers (address / 32)
 	used [2 * WarpSize]uint32 // bytes used in each, as in Sector.Used
 	n    int
+	// useful is the distinct bytes the lanes use.
+	useful int
+	// lines and blocks count the runs of one line, and of one block of
+	// 2^shift sectors, in the order sec holds the sectors; lo and hi are
+	// the lowest and highest sector. Runs are exact for the sorted and the
+	// descending orders of coalesced instructions, and count a scattered
+	// warp's line once per run, as a scattered warp seldom touches a line
+	// twice.
+	lines, blocks int
+	lo, hi        uint64
+	// tracked has bit i set when the L2 tracks the line of sec[i].
+	tracked uint64
 
-	gen     uint32
-	slotGen [tableSize]uint32
-	slotIdx [tableSize]uint8
+	// stamp is a filter of the sectors (or lines) seen in this
+	// instruction: a slot, chosen by a hash of the sector (line), holds
+	// gen when one that hashes there was seen. A gather's lanes seldom
+	// share a sector, or a line, and a slot not stamped proves a lane's
+	// new without searching. The generation spares clearing the slots
+	// between instructions.
+	gen   uint8
+	stamp [1 << stampBits]uint8
 }
 
-const (
-	tableBits = 8
-	tableSize = 1 << tableBits
-)
+// request is what the time model and the L2 ask of an instruction's
+// sectors: the log2 of the sectors of one fetch block, and the sampling
+// threshold of the buffer's L2 (l2Buffer.threshold).
+type request struct {
+	shift     uint
+	threshold uint64
+}
 
-// contiguous coalesces k active lanes (lanes 0..k-1) that access size bytes
-// each, back to back from base, with base a multiple of size: the shape of
-// every coalesced instruction in the course, done a sector at a time
-// rather than a lane at a time.
-func (c *coalescer) contiguous(base uint64, size, k int) (sectors, useful int) {
-	c.n = 0
+// stampBits sizes the stamp filter: 8192 slots, which the lines of 32
+// random lanes share falsely in about one warp in 16.
+const stampBits = 13
+
+// contiguous coalesces k active lanes (lanes 0..k-1), k at least one, that
+// access size bytes each, back to back from base, with base a multiple of
+// size: the shape of every coalesced instruction in the course, done a
+// sector at a time rather than a lane at a time.
+func (c *coalescer) contiguous(base uint64, size, k int, r request) {
 	end := base + uint64(size*k)
-	for s := base / SectorBytes; s*SectorBytes < end; s++ {
-		lo, hi := max(base, s*SectorBytes), min(end, (s+1)*SectorBytes)
-		c.sec[c.n] = s
-		c.used[c.n] = byteMask(int(lo-s*SectorBytes), int(hi-s*SectorBytes))
-		c.n++
+	first, last := base/SectorBytes, (end-1)/SectorBytes
+	c.n, c.tracked = int(last-first+1), 0
+	for i := range c.n {
+		s := first + uint64(i)
+		c.sec[i], c.used[i] = s, fullSector
+		if mix(s/sectorsPerLine) <= r.threshold {
+			c.tracked |= 1 << (i & 63)
+		}
 	}
-	return c.n, size * k
+	// Only the first and the last sector can be used in part.
+	c.used[0] &= byteMask(int(base%SectorBytes), SectorBytes)
+	c.used[c.n-1] &= byteMask(0, int(end-last*SectorBytes))
+	c.useful = size * k
+	c.lines = int(last/sectorsPerLine - first/sectorsPerLine + 1)
+	c.blocks = int(last>>r.shift - first>>r.shift + 1)
+	c.lo, c.hi = first, last
 }
 
-// run coalesces one instruction and returns the number of distinct sectors
-// and the distinct bytes the active lanes use.
-func (c *coalescer) run(addr *[WarpSize]uint64, size int, active uint32) (sectors, useful int) {
+// run coalesces one instruction: its distinct sectors in c.sec and c.used,
+// and what c's other fields say of them.
+func (c *coalescer) run(addr *[WarpSize]uint64, size int, active uint32, r request) {
+	if active == AllLanes && c.fullWarp(addr, size, r) {
+		return
+	}
 	// First every lane's sector, unmerged; the loop has no data-dependent
 	// branch, since for a gather any such branch is a coin toss the CPU
 	// mispredicts half the time.
 	n := 0
 	var descending uint64
 	prev := uint64(0)
-	if active == AllLanes && c.fullWarp(addr, size) {
-		return c.countUseful()
-	}
 	for m := active; m != 0; m &= m - 1 {
 		lo := addr[bits.TrailingZeros32(m)&(WarpSize-1)]
 		off := int(lo % SectorBytes)
@@ -72,47 +112,164 @@ func (c *coalescer) run(addr *[WarpSize]uint64, size int, active uint32) (sector
 		n++
 	}
 	c.n = n
+	// Sectors in address order keep each sector's repeats together, and
+	// merging neighbours keeps them where they first came, as dedupe does.
 	if descending != 0 {
 		c.dedupe()
 	} else {
 		c.mergeRuns()
 	}
-	return c.countUseful()
+	c.useful, c.tracked = 0, 0
+	for i, s := range c.sec[:c.n] {
+		c.useful += bits.OnesCount32(c.used[i])
+		if mix(s/sectorsPerLine) <= r.threshold {
+			c.tracked |= 1 << (i & 63)
+		}
+	}
+	c.runs(r.shift)
 }
 
-// fullWarp is run's loop for a warp whose 32 lanes are all active and none
-// of whose accesses crosses a sector: the gather's common case, without the
-// mask walk. It reports false, having done nothing useful, when some lane
-// crosses a sector, and leaves the caller to take the general loop.
-func (c *coalescer) fullWarp(addr *[WarpSize]uint64, size int) bool {
-	var descending uint64
-	prev := uint64(0)
-	for l, lo := range addr {
-		off := int(lo % SectorBytes)
-		if off+size > SectorBytes {
-			return false
-		}
-		s := lo / SectorBytes
-		c.sec[l], c.used[l] = s, (uint32(1)<<size-1)<<off
-		_, b := bits.Sub64(s, prev, 0)
-		descending |= b
-		prev = s
+// fullWarp is run for a warp whose 32 lanes are all active and access
+// aligned elements (none of which crosses a sector). It reports false,
+// having done nothing, for a warp whose elements are not aligned or an
+// access it does not take (see full), and leaves the caller to take the
+// general way.
+func (c *coalescer) fullWarp(addr *[WarpSize]uint64, size int, r request) bool {
+	if !fullTakes(size, r) {
+		return false
 	}
-	c.n = WarpSize
-	if descending != 0 {
-		c.dedupe()
-	} else {
-		c.mergeRuns()
+	used := &usedAt[bits.TrailingZeros(uint(size))]
+	var or uint64
+	lo, hi := ^uint64(0), uint64(0)
+	for l, a := range addr {
+		or |= a
+		s := a / SectorBytes
+		c.sec[l], c.used[l] = s, used[a%SectorBytes]
+		lo, hi = min(lo, s), max(hi, s)
 	}
+	if or&uint64(size-1) != 0 {
+		return false
+	}
+	c.full(size, r, lo, hi)
 	return true
 }
 
-// countUseful returns the sector count and the distinct bytes used.
-func (c *coalescer) countUseful() (sectors, useful int) {
-	for i := range c.n {
-		useful += bits.OnesCount32(c.used[i])
+// gather is fullWarp for a gather's 32 lanes, lane l accessing size bytes
+// at idx[l]*size, aligned by construction: the addresses are never
+// written out.
+func (c *coalescer) gather(idx *[WarpSize]int32, size int, r request) bool {
+	if !fullTakes(size, r) {
+		return false
 	}
-	return c.n, useful
+	used := &usedAt[bits.TrailingZeros(uint(size))]
+	lo, hi := ^uint64(0), uint64(0)
+	for l, v := range idx {
+		a := uint64(v) * uint64(size)
+		s := a / SectorBytes
+		c.sec[l], c.used[l] = s, used[a%SectorBytes]
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	c.full(size, r, lo, hi)
+	return true
+}
+
+// fullTakes reports whether full takes an access of size bytes: a power
+// of two, so that aligned elements cross no sector, and fetch blocks no
+// longer than a line.
+func fullTakes(size int, r request) bool {
+	return size&(size-1) == 0 && size <= MaxAccessBytes && r.shift <= 2
+}
+
+// full finishes fullWarp and gather, whose loop left the 32 lanes'
+// sectors in c.sec and c.used and the lowest and highest in lo and hi.
+// Its loop, without a branch (split from theirs to keep each loop's
+// variables in registers), finds which sectors the L2 tracks and which
+// lanes may share a line with an earlier lane: those whose line's stamp
+// slot is taken. A gather's lanes seldom do, and when none does its 32
+// sectors lie in 32 lines and 32 fetch blocks, in the order of the lanes,
+// with nothing to merge. Otherwise the few lanes flagged are searched for
+// and the runs counted.
+func (c *coalescer) full(size int, r request, lo, hi uint64) {
+	gen := c.nextGen()
+	var maybe, tracked uint64
+	for l, s := range c.sec[:WarpSize] {
+		// One hash serves the L2's sampling of the line and the stamp,
+		// which takes the bits below the top byte: a sampled buffer
+		// tracks the lines whose hash is small.
+		m := mix(s / sectorsPerLine)
+		h := m >> (64 - 8 - stampBits) & (1<<stampBits - 1)
+		if c.stamp[h] == gen {
+			maybe |= 1 << (l & 63)
+		}
+		c.stamp[h] = gen
+		if m <= r.threshold {
+			tracked |= 1 << (l & 63)
+		}
+	}
+	c.n, c.useful, c.tracked = WarpSize, WarpSize*size, tracked
+	if maybe == 0 {
+		// A fetch block lies within a line (r.shift <= 2).
+		c.lines, c.blocks, c.lo, c.hi = WarpSize, WarpSize, lo, hi
+		return
+	}
+	c.merge(maybe, size, r.threshold)
+	c.runs(r.shift)
+}
+
+// usedAt[k][off] is Sector.Used for a lane that accesses 2^k bytes from
+// byte off of its sector.
+var usedAt = func() (u [5][SectorBytes]uint32) {
+	for k := range u {
+		for off := range SectorBytes {
+			u[k][off] = (uint32(1)<<(1<<k) - 1) << off
+		}
+	}
+	return u
+}()
+
+// merge merges into its first place each of the 32 sectors in c.sec that
+// repeats an earlier one, given maybe, the lanes that might (every lane
+// whose sector repeats an earlier one's is among them).
+func (c *coalescer) merge(maybe uint64, size int, threshold uint64) {
+	k := 0
+	c.useful, c.tracked = 0, 0
+	for l := range WarpSize {
+		s, u := c.sec[l], c.used[l]
+		if maybe&(1<<l) != 0 {
+			if j := c.find(s, k); j >= 0 {
+				c.useful += bits.OnesCount32(u &^ c.used[j])
+				c.used[j] |= u
+				continue
+			}
+		}
+		c.sec[k], c.used[k] = s, u
+		c.useful += size
+		if mix(s/sectorsPerLine) <= threshold {
+			c.tracked |= 1 << k
+		}
+		k++
+	}
+	c.n = k
+}
+
+// nextGen starts a new instruction's stamps and returns its generation.
+func (c *coalescer) nextGen() uint8 {
+	c.gen++
+	if c.gen == 0 {
+		c.stamp = [1 << stampBits]uint8{}
+		c.gen = 1
+	}
+	return c.gen
+}
+
+// find returns the index of sector s among the first k kept, or -1.
+func (c *coalescer) find(s uint64, k int) int {
+	for j, x := range c.sec[:k] {
+		if x == s {
+			return j
+		}
+	}
+	return -1
 }
 
 // mergeRuns merges equal neighbours of sectors already in address order.
@@ -130,73 +287,72 @@ func (c *coalescer) mergeRuns() {
 }
 
 // dedupe merges repeated sectors of an out-of-order instruction (a
-// gather) through a small open-addressing table; the generation counter
-// spares clearing it between instructions.
+// gather), keeping each where it first came; the stamps spare searching
+// for all but the few a hash puts in a slot already taken.
 func (c *coalescer) dedupe() {
-	c.gen++
-	if c.gen == 0 {
-		c.slotGen = [tableSize]uint32{}
-		c.gen = 1
-	}
+	gen := c.nextGen()
 	k := 0
 	for i := range c.n {
-		s, used := c.sec[i], c.used[i]
-		h := (s * 0x9E3779B97F4A7C15) >> (64 - tableBits)
-		for {
-			if c.slotGen[h] != c.gen {
-				c.slotGen[h], c.slotIdx[h] = c.gen, uint8(k)
-				c.sec[k], c.used[k] = s, used
-				k++
-				break
+		s, u := c.sec[i], c.used[i]
+		h := mix(s) >> (64 - stampBits)
+		if c.stamp[h] == gen {
+			if j := c.find(s, k); j >= 0 {
+				c.used[j] |= u
+				continue
 			}
-			if j := c.slotIdx[h]; c.sec[j] == s {
-				c.used[j] |= used
-				break
-			}
-			h = (h + 1) & (tableSize - 1)
 		}
+		c.stamp[h] = gen
+		c.sec[k], c.used[k] = s, u
+		k++
 	}
 	c.n = k
 }
 
-// spread describes the sectors of the last run for the time model: the
-// lines they fall in, the fetch blocks of 2^blockShift sectors they fall in,
-// with parts the sectors it uses only in part, and the bytes from the first
-// sector to the end of the last. It counts runs of the same line (block) in
-// the order the sectors are held, which is exact for the sorted and the
-// descending orders the coalescer keeps, and for a scattered warp counts a
-// line once per run, as a scattered warp seldom touches a line twice.
-func (c *coalescer) spread(blockShift uint, parts bool) (lines, blocks, partial int, span uint64) {
-	if c.n == 0 {
-		return 0, 0, 0, 0
-	}
-	lo, hi := c.sec[0], c.sec[0]
-	line, block := c.sec[0]/sectorsPerLine, c.sec[0]>>blockShift
-	lines, blocks = 1, 1
-	for _, s := range c.sec[1:c.n] {
+// runs sets c.lines, c.blocks, c.lo and c.hi from the sectors c holds.
+func (c *coalescer) runs(shift uint) {
+	// A sector starts a new line (block) when it differs from the one
+	// before in more than the low 2 (shift) bits: the borrow of
+	// 3 - (s^prev) counts it without a branch.
+	lines, blocks := uint64(0), uint64(0)
+	inBlock := uint64(1)<<shift - 1
+	prev := ^uint64(0) // no sector: sectors lie below 2^62 / 32
+	lo, hi := ^uint64(0), uint64(0)
+	for _, s := range c.sec[:c.n] {
+		x := s ^ prev
+		_, newLine := bits.Sub64(sectorsPerLine-1, x, 0)
+		_, newBlock := bits.Sub64(inBlock, x, 0)
+		lines += newLine
+		blocks += newBlock
+		prev = s
 		lo, hi = min(lo, s), max(hi, s)
-		if l := s / sectorsPerLine; l != line {
-			line = l
-			lines++
-		}
-		if b := s >> blockShift; b != block {
-			block = b
-			blocks++
-		}
 	}
-	if parts {
-		for _, u := range c.used[:c.n] {
-			if u != ^uint32(0) {
-				partial++
-			}
-		}
-	}
-	return lines, blocks, partial, (hi - lo + 1) * SectorBytes
+	c.lines, c.blocks, c.lo, c.hi = int(lines), int(blocks), lo, hi
 }
 
-// lines writes the distinct lines of the last run's sectors to out, in
-// the order the sectors are held, and returns how many.
-func (c *coalescer) lines(out *[2 * WarpSize]uint64) int {
+// partial counts the sectors the instruction uses only in part.
+func (c *coalescer) partial() int {
+	n := 0
+	for _, u := range c.used[:c.n] {
+		if u != ^uint32(0) {
+			n++
+		}
+	}
+	return n
+}
+
+// span is the bytes from the instruction's lowest sector to the end of its
+// highest.
+func (c *coalescer) span() uint64 {
+	if c.n == 0 {
+		return 0
+	}
+	return (c.hi - c.lo + 1) * SectorBytes
+}
+
+// lineKeys writes the lines of the last run's sectors to out, a line once
+// per run in the order the sectors are held (within, their reader, does
+// not mind a repeat), and returns how many.
+func (c *coalescer) lineKeys(out *[2 * WarpSize]uint64) int {
 	k := 0
 	for _, s := range c.sec[:c.n] {
 		if l := s / sectorsPerLine; k == 0 || out[k-1] != l {

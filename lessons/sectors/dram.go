@@ -67,17 +67,81 @@ const (
 type l2Buffer struct {
 	threshold uint64 // a line is tracked when mix(line) <= threshold
 	scale     float64
-	lines     map[uint64]l2Line
+	lines     lineTable
 }
 
-// l2Line is one tracked line: when it was last touched, which sectors are
-// valid (hold DRAM's data) or dirty, and which bytes of each were written.
+// l2Line is one tracked line: when it was last touched, and which sectors
+// are valid (hold DRAM's data) or dirty.
 type l2Line struct {
-	last    int // index of its latest access in m.recent
-	present bool
-	valid   uint8
-	dirty   uint8
-	written [sectorsPerLine]uint32
+	last  int // index of its latest access in m.recent
+	valid uint8
+	dirty uint8
+}
+
+// lineWrites is, for each sector of a tracked line, the bytes stores
+// wrote: zero for a sector that is not dirty. Loads, most of a launch's
+// lookups, seldom need it, so the table keeps it apart from the line's
+// l2Line and a lookup reads less memory.
+type lineWrites = [sectorsPerLine]uint32
+
+// holds reports whether the L2 holds all of sector s of a line: read from
+// DRAM, or written whole.
+func holds(l *l2Line, w *lineWrites, s uint64) bool {
+	return l.valid&(1<<s) != 0 || l.dirty&(1<<s) != 0 && w[s] == fullSector
+}
+
+// lineTable holds a buffer's tracked lines by line number: an
+// open-addressing hash table with linear probing, for a launch's lookups,
+// one per tracked sector. Unlike a Go map it hands back the line in place,
+// with no copy in and out, and its slots are small.
+type lineTable struct {
+	slots   []lineSlot   // a power of two of them, at most three quarters full
+	written []lineWrites // each slot's line's
+	n       int
+}
+
+// lineSlot is one slot of a lineTable: key is the line number plus one,
+// 0 for an empty slot (line numbers lie far below 2^64 - 1).
+type lineSlot struct {
+	key  uint64
+	line l2Line
+}
+
+// get returns line's state, a zero one just added when the table did not
+// hold it, and whether it did. The pointers hold until the next get.
+func (t *lineTable) get(line uint64) (*l2Line, *lineWrites, bool) {
+	if 4*(t.n+1) > 3*len(t.slots) {
+		t.grow()
+	}
+	key, mask := line+1, uint64(len(t.slots)-1)
+	// mix's high bits choose which lines a sampled buffer tracks, so they
+	// are alike among its lines; fold the whole key into the index.
+	i := (key ^ key>>29) * 0xBF58476D1CE4E5B9 >> 32 & mask
+	for {
+		s := &t.slots[i]
+		switch s.key {
+		case key:
+			return &s.line, &t.written[i], true
+		case 0:
+			s.key = key
+			t.n++
+			return &s.line, &t.written[i], false
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// grow doubles the table and adds its lines again.
+func (t *lineTable) grow() {
+	old, oldWritten := t.slots, t.written
+	n := max(64, 2*len(old))
+	t.slots, t.written, t.n = make([]lineSlot, n), make([]lineWrites, n), 0
+	for i, s := range old {
+		if s.key != 0 {
+			l, w, _ := t.get(s.key - 1)
+			*l, *w = s.line, oldWritten[i]
+		}
+	}
 }
 
 // newL2 returns an empty L2 for a launch of the given buffers, each
@@ -105,7 +169,7 @@ func newL2(d devices.Profile, fetch int, bufs []spec.Buffer, sample bool) *l2 {
 // than sampleLines lines and sample is set.
 func (m *l2) addBuffer(bytes int64, sample bool) {
 	lines := (uint64(bytes) + LineBytes - 1) / LineBytes
-	b := &l2Buffer{threshold: math.MaxUint64, scale: 1, lines: map[uint64]l2Line{}}
+	b := &l2Buffer{threshold: math.MaxUint64, scale: 1}
 	if sample && lines > sampleLines {
 		rate := float64(sampleLines) / float64(lines)
 		b.threshold = uint64(rate * math.MaxUint64)
@@ -119,36 +183,31 @@ func (m *l2) addBuffer(bytes int64, sample bool) {
 // pattern samples its lines at the nominal rate.
 func mix(x uint64) uint64 { return x * 0x9E3779B97F4A7C15 }
 
-func tracked(b *l2Buffer, sector uint64) bool {
-	return mix(sector/sectorsPerLine) <= b.threshold
-}
-
 // touch returns the state of line after an access to it, allocating the
 // line (and evicting what was there) when it is no longer resident.
-func (m *l2) touch(b *l2Buffer, line uint64) l2Line {
-	l, seen := b.lines[line]
+func (m *l2) touch(b *l2Buffer, line uint64) (*l2Line, *lineWrites) {
+	l, w, seen := b.lines.get(line)
 	if seen {
 		since := m.recent.total() - m.recent.prefix(l.last)
-		m.recent.set(l.last, 0)
+		m.recent.drop(l.last, LineBytes*b.scale)
 		if !m.kept(since, m.capacity, line, l.last) {
-			m.evict(b, l)
-			l = l2Line{}
+			m.evict(b, l, w)
+			*l, *w = l2Line{}, lineWrites{}
 		}
 	}
-	l.present = true
 	l.last = m.recent.push(LineBytes * b.scale)
-	return l
+	return l, w
 }
 
 // evict writes a line's dirty sectors back, filling first those written
 // only in part over data never read.
-func (m *l2) evict(b *l2Buffer, l l2Line) {
-	for s := range sectorsPerLine {
+func (m *l2) evict(b *l2Buffer, l *l2Line, w *lineWrites) {
+	for s := range uint64(sectorsPerLine) {
 		if l.dirty&(1<<s) == 0 {
 			continue
 		}
 		m.writeBack += SectorBytes * b.scale
-		if m.fill && l.valid&(1<<s) == 0 && l.written[s] != fullSector {
+		if m.fill && !holds(l, w, s) {
 			m.readBytes += SectorBytes * b.scale
 		}
 	}
@@ -157,26 +216,24 @@ func (m *l2) evict(b *l2Buffer, l l2Line) {
 // load is a load of sector, which must be tracked.
 func (m *l2) load(b *l2Buffer, sector uint64) {
 	line, s := sector/sectorsPerLine, sector%sectorsPerLine
-	l := m.touch(b, line)
-	if l.valid&(1<<s) == 0 && l.written[s] != fullSector {
+	l, w := m.touch(b, line)
+	if !holds(l, w, s) {
 		first := s - s%m.perBlock
 		for x := first; x < first+m.perBlock; x++ {
-			if l.valid&(1<<x) == 0 && l.written[x] != fullSector {
+			if !holds(l, w, x) {
 				m.readBytes += SectorBytes * b.scale
 				l.valid |= 1 << x
 			}
 		}
 	}
-	b.lines[line] = l
 }
 
 // store is a store of the bytes used of sector, which must be tracked.
 func (m *l2) store(b *l2Buffer, sector uint64, used uint32) {
 	line, s := sector/sectorsPerLine, sector%sectorsPerLine
-	l := m.touch(b, line)
+	l, w := m.touch(b, line)
 	l.dirty |= 1 << s
-	l.written[s] |= used
-	b.lines[line] = l
+	w[s] |= used
 }
 
 // finish writes back the dirty lines that are no longer resident when the
@@ -216,12 +273,13 @@ func (m *l2) finish(busy float64) (read, write float64) {
 		b    *l2Buffer
 		line uint64
 		l    l2Line
+		w    lineWrites
 	}
 	var dirty []dirtyLine
 	for _, b := range m.bufs {
-		for line, l := range b.lines {
-			if l.dirty != 0 {
-				dirty = append(dirty, dirtyLine{b, line, l})
+		for i, s := range b.lines.slots {
+			if s.key != 0 && s.line.dirty != 0 {
+				dirty = append(dirty, dirtyLine{b, s.key - 1, s.line, b.lines.written[i]})
 			}
 		}
 	}
@@ -229,10 +287,10 @@ func (m *l2) finish(busy float64) (read, write float64) {
 	slices.SortFunc(dirty, func(a, b dirtyLine) int { return b.l.last - a.l.last })
 	kept, newerPartial := 0.0, 0.0
 	for _, d := range dirty {
-		parts := float64(partial(d.l)) * SectorBytes * d.b.scale
+		parts := float64(partial(&d.l, &d.w)) * SectorBytes * d.b.scale
 		capacity := m.dirtyCap
 		switch {
-		case sparse(d.l):
+		case sparse(&d.l, &d.w):
 			capacity = m.sparseCap
 		case d.l.valid == 0:
 			capacity += busy * m.busyDirty
@@ -247,7 +305,7 @@ func (m *l2) finish(busy float64) (read, write float64) {
 			continue
 		}
 		newerPartial += parts
-		m.evict(d.b, d.l)
+		m.evict(d.b, &d.l, &d.w)
 	}
 	if m.residue > 0 {
 		lo, hi := m.dirtyCap*(1-m.spread), m.dirtyCap*(1+m.spread)
@@ -282,10 +340,10 @@ func (m *l2) kept(since, capacity float64, line uint64, at int) bool {
 
 // partial counts a line's dirty sectors written only in part over data
 // never read: those a write-back must fill first.
-func partial(l l2Line) int {
+func partial(l *l2Line, w *lineWrites) int {
 	n := 0
-	for s := range sectorsPerLine {
-		if l.dirty&(1<<s) != 0 && l.valid&(1<<s) == 0 && l.written[s] != fullSector {
+	for s := range uint64(sectorsPerLine) {
+		if l.dirty&(1<<s) != 0 && !holds(l, w, s) {
 			n++
 		}
 	}
@@ -300,15 +358,15 @@ func partial(l l2Line) int {
 // stride 8, where a copy leaves 19.5 MB), so they have a capacity of their
 // own, SparseDirtyL2Bytes (a stack distance, as DirtyL2Bytes is; see
 // finish).
-func sparse(l l2Line) bool {
+func sparse(l *l2Line, w *lineWrites) bool {
 	if l.valid != 0 {
 		return false
 	}
 	if l.dirty != 1<<sectorsPerLine-1 {
 		return true
 	}
-	for _, w := range l.written {
-		if w != fullSector {
+	for _, x := range w {
+		if x != fullSector {
 			return true
 		}
 	}
@@ -316,45 +374,41 @@ func sparse(l l2Line) bool {
 }
 
 // fenwick is a binary indexed tree of float64 weights that grows as
-// weights are pushed: prefix sums and updates in O(log n).
+// weights are pushed: prefix sums and updates in O(log n). A weight is
+// pushed once and dropped at most once, all the L2 needs, so the tree
+// keeps no copy of the weights: the caller knows what it pushed.
 type fenwick struct {
-	raw  []float64 // the weights, 1-based (raw[0] unused)
-	tree []float64
+	tree []float64 // 1-based (tree[0] unused)
 	sum  float64
 }
 
 // push appends a weight and returns its index.
 func (f *fenwick) push(w float64) int {
-	if len(f.raw) == 0 {
-		f.raw, f.tree = make([]float64, 1, 1024), make([]float64, 1, 1024)
+	if len(f.tree) == cap(f.tree) {
+		// Doubling: a launch pushes millions, and append grows a large
+		// slice by a quarter at a time, copying it each time.
+		tree := make([]float64, len(f.tree), max(1024, 2*cap(f.tree)))
+		copy(tree, f.tree)
+		f.tree = tree
+		if len(f.tree) == 0 {
+			f.tree = f.tree[:1]
+		}
 	}
-	if len(f.raw) == cap(f.raw) {
-		f.grow()
-	}
-	i := len(f.raw)
-	f.raw = append(f.raw, 0)
-	f.tree = append(f.tree, 0)
-	// A new last node covers (i - lowbit(i), i]: sum those raw weights.
+	i := len(f.tree)
+	// A new last node covers (i - lowbit(i), i]: sum those weights, then
+	// add its own, as adding w to a zero weight at i would.
+	t := 0.0
 	for j := i - 1; j > i-(i&-i); j -= j & -j {
-		f.tree[i] += f.tree[j]
+		t += f.tree[j]
 	}
-	f.set(i, w)
+	f.tree = append(f.tree, t+w)
+	f.sum += w
 	return i
 }
 
-func (f *fenwick) grow() {
-	n := 2 * cap(f.raw)
-	raw := make([]float64, len(f.raw), n)
-	copy(raw, f.raw)
-	tree := make([]float64, len(f.tree), n)
-	copy(tree, f.tree)
-	f.raw, f.tree = raw, tree
-}
-
-// set changes the weight at index i.
-func (f *fenwick) set(i int, w float64) {
-	d := w - f.raw[i]
-	f.raw[i] = w
+// drop sets the weight at index i, which is w, to zero.
+func (f *fenwick) drop(i int, w float64) {
+	d := 0 - w
 	f.sum += d
 	for j := i; j < len(f.tree); j += j & -j {
 		f.tree[j] += d

@@ -122,7 +122,7 @@ func TestFenwick(t *testing.T) {
 		sum += x
 		assert.Equal(t, sum, f.prefix(i+1), "prefix(%d)", i+1)
 	}
-	f.set(3, 0) // 4 -> 0
+	f.drop(3, 4)
 	assert.Equal(t, 3+1+0.0, f.prefix(3))
 	assert.Equal(t, sum-4, f.total())
 	// Growing past the first capacity keeps every sum.
@@ -131,6 +131,31 @@ func TestFenwick(t *testing.T) {
 	}
 	assert.Equal(t, sum-4+3000, f.total())
 	assert.Equal(t, sum-4+3000, f.prefix(len(w)+3000))
+}
+
+// The line table must find every line it was given, in any number, with
+// the state last written there: it grows (doubling, rehashing) from 64
+// slots as lines come, and lines 0 and 2^40 apart (its key is the line
+// plus one, its hash folds the high bits in) must not collide.
+func TestLineTable(t *testing.T) {
+	var tab lineTable
+	lines := []uint64{0, 1 << 40, 1<<40 + 1}
+	for i := range 5000 {
+		lines = append(lines, uint64(i)*7919+3)
+	}
+	for i, line := range lines {
+		l, w, seen := tab.get(line)
+		require.False(t, seen, "line %d before it was added", line)
+		l.last, l.dirty, w[1] = i, uint8(i%16), uint32(i)
+	}
+	assert.Equal(t, len(lines), tab.n)
+	assert.LessOrEqual(t, 4*tab.n, 3*len(tab.slots), "three quarters full at most")
+	for i, line := range lines {
+		l, w, seen := tab.get(line)
+		require.True(t, seen, "line %d", line)
+		assert.Equal(t, l2Line{last: i, dirty: uint8(i % 16)}, *l, "line %d", line)
+		assert.Equal(t, lineWrites{0, uint32(i), 0, 0}, *w, "line %d", line)
+	}
 }
 
 func TestColdWarp(t *testing.T) {

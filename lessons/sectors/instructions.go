@@ -96,11 +96,15 @@ func WarpInstructions(s spec.Spec, idx []int32, w int64) ([]Instruction, error) 
 // keep records one instruction in record mode.
 func (m *sim) keep(store bool, buf, size int, active uint32, access string) {
 	in := Instruction{Store: store, Buffer: m.bufs[buf].Name, Access: access, Warp: Warp{Size: size, Active: active}}
-	if m.affineSet {
+	switch {
+	case m.affineSet:
 		for l := range WarpSize {
 			in.Warp.Addr[l] = m.base + uint64(l)*m.step
 		}
-	} else {
+	case m.gathered != nil:
+		m.ungather(size)
+		in.Warp.Addr = m.addr
+	default:
 		in.Warp.Addr = m.addr
 	}
 	*m.record = append(*m.record, in)

@@ -279,9 +279,12 @@ type sim struct {
 	l2   *l2
 	co   coalescer
 	addr [WarpSize]uint64
-	// affineSet says the addresses are base + lane*step, not m.addr.
+	// affineSet says the addresses are base + lane*step, and gathered,
+	// when not nil, that they are gathered[lane] times the access size
+	// (a full warp of a gather), not m.addr.
 	affineSet  bool
 	base, step uint64
+	gathered   *[WarpSize]int32
 	warps      int64
 
 	ldReq, ldSec, stReq, stSec int64
@@ -376,59 +379,92 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) int
 	if active == 0 || store && m.loadsOnly {
 		return 0
 	}
-	n, useful := m.coalesce(size, active)
-	m.useful += int64(useful)
 	b := m.l2.bufs[buf]
+	// Stores fill no fetch block: their DRAM blocks are sectors.
+	r := request{shift: m.fetchShift, threshold: b.threshold}
+	if store {
+		r.shift = 0
+	}
+	m.coalesce(size, active, r)
+	c := &m.co
+	m.useful += int64(c.useful)
+	rewritten := 0
+	if store && m.nLoaded > 0 && buf == m.loadedBuf {
+		rewritten = c.within(m.loaded[:m.nLoaded], sectorsPerLine)
+	}
+	m.traffic.add(store, c, rewritten)
 	if store {
 		m.stReq++
-		m.stSec += int64(n)
-		rewritten := 0
-		if m.nLoaded > 0 && buf == m.loadedBuf {
-			rewritten = m.co.within(m.loaded[:m.nLoaded], sectorsPerLine)
+		m.stSec += int64(c.n)
+	} else {
+		m.ldReq++
+		m.ldSec += int64(c.n)
+		if m.nLastLd > 0 && buf == m.lastLdBuf {
+			m.traffic.LdAgain += int64(c.within(m.lastLd[:m.nLastLd], 1))
 		}
-		m.traffic.add(true, &m.co, 0, rewritten)
-		for i := range n {
-			if tracked(b, m.co.sec[i]) {
-				m.l2.store(b, m.co.sec[i], m.co.used[i])
-				if m.trace != nil {
-					m.trace = append(m.trace, l2Access{sector: m.co.sec[i], used: m.co.used[i], buf: uint16(buf), store: true})
-				}
+		m.nLastLd, m.lastLdBuf = copy(m.lastLd[:], c.sec[:c.n]), buf
+		m.nLoaded, m.loadedBuf = c.lineKeys(&m.loaded), buf
+	}
+	for t := c.tracked; t != 0; t &= t - 1 {
+		i := bits.TrailingZeros64(t)
+		if store {
+			m.l2.store(b, c.sec[i], c.used[i])
+		} else {
+			m.l2.load(b, c.sec[i])
+		}
+		if m.trace != nil {
+			a := l2Access{sector: c.sec[i], buf: uint16(buf), store: store}
+			if store {
+				a.used = c.used[i]
 			}
-		}
-		return n
-	}
-	m.ldReq++
-	m.ldSec += int64(n)
-	m.traffic.add(false, &m.co, m.fetchShift, 0)
-	if m.nLastLd > 0 && buf == m.lastLdBuf {
-		m.traffic.LdAgain += int64(m.co.within(m.lastLd[:m.nLastLd], 1))
-	}
-	m.nLastLd, m.lastLdBuf = copy(m.lastLd[:], m.co.sec[:n]), buf
-	m.nLoaded, m.loadedBuf = m.co.lines(&m.loaded), buf
-	for i := range n {
-		if tracked(b, m.co.sec[i]) {
-			m.l2.load(b, m.co.sec[i])
-			if m.trace != nil {
-				m.trace = append(m.trace, l2Access{sector: m.co.sec[i], buf: uint16(buf)})
-			}
+			m.trace = append(m.trace, a)
 		}
 	}
-	return n
+	return c.n
 }
 
 // coalesce runs the coalescer on the instruction's addresses, taking the
 // contiguous fast path when an affine call laid the lanes back to back
-// from an aligned base, and filling m.addr only when it is needed.
-func (m *sim) coalesce(size int, active uint32) (int, int) {
-	if m.affineSet {
+// from an aligned base, the gather's when a full warp gathers, and filling
+// m.addr only when it is needed.
+func (m *sim) coalesce(size int, active uint32, r request) {
+	switch {
+	case m.affineSet:
 		if m.step == uint64(size) && m.base%uint64(size) == 0 && active&(active+1) == 0 {
-			return m.co.contiguous(m.base, size, bits.OnesCount32(active))
+			m.co.contiguous(m.base, size, bits.OnesCount32(active), r)
+			return
 		}
 		for l := range WarpSize {
 			m.addr[l] = m.base + uint64(l)*m.step
 		}
+	case m.gathered != nil:
+		if active == AllLanes && m.co.gather(m.gathered, size, r) {
+			return
+		}
+		m.ungather(size)
 	}
-	return m.co.run(&m.addr, size, active)
+	m.co.run(&m.addr, size, active, r)
+}
+
+// ungather writes the gathered addresses of an access of size bytes out
+// to m.addr.
+func (m *sim) ungather(size int) {
+	for l, v := range m.gathered {
+		m.addr[l] = uint64(v) * uint64(size)
+	}
+}
+
+// explicit returns m.addr for the caller to fill with the next
+// instruction's addresses.
+func (m *sim) explicit() *[WarpSize]uint64 {
+	m.affineSet, m.gathered = false, nil
+	return &m.addr
+}
+
+// gather sets the next instruction's addresses to idx[lane] times its
+// access size.
+func (m *sim) gather(idx *[WarpSize]int32) {
+	m.affineSet, m.gathered = false, idx
 }
 
 // below returns the mask of lanes whose thread t0+lane is below limit,
@@ -440,7 +476,7 @@ func below(t0, limit int64, present int) uint32 {
 
 // affine sets the next instruction's addresses to base + lane*step.
 func (m *sim) affine(base, step uint64) {
-	m.affineSet, m.base, m.step = true, base, step
+	m.affineSet, m.gathered, m.base, m.step = true, nil, base, step
 }
 
 func (m *sim) launch() {

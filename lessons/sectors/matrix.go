@@ -51,10 +51,10 @@ func (m *sim) inside(w *matrix, at func(l int) (r, c int64)) uint32 {
 // fill sets m.addr to the byte offset 4*index(l) of each lane of act: a
 // float index into a global buffer or into shared memory.
 func (m *sim) fill(w *matrix, act uint32, index func(l int) int64) {
-	m.affineSet = false
+	addr := m.explicit()
 	for l := range w.lanes {
 		if act&(1<<l) != 0 {
-			m.addr[l] = uint64(index(l)) * 4
+			addr[l] = uint64(index(l)) * 4
 		}
 	}
 }

@@ -192,15 +192,15 @@ type Spacing struct {
 	Blocks, Spread [spacingBins]float64
 }
 
-// add counts the request the coalescer holds: its lines, and its blocks of
-// 2^blockShift sectors by their spacing; rewritten of a store's sectors
-// lie in lines the warp has just loaded.
-func (t *Traffic) add(store bool, c *coalescer, blockShift uint, rewritten int) {
-	lines, blocks, partial, span := c.spread(blockShift, store)
+// add counts the request the coalescer holds: its lines, and its blocks
+// (of the request's shift) by their spacing; rewritten of a store's
+// sectors lie in lines the warp has just loaded.
+func (t *Traffic) add(store bool, c *coalescer, rewritten int) {
+	lines, blocks := c.lines, c.blocks
 	sp := &t.Ld
 	if store {
 		t.StLines += int64(lines)
-		t.StPackets += int64(max(lines, partial))
+		t.StPackets += int64(max(lines, c.partial()))
 		sp = &t.St
 	} else {
 		t.LdLines += int64(lines)
@@ -208,7 +208,7 @@ func (t *Traffic) add(store bool, c *coalescer, blockShift uint, rewritten int) 
 	if blocks == 0 {
 		return
 	}
-	spacing := span / uint64(blocks)
+	spacing := c.span() / uint64(blocks)
 	k := min(spacingBins-1, bits.Len64(spacing)-1)
 	sp.Blocks[k] += float64(blocks)
 	sp.Spread[k] += float64(blocks) * float64(spacing)

@@ -2,6 +2,8 @@ package sectors
 
 import (
 	"errors"
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -111,7 +113,8 @@ func TestCoalescerMatchesCoalesce(t *testing.T) {
 		w := randomWarp(r)
 		a, err := Coalesce(w)
 		require.NoError(t, err)
-		n, useful := c.run(&w.Addr, w.Size, w.Active)
+		c.run(&w.Addr, w.Size, w.Active, request{threshold: math.MaxUint64})
+		n, useful := c.n, c.useful
 		require.Equal(t, len(a.Sectors), n, "warp %d: %+v", i, w)
 		require.Equal(t, a.UsefulBytes, useful, "warp %d", i)
 		got := make([]uint64, n)
@@ -180,7 +183,8 @@ func FuzzCoalesce(f *testing.F) {
 			return
 		}
 		var c coalescer
-		n, useful := c.run(&w.Addr, w.Size, w.Active)
+		c.run(&w.Addr, w.Size, w.Active, request{threshold: math.MaxUint64})
+		n, useful := c.n, c.useful
 		if n != len(a.Sectors) || useful != a.UsefulBytes {
 			t.Fatalf("coalescer %d sectors %d bytes, Coalesce %d sectors %d bytes", n, useful, len(a.Sectors), a.UsefulBytes)
 		}
@@ -188,4 +192,142 @@ func FuzzCoalesce(f *testing.F) {
 			t.Fatalf("useful %d > fetched %d", a.UsefulBytes, a.FetchedBytes())
 		}
 	})
+}
+
+// coalescedRef is what the coalescer must hold after an instruction,
+// worked out the slow way.
+type coalescedRef struct {
+	sec           []uint64
+	used          []uint32
+	useful        int
+	lines, blocks int
+	span          uint64
+	tracked       uint64
+}
+
+// refCoalescer is the coalescer's specification: every active lane's
+// sectors in lane order, each repeat merged into the sector's first
+// place; lines and blocks counted as runs in that order; a sector tracked
+// when its line is (mix(line) <= threshold).
+func refCoalescer(addr *[WarpSize]uint64, size int, active uint32, r request) coalescedRef {
+	var c coalescedRef
+	for l := range WarpSize {
+		if active&(1<<l) == 0 {
+			continue
+		}
+		for a := addr[l]; a < addr[l]+uint64(size); a++ {
+			s := a / SectorBytes
+			i := slices.Index(c.sec, s)
+			if i < 0 {
+				i = len(c.sec)
+				c.sec, c.used = append(c.sec, s), append(c.used, 0)
+			}
+			c.used[i] |= 1 << (a % SectorBytes)
+		}
+	}
+	for i, s := range c.sec {
+		c.useful += bits.OnesCount32(c.used[i])
+		if i == 0 || s/sectorsPerLine != c.sec[i-1]/sectorsPerLine {
+			c.lines++
+		}
+		if i == 0 || s>>r.shift != c.sec[i-1]>>r.shift {
+			c.blocks++
+		}
+		if mix(s/sectorsPerLine) <= r.threshold {
+			c.tracked |= 1 << i
+		}
+	}
+	if len(c.sec) > 0 {
+		c.span = (slices.Max(c.sec) - slices.Min(c.sec) + 1) * SectorBytes
+	}
+	return c
+}
+
+// held returns what c holds, in coalescedRef's terms.
+func held(c *coalescer) coalescedRef {
+	return coalescedRef{
+		sec: slices.Clone(c.sec[:c.n]), used: slices.Clone(c.used[:c.n]),
+		useful: c.useful, lines: c.lines, blocks: c.blocks, span: c.span(), tracked: c.tracked,
+	}
+}
+
+// The coalescer's fast paths (a full warp in one pass, the contiguous
+// sector walk, the seen filter) must keep the sectors in the order the
+// specification does and describe them the same, bit for bit: the L2
+// sees the sectors in that order, and the time model counts runs in it.
+func TestCoalescerMatchesSpecification(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	sizes := []int{1, 2, 4, 8, 16}
+	for _, tc := range []struct {
+		name string
+		warp func() Warp
+	}{
+		{"random warps", func() Warp { return randomWarp(r) }},
+		// A gather: every lane on, aligned elements drawn from a range
+		// that runs from 32 sectors (repeats every time) to 2^30 (hardly
+		// ever a repeat, and the seen filter's false alarms alone).
+		{"gathers", func() Warp {
+			size := sizes[r.IntN(len(sizes))]
+			w := Warp{Size: size, Active: AllLanes}
+			elems := uint64(1) << (3 + r.IntN(28))
+			for l := range WarpSize {
+				w.Addr[l] = r.Uint64N(elems) * uint64(size)
+			}
+			return w
+		}},
+		// Affine lanes, as the kernels send them, any step and base.
+		{"affine", func() Warp {
+			size := sizes[r.IntN(len(sizes))]
+			step := []uint64{0, 1, 2, 4, 8, 16, 32, 100, 128, 4096}[r.IntN(10)] * uint64(size)
+			if r.IntN(4) == 0 {
+				step = -step // descending, as the reverse gather
+			}
+			base := (1<<40 + r.Uint64N(1<<20)) * uint64(size)
+			active := AllLanes
+			if r.IntN(3) == 0 {
+				active >>= r.IntN(WarpSize)
+			}
+			return strided(base, step, size, active)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c coalescer
+			for i := range 20000 {
+				w := tc.warp()
+				// Thresholds from none of the lines tracked to all of them.
+				req := request{shift: uint(r.IntN(3)), threshold: []uint64{0, 1 << 58, 1 << 62, math.MaxUint64}[r.IntN(4)]}
+				want := refCoalescer(&w.Addr, w.Size, w.Active, req)
+				c.run(&w.Addr, w.Size, w.Active, req)
+				require.Equal(t, want, held(&c), "warp %d: %+v, %+v", i, w, req)
+				// The gather walk is for 32 lanes gathering elements by
+				// index.
+				if idx, ok := gatherIndices(w); ok {
+					require.True(t, c.gather(&idx, w.Size, req))
+					require.Equal(t, want, held(&c), "gathered warp %d: %+v, %+v", i, w, req)
+				}
+				// The contiguous walk is for lanes 0..k-1 back to back from
+				// an aligned base.
+				if w.Active&(w.Active+1) == 0 && w.Active != 0 && w.Addr[0]%uint64(w.Size) == 0 && w == strided(w.Addr[0], uint64(w.Size), w.Size, w.Active) {
+					c.contiguous(w.Addr[0], w.Size, bits.OnesCount32(w.Active), req)
+					require.Equal(t, want, held(&c), "contiguous warp %d: %+v, %+v", i, w, req)
+				}
+			}
+		})
+	}
+}
+
+// gatherIndices returns the element indices of a warp whose 32 lanes all
+// access whole elements of w.Size bytes, indices that fit an int32, and
+// whether it is one.
+func gatherIndices(w Warp) (idx [WarpSize]int32, ok bool) {
+	if w.Active != AllLanes {
+		return idx, false
+	}
+	for l, a := range w.Addr {
+		if a%uint64(w.Size) != 0 || a/uint64(w.Size) > math.MaxInt32 {
+			return idx, false
+		}
+		idx[l] = int32(a / uint64(w.Size))
+	}
+	return idx, true
 }
