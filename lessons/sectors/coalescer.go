@@ -41,6 +41,10 @@ type coalescer struct {
 	// between instructions.
 	gen   uint8
 	stamp [1 << stampBits]uint8
+	// sstamp is full's filter of sectors, beside stamp's of lines: lanes
+	// that share a line but not a sector (a stride of a sector or more)
+	// need no search for a repeat.
+	sstamp [1 << stampBits]uint8
 }
 
 // request is what the time model and the L2 ask of an instruction's
@@ -191,23 +195,30 @@ func fullTakes(size int, r request) bool {
 // and the runs counted.
 func (c *coalescer) full(size int, r request, lo, hi uint64) {
 	gen := c.nextGen()
-	var maybe, tracked uint64
+	var shared, maybe, tracked uint64
 	for l, s := range c.sec[:WarpSize] {
-		// One hash serves the L2's sampling of the line and the stamp,
-		// which takes the bits below the top byte: a sampled buffer
-		// tracks the lines whose hash is small.
+		// One hash serves the L2's sampling of the line and both stamps,
+		// which take the bits below the top byte: a sampled buffer
+		// tracks the lines whose hash is small. A sector's slot is its
+		// line's moved by its place in the line, so that the four
+		// sectors of a line never share one.
 		m := mix(s / sectorsPerLine)
 		h := m >> (64 - 8 - stampBits) & (1<<stampBits - 1)
 		if c.stamp[h] == gen {
-			maybe |= 1 << (l & 63)
+			shared |= 1 << (l & 63)
 		}
 		c.stamp[h] = gen
+		hs := (h + s%sectorsPerLine<<(stampBits-2)) & (1<<stampBits - 1)
+		if c.sstamp[hs] == gen {
+			maybe |= 1 << (l & 63)
+		}
+		c.sstamp[hs] = gen
 		if m <= r.threshold {
 			tracked |= 1 << (l & 63)
 		}
 	}
 	c.n, c.useful, c.tracked = WarpSize, WarpSize*size, tracked
-	if maybe == 0 {
+	if shared == 0 {
 		// A fetch block lies within a line (r.shift <= 2).
 		c.lines, c.blocks, c.lo, c.hi = WarpSize, WarpSize, lo, hi
 		return
@@ -257,6 +268,7 @@ func (c *coalescer) nextGen() uint8 {
 	c.gen++
 	if c.gen == 0 {
 		c.stamp = [1 << stampBits]uint8{}
+		c.sstamp = [1 << stampBits]uint8{}
 		c.gen = 1
 	}
 	return c.gen
@@ -364,10 +376,16 @@ func (c *coalescer) lineKeys(out *[2 * WarpSize]uint64) int {
 }
 
 // within returns how many of the last run's sectors s have s / per in keys
-// (lines for per = sectorsPerLine, sectors for 1): a walk of both in step
+// (lines for per = sectorsPerLine, sectors for 1), whose lowest and
+// highest are lo and hi: a walk of both in step
 // where both ascend (every affine access), else a search of keys for each
 // sector.
-func (c *coalescer) within(keys []uint64, per uint64) int {
+func (c *coalescer) within(keys []uint64, lo, hi, per uint64) int {
+	// Most instructions lie wholly apart from the keys (the next warp's
+	// part of the same buffer): their range says so at once.
+	if c.n == 0 || c.hi/per < lo || c.lo/per > hi {
+		return 0
+	}
 	n := 0
 	if slices.IsSorted(c.sec[:c.n]) && slices.IsSorted(keys) {
 		i := 0

@@ -294,16 +294,20 @@ type sim struct {
 	traffic    Traffic
 	fetchShift uint
 	// loaded holds the lines of the warp's last load (nLoaded of them, of
-	// buffer loadedBuf), so that its stores can tell a read-modify-write.
-	loaded    [2 * WarpSize]uint64
-	nLoaded   int
-	loadedBuf int
+	// buffer loadedBuf, lowest loadedLo, highest loadedHi), so that its
+	// stores can tell a read-modify-write.
+	loaded             [2 * WarpSize]uint64
+	nLoaded            int
+	loadedBuf          int
+	loadedLo, loadedHi uint64
 	// lastLd holds the sectors of the last load request of any warp
-	// (nLastLd of them, of buffer lastLdBuf), so that the next can tell the
-	// sectors it asks for again while their fetch is in flight.
-	lastLd    [2 * WarpSize]uint64
-	nLastLd   int
-	lastLdBuf int
+	// (nLastLd of them, of buffer lastLdBuf, from lastLdLo to lastLdHi), so
+	// that the next can tell the sectors it asks for again while their
+	// fetch is in flight.
+	lastLd             [2 * WarpSize]uint64
+	nLastLd            int
+	lastLdBuf          int
+	lastLdLo, lastLdHi uint64
 
 	// The shared-memory side: requests and wavefronts by the bank rule.
 	banks banks
@@ -390,7 +394,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) int
 	m.useful += int64(c.useful)
 	rewritten := 0
 	if store && m.nLoaded > 0 && buf == m.loadedBuf {
-		rewritten = c.within(m.loaded[:m.nLoaded], sectorsPerLine)
+		rewritten = c.within(m.loaded[:m.nLoaded], m.loadedLo, m.loadedHi, sectorsPerLine)
 	}
 	m.traffic.add(store, c, rewritten)
 	if store {
@@ -400,10 +404,12 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) int
 		m.ldReq++
 		m.ldSec += int64(c.n)
 		if m.nLastLd > 0 && buf == m.lastLdBuf {
-			m.traffic.LdAgain += int64(c.within(m.lastLd[:m.nLastLd], 1))
+			m.traffic.LdAgain += int64(c.within(m.lastLd[:m.nLastLd], m.lastLdLo, m.lastLdHi, 1))
 		}
 		m.nLastLd, m.lastLdBuf = copy(m.lastLd[:], c.sec[:c.n]), buf
 		m.nLoaded, m.loadedBuf = c.lineKeys(&m.loaded), buf
+		m.lastLdLo, m.lastLdHi = c.lo, c.hi
+		m.loadedLo, m.loadedHi = c.lo/sectorsPerLine, c.hi/sectorsPerLine
 	}
 	for t := c.tracked; t != 0; t &= t - 1 {
 		i := bits.TrailingZeros64(t)
