@@ -26,7 +26,8 @@
 //	0  lessons/devices     GPU profiles (profiles.json)
 //	   lessons/metrics     Nsight Compute's metric names
 //	   internal/...        plumbing: words, notebook (ipynb reading), atomicfile (a file replaced whole), dockerfile,
-//	                       constexpr (a Go constant expression valued as the compiler values it)
+//	                       constexpr (a Go constant expression valued as the compiler values it),
+//	                       progress (a status line kept up to date while a slow step runs)
 //
 // deploy holds only the tests of the Docker image and its install.
 //

@@ -24,6 +24,7 @@ var layers = map[string]int{
 	"internal/notebook":             0,
 	"internal/attempt":              1,
 	"internal/atomicfile":           0,
+	"internal/progress":             0,
 	"internal/constexpr":            0,
 	"internal/dockerfile":           0,
 	"lessons/devices":               0,

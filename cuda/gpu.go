@@ -45,6 +45,10 @@ type GPU struct {
 	Warmup, Reps int
 	// NoFlush leaves the L2 warm between timed launches.
 	NoFlush bool
+	// Progress, when set, receives a line whenever the harness settles
+	// another launch of a Measure ("cuda: timing: 12 of 84 launches"),
+	// for a status line (internal/progress) while a sweep runs.
+	Progress io.Writer
 
 	provOnce sync.Once
 	prov     measure.Provenance
@@ -467,7 +471,9 @@ func (g *GPU) runBatch(ctx context.Context, work string, p *Prepared, batch []in
 	} else {
 		inv = g.Harness.cmd(args, g.timeout())
 	}
+	stop := g.watch(output, len(batch), profile)
 	stdout, runErr := inv.Run(ctx)
+	stop()
 	if profile && g.NcuOutput != nil && len(stdout) > 0 {
 		if _, err := g.NcuOutput.Write(stdout); err != nil {
 			return res, fmt.Errorf("cuda: saving ncu output: %w", err)
@@ -584,4 +590,49 @@ func fill(l *measure.Launch, a harnessLine) {
 	l.TimedLaunches = a.TimedLaunches
 	l.MemcpyMs, l.MemcpyBytes = f(a.MemcpyMs), a.MemcpyBytes
 	l.Threads, l.GridBlocks, l.L2Fetch, l.Verified = a.Threads, a.GridBlocks, a.L2Fetch, a.Verified
+}
+
+// watchEvery is how often watch looks at the harness's answers.
+const watchEvery = 250 * time.Millisecond
+
+// watch tells g.Progress how many of the n launches of a harness run have
+// an answer in the file output, which the harness writes a line at a
+// time, flushed; the function it returns stops it, having said the last
+// count. Without g.Progress it does nothing.
+func (g *GPU) watch(output string, n int, profile bool) (stop func()) {
+	if g.Progress == nil {
+		return func() {}
+	}
+	verb := "timing"
+	if profile {
+		verb = "profiling with ncu"
+	}
+	said := -1
+	say := func() {
+		data, _ := os.ReadFile(output) // absent until the harness starts
+		if done := bytes.Count(data, []byte{'\n'}); done != said {
+			said = done
+			fmt.Fprintf(g.Progress, "cuda: %s: %d of %d launches\n", verb, done, n)
+		}
+	}
+	say()
+	quit, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				say()
+				return
+			case <-t.C:
+				say()
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-finished
+	}
 }

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -723,4 +724,20 @@ func TestProfileSkipsAKnownFault(t *testing.T) {
 	assert.NotNil(t, set.Launches[2].Metrics)
 	assert.Contains(t, set.Launches[1].Error, "ncu cannot profile a kernel that faults")
 	assert.Contains(t, set.Launches[1].Error, "cudaErrorMisalignedAddress")
+}
+
+// The fake writes its three answers at once, so a sweep's progress goes
+// from none to all; the lines name the step and the count.
+func TestMeasureProgress(t *testing.T) {
+	f := newFake(t)
+	var lines bytes.Buffer
+	f.gpu.Progress = &lines
+	specs := mustParse(t, threeSpecs...)
+	f.answer(good(1, specs[0], true), good(2, specs[1], true), good(3, specs[2], true))
+	_, err := f.measure(specs, measure.Times)
+	require.NoError(t, err)
+	got := strings.Split(strings.TrimSpace(lines.String()), "\n")
+	require.GreaterOrEqual(t, len(got), 2, lines.String())
+	assert.Equal(t, "cuda: timing: 0 of 3 launches", got[0], "said before the harness answers")
+	assert.Equal(t, "cuda: timing: 3 of 3 launches", got[len(got)-1], "said once all answered")
 }

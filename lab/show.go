@@ -5,14 +5,17 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/janpfeifer/gonb/gonbui"
 	"github.com/janpfeifer/gonb/gonbui/protocol"
 	"gonum.org/v1/plot"
 
 	"github.com/coalescing-course/coalesce/internal/attempt"
+	"github.com/coalescing-course/coalesce/internal/progress"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -61,6 +64,24 @@ func showAttempt(htmlText, text, record string) {
 		attempt.MIMEType:       record,
 	}})
 	gonbui.Sync()
+}
+
+// statusLine returns a status line for a slow step of this cell (the
+// harness's first build, a sweep): in a notebook an output GoNB updates in
+// place while it runs and clears at the end, elsewhere a line on stderr
+// for each new status.
+func statusLine() *progress.Line {
+	if !inNotebook {
+		return progress.New(progress.Lines(stderr()), 0)
+	}
+	id := "coalesce-progress-" + gonbui.UniqueID()
+	return progress.New(func(text string, final bool) {
+		if final {
+			gonbui.UpdateHTML(id, "")
+			return
+		}
+		gonbui.UpdateHTML(id, `<div class="coalesce-progress" style="color:#555">`+html.EscapeString(text)+`</div>`)
+	}, time.Second)
 }
 
 // showPNG displays a picture; outside a notebook it says there is none.

@@ -64,7 +64,10 @@ var theSource = newOnDemand(func() (measure.Source, error) {
 func openSource() (measure.Source, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
-	src, err := cuda.OpenSource(ctx, os.Getenv(cuda.ModeEnv), cuda.Builder{})
+	// The first build of the harness takes nvcc some ten seconds.
+	line := statusLine()
+	defer line.Close()
+	src, err := cuda.OpenSource(ctx, os.Getenv(cuda.ModeEnv), cuda.Builder{Log: line})
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
@@ -99,17 +102,23 @@ func resetSource() {
 // course's H200, the GPU the recording was measured on. Status prints the
 // choice.
 func chooseDevice(src measure.Source) {
-	if l, ok := src.(*specLog); ok {
-		src = l.Source
-	}
-	g, ok := src.(*cuda.GPU)
-	if !ok {
+	g := gpuOf(src)
+	if g == nil {
 		useCourse(devices.CourseWhy)
 		return
 	}
 	if _, _, err := calibrate.Adopt(g.Info); err != nil {
 		useCourse(fmt.Sprintf("the course's H200: %v", err))
 	}
+}
+
+// gpuOf returns the live GPU that src measures on, nil for another source.
+func gpuOf(src measure.Source) *cuda.GPU {
+	if l, ok := src.(*specLog); ok {
+		src = l.Source
+	}
+	g, _ := src.(*cuda.GPU)
+	return g
 }
 
 // useCourse makes the course's H200 the model's profile, for why.
@@ -197,6 +206,15 @@ func measureOn(src measure.Source, specs []spec.Spec, want measure.Want) (*Measu
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
+	if g := gpuOf(src); g != nil {
+		// A sweep with ncu takes a while: say how far it got.
+		line := statusLine()
+		g.Progress = line
+		defer func() {
+			g.Progress = nil
+			line.Close()
+		}()
+	}
 	set, err := src.Measure(ctx, specs, want)
 	if err != nil {
 		return nil, fmt.Errorf("lab: measuring on %s: %w", src.Origin(), err)

@@ -67,7 +67,9 @@ func calibrateCmd(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	g, err := cuda.OpenGPU(ctx, cuda.Builder{Log: stderr})
+	st, done := statusLine(stderr)
+	defer done()
+	g, err := cuda.OpenGPU(ctx, cuda.Builder{Log: st})
 	if err != nil {
 		var missing *cuda.MissingError
 		if errors.As(err, &missing) {
@@ -76,6 +78,7 @@ func calibrateCmd(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		return err
 	}
 	g.Timeout = f.timeout
+	g.Progress = st
 	if f.noNcu {
 		g.Ncu, g.NoNcu = nil, "-no-ncu"
 	}
@@ -93,7 +96,7 @@ func calibrateCmd(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	} else {
 		start := time.Now()
 		var rep calibrate.Report
-		cal, rep, err = calibrate.Calibrator{GPU: g, Progress: stderr}.Run(ctx)
+		cal, rep, err = calibrate.Calibrator{GPU: g, Progress: st}.Run(ctx)
 		if err != nil {
 			return err
 		}

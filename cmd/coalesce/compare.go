@@ -112,7 +112,12 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	case *recorded:
 		src, err = cuda.RecordedSource("")
 	default:
-		src, err = cuda.OpenSource(ctx, cuda.Auto, cuda.Builder{Log: stderr})
+		st, done := statusLine(stderr)
+		defer done()
+		src, err = cuda.OpenSource(ctx, cuda.Auto, cuda.Builder{Log: st})
+		if g, ok := src.(*cuda.GPU); ok {
+			g.Progress = st
+		}
 	}
 	if err != nil {
 		return err

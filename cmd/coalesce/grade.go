@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/grader/gradebook"
+	"github.com/coalescing-course/coalesce/internal/progress"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -187,7 +189,9 @@ func gradeSource(ctx context.Context, mode, refFile string, stderr io.Writer) (m
 		}
 		return src, "", nil
 	case cuda.LiveMode:
-		src, err := cuda.OpenSource(ctx, cuda.LiveMode, cuda.Builder{Log: stderr})
+		st, done := statusLine(stderr)
+		src, err := cuda.OpenSource(ctx, cuda.LiveMode, cuda.Builder{Log: st})
+		done()
 		if err != nil {
 			return nil, "", fmt.Errorf("grade -measure live: %w", err)
 		}
@@ -227,6 +231,18 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// statusLine returns where a slow step's progress lines go (the harness's
+// first build, a calibration, a sweep): on a terminal, one line kept up to
+// date with the time it has taken (internal/progress); elsewhere stderr
+// itself, a line each, as a log wants them. done ends the status line.
+func statusLine(stderr io.Writer) (w io.Writer, done func()) {
+	if !isTerminal(stderr) {
+		return stderr, func() {}
+	}
+	l := progress.New(progress.Terminal(stderr), time.Second)
+	return l, func() { l.Close() }
 }
 
 // isTerminal reports whether w is a terminal: progress lines are for a

@@ -84,7 +84,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	b := cuda.Builder{Log: stderr}
+	st, done := statusLine(stderr)
+	defer done()
+	b := cuda.Builder{Log: st}
 	if f.harness {
 		h, err := b.Build(ctx)
 		if err != nil {
@@ -116,7 +118,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if err != nil {
 			return err
 		}
-		gpu.Timeout, gpu.Reps = f.timeout, f.reps
+		gpu.Timeout, gpu.Reps, gpu.Progress = f.timeout, f.reps, st
 		want := measure.Times
 		if f.ncu {
 			if gpu.Ncu == nil {
@@ -134,7 +136,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		} else {
 			gpu.Ncu = nil // -ncu not asked: no profile, and no ncu in the provenance
 		}
-		fmt.Fprintf(stderr, "coalesce: measuring %s on %s\n", words.Plural(len(specs), "launch"), gpu.Info.GPU)
+		fmt.Fprintf(st, "coalesce: measuring %s on %s\n", words.Plural(len(specs), "launch"), gpu.Info.GPU)
 		measured, err := gpu.Measure(ctx, specs, want)
 		if err != nil {
 			return err
