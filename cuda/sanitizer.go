@@ -229,7 +229,8 @@ func locate(f *SanitizerFinding, line string) {
 }
 
 // pathRE matches a path to one of the generated program's files, whatever
-// directory it was built in.
+// directory it was built in (up to a space in it: compile logs have the
+// build directory cut whole first, cleanLog).
 var pathRE = regexp.MustCompile(`(?:[^\s"'(:]*/)(kernel\.cu|coalesce_host\.cu)\b`)
 
 // shortenPaths cuts the directories off the program's file names, so that

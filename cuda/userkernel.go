@@ -25,10 +25,8 @@ func (d Dim3) norm() Dim3 {
 	return d
 }
 
-func (d Dim3) String() string {
-	n := d.norm()
-	return fmt.Sprintf("(%d,%d,%d)", n.X, n.Y, n.Z)
-}
+// String writes d as CUDA writes a dim3 or a thread's index: "(256,1,1)".
+func (d Dim3) String() string { return fmt.Sprintf("(%d,%d,%d)", d.X, d.Y, d.Z) }
 
 // UserKernel is a learner's CUDA kernel and one launch of it, described
 // without any knowledge of the exercise it answers: the entry's name, its
@@ -200,11 +198,11 @@ func (k *UserKernel) Validate() error {
 	g, b := k.Grid.norm(), k.Block.norm()
 	switch {
 	case g.X < 1 || g.X > math.MaxInt32 || g.Y < 1 || g.Y > 65535 || g.Z < 1 || g.Z > 65535:
-		return fmt.Errorf("cuda: kernel %s: grid %v: want X in 1..2147483647, Y and Z in 1..65535 (0 counts as 1)", k.Name, k.Grid)
+		return fmt.Errorf("cuda: kernel %s: grid %v: want X in 1..2147483647, Y and Z in 1..65535 (0 counts as 1)", k.Name, g)
 	case b.X < 1 || b.X > 1024 || b.Y < 1 || b.Y > 1024 || b.Z < 1 || b.Z > 64:
-		return fmt.Errorf("cuda: kernel %s: block %v: want X and Y in 1..1024, Z in 1..64 (0 counts as 1)", k.Name, k.Block)
+		return fmt.Errorf("cuda: kernel %s: block %v: want X and Y in 1..1024, Z in 1..64 (0 counts as 1)", k.Name, b)
 	case b.X*b.Y*b.Z > 1024:
-		return fmt.Errorf("cuda: kernel %s: block %v has %d threads, at most 1024 allowed", k.Name, k.Block, b.X*b.Y*b.Z)
+		return fmt.Errorf("cuda: kernel %s: block %v has %d threads, at most 1024 allowed", k.Name, b, b.X*b.Y*b.Z)
 	case k.SharedBytes < 0 || k.SharedBytes > MaxUserSharedBytes:
 		return fmt.Errorf("cuda: kernel %s: shared bytes %d: want 0 to %d", k.Name, k.SharedBytes, MaxUserSharedBytes)
 	}
@@ -234,20 +232,20 @@ func (a UserArg) validate() error {
 		case a.Out && strings.HasPrefix(t, "const "):
 			return fmt.Errorf("%s is read only, so it cannot be an output", t)
 		case a.Int != 0 || a.Float != 0:
-			return fmt.Errorf("a %s buffer has no Int or Float value", t)
+			return fmt.Errorf("the %s buffer has no Int or Float value", t)
 		}
 		return nil
 	}
 	switch {
 	case a.Bytes != 0 || a.Data != nil || a.Out:
-		return fmt.Errorf("a %s value has no Bytes, Data or Out: those are a buffer's", t)
+		return fmt.Errorf("the %s value has no Bytes, Data or Out: those are a buffer's", t)
 	case kind == 'i' && a.Float != 0:
-		return fmt.Errorf("a %s takes Int, not Float (%g)", t, a.Float)
+		return fmt.Errorf("the %s value takes Int, not Float (%g)", t, a.Float)
 	case kind == 'f' && a.Int != 0:
-		return fmt.Errorf("a %s takes Float, not Int (%d)", t, a.Int)
+		return fmt.Errorf("the %s value takes Float, not Int (%d)", t, a.Int)
 	case kind == 'i':
 		if r := userIntTypes[t]; float64(a.Int) < r[0] || float64(a.Int) > r[1] {
-			return fmt.Errorf("%d does not fit in a %s (%.0f to %.0f)", a.Int, t, r[0], r[1])
+			return fmt.Errorf("%d does not fit in the type %s (%.0f to %.0f)", a.Int, t, r[0], r[1])
 		}
 	case math.IsNaN(a.Float) || math.IsInf(a.Float, 0) || t == "float" && math.Abs(a.Float) > math.MaxFloat32:
 		return fmt.Errorf("%g is not a finite %s", a.Float, t)
