@@ -96,4 +96,26 @@
 // measure.Set: a run file, its provenance first, then one measure.Launch a
 // line; every figure derived from a launch (bandwidth, fraction of memcpy)
 // is computed by lessons/figures, never stored.
+//
+// # A learner's kernel
+//
+// GPU.RunUserKernel runs a kernel a learner wrote, knowing nothing of the
+// exercise: a UserKernel gives the entry's name, its args (C types from a
+// fixed list, each buffer's bytes and input, which are outputs, each
+// value), the learner's body and the launch. Source generates the program
+// (the body after `#line 1 "kernel.cu"`, so that nvcc's and
+// compute-sanitizer's line numbers are the learner's; the host side is
+// kernelsrc/host.cu); Builder.CompileUserKernel builds it with nvcc into
+// the cache directory under its content hash (a refusal is a
+// *CompileError holding nvcc's message as "kernel.cu(3): error: ...").
+// The program reads its launch and inputs from files, launches the kernel
+// once for the outputs, then times warm-up and timed launches with CUDA
+// events, restoring every buffer (and flushing the L2) before each, so
+// that a kernel that updates in place is timed on the same data every
+// time. On request it runs first under compute-sanitizer (memcheck or
+// racecheck: a finding is a *SanitizerError) and last under ncu for the
+// course's metrics of one launch (a driver that refuses them sets the
+// result's CountersErr to a *CountersDeniedError). A fault is a
+// *LaunchError naming CUDA's error; a kernel that does not return is
+// killed at the timeout, with every process of its group (*TimeoutError).
 package cuda

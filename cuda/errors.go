@@ -66,6 +66,9 @@ type ToolError struct {
 	Timeout  time.Duration // non-zero when the run was stopped at its timeout
 	Stderr   string
 	Err      error // the *exec.ExitError, or context.DeadlineExceeded
+	// Survived marks a Group run stopped at its timeout some of whose
+	// processes were still there after it was killed.
+	Survived bool
 }
 
 func (e *ToolError) Error() string {
@@ -77,6 +80,9 @@ func (e *ToolError) Error() string {
 		fmt.Fprintf(&b, "cuda: %s was stopped: %v", e.Tool, e.Err)
 	default:
 		fmt.Fprintf(&b, "cuda: %s exited with status %d", e.Tool, e.ExitCode)
+	}
+	if e.Survived {
+		b.WriteString(" (and some of its processes were still running after it was killed)")
 	}
 	if s := strings.TrimSpace(e.Stderr); s != "" {
 		b.WriteString(": ")

@@ -32,6 +32,12 @@ type GPU struct {
 	// NoNcu then says why.
 	Ncu   *Ncu
 	NoNcu string
+	// Sanitizer checks learners' kernels (RunUserKernel); nil: FindSanitizer
+	// when a check is asked.
+	Sanitizer *Sanitizer
+	// Builder compiles learners' kernels (RunUserKernel): OpenGPU keeps
+	// the one it built the harness with.
+	Builder Builder
 	// NcuOutput, when set, receives ncu's standard output as it was, CSV
 	// and all.
 	NcuOutput io.Writer
@@ -77,7 +83,7 @@ func OpenGPU(ctx context.Context, b Builder) (*GPU, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &GPU{Harness: h, Info: info, Opened: time.Now()}
+	g := &GPU{Harness: h, Info: info, Opened: time.Now(), Builder: b}
 	if ncu, err := FindNcu(); err == nil {
 		g.Ncu = &ncu
 	} else {

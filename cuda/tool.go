@@ -34,11 +34,22 @@ type Invocation struct {
 	// Stderr, when set, also receives everything the program writes to its
 	// standard error, whether it succeeds or fails.
 	Stderr io.Writer
+	// Group runs the program in a process group of its own and, at the
+	// timeout, interrupts and then kills the whole group: a tool that runs
+	// the real program as its child (ncu, compute-sanitizer) cannot leave
+	// it running on the GPU. Run then waits for the group to be gone
+	// (ToolError.Survived says when it was not).
+	Group bool
 }
 
 // waitDelay is how long Run waits, after interrupting a program that
 // overran its time, before killing it and closing its pipes.
 const waitDelay = 5 * time.Second
+
+// groupGoneWithin is how long Run waits, after killing a Group run's
+// process group, for every process of it to be gone: a process blocked in
+// the GPU driver dies when the driver has stopped its kernel.
+const groupGoneWithin = 10 * time.Second
 
 // maxStderr is how much of a tool's standard error an error keeps.
 const maxStderr = 8 << 10
@@ -55,6 +66,9 @@ func (inv Invocation) Run(ctx context.Context) (stdout []byte, err error) {
 	}
 	cmd := exec.CommandContext(ctx, inv.Path, inv.Args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	if inv.Group {
+		setGroup(cmd)
+	}
 	cmd.WaitDelay = waitDelay
 	if inv.WaitDelay > 0 {
 		cmd.WaitDelay = inv.WaitDelay
@@ -75,10 +89,14 @@ func (inv Invocation) Run(ctx context.Context) (stdout []byte, err error) {
 		return nil, &StartError{Tool: inv.Tool, Path: inv.Path, Err: err}
 	}
 	werr := cmd.Wait()
+	survived := false
+	if inv.Group && ctx.Err() != nil {
+		survived = !killGroup(cmd.Process.Pid, groupGoneWithin)
+	}
 	if werr == nil {
 		return out.Bytes(), nil
 	}
-	te := &ToolError{Tool: inv.Tool, Args: inv.Args, ExitCode: -1, Stderr: errBuf.String(), Err: werr}
+	te := &ToolError{Tool: inv.Tool, Args: inv.Args, ExitCode: -1, Stderr: errBuf.String(), Err: werr, Survived: survived}
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
 		te.ExitCode = ee.ExitCode()
@@ -279,14 +297,20 @@ func (n Ncu) VersionCmd() Invocation {
 // ncu's default cache control stays on: it flushes the caches before each
 // profiled kernel, so DRAM counts are those of a cold L2.
 func profileArgs(harness string, harnessArgs []string) []string {
+	return ncuArgs("regex:^k_", harness, harnessArgs)
+}
+
+// ncuArgs are ncu's arguments for reading the course's metrics from the
+// kernels that filter (--kernel-name) selects in program's launches.
+func ncuArgs(filter, program string, programArgs []string) []string {
 	args := []string{
 		"--clock-control", "none",
 		"--metrics", strings.Join(metrics.Profiled, ","),
 		"--csv", "--page", "raw", "--print-units", "base",
-		"--kernel-name", "regex:^k_",
-		harness,
+		"--kernel-name", filter,
+		program,
 	}
-	return append(args, harnessArgs...)
+	return append(args, programArgs...)
 }
 
 // ProfileCmd runs the harness under ncu.
