@@ -26,7 +26,7 @@ func aosSoA() *Exercise {
 			"lie side by side. Targets: load sectors no more than two arrays of n floats fill, store sectors no " +
 			"more than out fills. Only out is compared.",
 		Signature: "func(t *simt.Thread, aos, soa, out *simt.Global[float32], n, fields, fx, fv int)",
-		Metrics: []string{metrics.LdSectors, metrics.StSectors},
+		Metrics:   []string{metrics.LdSectors, metrics.StSectors},
 		Params: []Param{
 			{Name: "n", Doc: "particles, a multiple of 256", Min: 8192, Max: 65536, Default: 32768},
 			{Name: "fields", Doc: "floats in a particle's struct (12 to 64 bytes)", Min: 3, Max: 16, Default: 4},

@@ -24,7 +24,7 @@ func stridedCopy() *Exercise {
 			"the 32 lanes of a warp touch 32 neighbouring floats (thread i takes i, i+T, i+2T, ... for T threads " +
 			"in all). Targets: load and store sectors no more than the sectors the n floats fill.",
 		Signature: "func(t *simt.Thread, in, out *simt.Global[float32], n, k int)",
-		Metrics: []string{metrics.LdSectors, metrics.StSectors},
+		Metrics:   []string{metrics.LdSectors, metrics.StSectors},
 		Params: []Param{
 			{Name: "n", Doc: "floats to copy", Min: 50_000, Max: 300_000, Default: 100_000},
 			{Name: "k", Doc: "elements each thread copies", Min: 3, Max: 12, Default: 8},

@@ -32,7 +32,7 @@ func transpose() *Exercise {
 			"32 different banks. Targets: load and store sectors no more than the rows of the tiles fill, and no " +
 			"shared-memory bank conflicts.",
 		Signature: "func(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int)",
-		Metrics: []string{metrics.LdSectors, metrics.StSectors, metrics.ShLdBankConflicts, metrics.ShStBankConflicts},
+		Metrics:   []string{metrics.LdSectors, metrics.StSectors, metrics.ShLdBankConflicts, metrics.ShStBankConflicts},
 		Params: []Param{
 			{Name: "rows", Doc: "rows of in", Min: 96, Max: 768, Default: 500},
 			{Name: "cols", Doc: "columns of in", Min: 96, Max: 768, Default: 300},

@@ -30,7 +30,7 @@ func alignedVector() *Exercise {
 			"Targets: load and store requests no more than the float4s of the middle take plus one each for the " +
 			"head and the tail, and sectors no more than that copy touches.",
 		Signature: "func(t *simt.Thread, in, out *simt.Global[float32], off, n int)",
-		Metrics: []string{metrics.LdRequests, metrics.LdSectors, metrics.StRequests, metrics.StSectors},
+		Metrics:   []string{metrics.LdRequests, metrics.LdSectors, metrics.StRequests, metrics.StSectors},
 		Params: []Param{
 			{Name: "off", Doc: "the window's first element, not a multiple of 4", Min: 1, Max: 63, Default: 3},
 			{Name: "n", Doc: "floats in the window", Min: 50_000, Max: 300_000, Default: 100_001},
