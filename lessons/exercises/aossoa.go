@@ -91,6 +91,7 @@ func (aosSoAImpl) prepare(v Variant) *instance {
 			return func(t *simt.Thread) { f(t, aosG, soaG, outG, n, fields, fx, fv) }, nil
 		},
 		outputs: map[string]any{"out": out},
+		inputs:  map[string]any{"aos": aos, "soa": soa},
 		check:   check,
 		targets: []target{{metrics.LdSectors, float64(2 * ideal)}, {metrics.StSectors, float64(ideal)}},
 		cuda: Problem{

@@ -99,6 +99,9 @@ type instance struct {
 	// compares them (or the same buffers decoded from a GPU's bytes) with
 	// the reference.
 	outputs map[string]any
+	// inputs are the Go slices the kernel reads, for the test that holds
+	// the CUDA arguments to them.
+	inputs  map[string]any
 	check   func(outputs map[string]any) *Mismatch
 	targets []target
 	cuda    Problem

@@ -177,6 +177,7 @@ func (gatherImpl) prepare(v Variant) *instance {
 			return func(t *simt.Thread) { g.Kernel(t, tableG, keysG, outKeyG, outValG, n) }, nil
 		},
 		outputs: map[string]any{"out_key": outKey, "out_val": outVal},
+		inputs:  map[string]any{"table": table, "keys": keys},
 		check:   check,
 		targets: []target{{metrics.LdSectors, float64(ideal + sortedSectors(keys))}, {metrics.StSectors, float64(2 * ideal)}},
 		cuda: Problem{

@@ -67,6 +67,7 @@ func (strided) prepare(v Variant) *instance {
 			return func(t *simt.Thread) { f(t, inG, outG, n, k) }, nil
 		},
 		outputs: map[string]any{"out": out},
+		inputs:  map[string]any{"in": in},
 		check:   check,
 		targets: []target{{metrics.LdSectors, ideal}, {metrics.StSectors, ideal}},
 		cuda: Problem{

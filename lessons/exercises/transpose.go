@@ -91,6 +91,7 @@ func (transposeImpl) prepare(v Variant) *instance {
 			return func(t *simt.Thread) { f(t, inG, outG, tile, rows, cols) }, nil
 		},
 		outputs: map[string]any{"out": out},
+		inputs:  map[string]any{"in": in},
 		check:   check,
 		targets: []target{
 			{metrics.LdSectors, float64(rowSectors(rows, cols))},

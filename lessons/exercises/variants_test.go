@@ -244,4 +244,3 @@ func TestStarterGo(t *testing.T) {
 		})
 	}
 }
-

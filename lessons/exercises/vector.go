@@ -105,6 +105,7 @@ func (alignedVectorImpl) prepare(v Variant) *instance {
 			return func(t *simt.Thread) { f(t, inG, outG, off, n) }, nil
 		},
 		outputs: map[string]any{"out": out},
+		inputs:  map[string]any{"in": in},
 		check:   check,
 		targets: []target{
 			{metrics.LdRequests, float64(req)}, {metrics.LdSectors, float64(sec)},
