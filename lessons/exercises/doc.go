@@ -31,7 +31,7 @@
 //     a shared tile of 32x33 floats (TileWords) passed to the Go kernel
 //     (the CUDA body declares its own). Targets: load and store sectors at
 //     most those of reading each tile row as one run of up to 32 floats
-//     (rowSectors: a run that starts mid-sector costs one more), and no
+//     (a run that starts mid-sector costs a sector more), and no
 //     bank conflicts (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld
 //     and _st, the model's wavefronts less its instructions).
 //   - 10-kernels/gather: n keys looked up in a table of m floats, n from m
@@ -56,8 +56,9 @@
 //     copies the floats up to the first 16-byte boundary one by one, the
 //     middle as float4s and the rest one by one. Targets: requests at most
 //     ceil(nv/32)+2 for the nv float4s of the middle (one instruction each
-//     for a head and a tail), and sectors at most those of that copy
-//     (vectorTargets), loads and stores alike.
+//     for a head and a tail), and sectors at most those of that copy with
+//     the head peeled to the first 16-byte boundary, loads and stores
+//     alike (peeling to a 32-byte boundary meets them too).
 //
 // # Variants
 //
