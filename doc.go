@@ -13,6 +13,7 @@
 //	5  lab                 the notebook face: what cells call; the only package that talks to GoNB
 //	   grader/gradebook    an instructor's batch grading of saved notebooks
 //	4  lessons/plots       the charts and the warp diagram (draws; never displays)
+//	   lessons/exercises   the "fix this kernel" exercises: seeded variants, Go kernels run by simt, CUDA as data
 //	   grader              the exercise bank, answer keys and verdicts
 //	   calibrate           the model fitted to the GPU at hand: what coalesce calibrate
 //	                       measures, the fit, the profile cache, the profile for a live GPU

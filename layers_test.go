@@ -36,6 +36,7 @@ var layers = map[string]int{
 	"lessons/simt":                  3,
 	"cuda":                          3,
 	"lessons/plots":                 4,
+	"lessons/exercises":             4,
 	"grader":                        4,
 	"calibrate":                     4,
 	"grader/gradebook":              5,

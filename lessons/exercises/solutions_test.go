@@ -1,0 +1,201 @@
+package exercises
+
+import (
+	"slices"
+
+	"github.com/coalescing-course/coalesce/lessons/simt"
+)
+
+// The answers the tests hold each exercise to, and a wrong kernel for
+// each: they live in tests, out of the package a learner imports.
+
+func stridedCopySolution(t *simt.Thread, in, out *simt.Global[float32], n, k int) {
+	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+	threads := t.GridDim.X * t.BlockDim.X
+	for j := 0; j < k; j++ {
+		if e := j*threads + i; e < n {
+			out.Store(t, e, in.Load(t, e))
+		}
+	}
+}
+
+// stridedCopyWrong misses the last element.
+func stridedCopyWrong(t *simt.Thread, in, out *simt.Global[float32], n, k int) {
+	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+	for j := 0; j < k; j++ {
+		if e := i*k + j; e < n-1 {
+			out.Store(t, e, in.Load(t, e))
+		}
+	}
+}
+
+func aosSoASolution(t *simt.Thread, aos, soa, out *simt.Global[float32], n, fields, fx, fv int) {
+	if i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X; i < n {
+		out.Store(t, i, soa.Load(t, fx*n+i)+soa.Load(t, fv*n+i))
+	}
+}
+
+// aosSoAWrong adds x to itself.
+func aosSoAWrong(t *simt.Thread, aos, soa, out *simt.Global[float32], n, fields, fx, fv int) {
+	if i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X; i < n {
+		out.Store(t, i, soa.Load(t, fx*n+i)+soa.Load(t, fx*n+i))
+	}
+}
+
+func transposeSolution(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int) {
+	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+	c := t.BlockIdx.X*32 + tx
+	for j := 0; j < 32; j += 8 {
+		if r := t.BlockIdx.Y*32 + ty + j; r < rows && c < cols {
+			tile.Store(t, (ty+j)*33+tx, in.Load(t, r*cols+c))
+		}
+	}
+	t.Sync()
+	r := t.BlockIdx.Y*32 + tx
+	for j := 0; j < 32; j += 8 {
+		if oc := t.BlockIdx.X*32 + ty + j; r < rows && oc < cols {
+			out.Store(t, oc*rows+r, tile.Load(t, tx*33+ty+j))
+		}
+	}
+}
+
+// transposeUnpadded is the solution with rows of 32 words: right, its
+// global accesses coalesced, its shared loads 32-way conflicted.
+func transposeUnpadded(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int) {
+	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+	c := t.BlockIdx.X*32 + tx
+	for j := 0; j < 32; j += 8 {
+		if r := t.BlockIdx.Y*32 + ty + j; r < rows && c < cols {
+			tile.Store(t, (ty+j)*32+tx, in.Load(t, r*cols+c))
+		}
+	}
+	t.Sync()
+	r := t.BlockIdx.Y*32 + tx
+	for j := 0; j < 32; j += 8 {
+		if oc := t.BlockIdx.X*32 + ty + j; r < rows && oc < cols {
+			out.Store(t, oc*rows+r, tile.Load(t, tx*32+ty+j))
+		}
+	}
+}
+
+// transposeWrong copies without transposing.
+func transposeWrong(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int) {
+	c := t.BlockIdx.X*32 + t.ThreadIdx.X
+	for j := 0; j < 32; j += 8 {
+		if r := t.BlockIdx.Y*32 + t.ThreadIdx.Y + j; r < rows && c < cols {
+			out.Store(t, r*cols+c, in.Load(t, r*cols+c))
+		}
+	}
+}
+
+func sortKeys(keys []int32) []int32 {
+	slices.Sort(keys)
+	return keys
+}
+
+// bucketKeys is a counting sort by sector (key/8): the bucketing the
+// package documentation says meets the target as a sort does.
+func bucketKeys(keys []int32) []int32 {
+	var most int32
+	for _, k := range keys {
+		most = max(most, k/8)
+	}
+	start := make([]int, most+2)
+	for _, k := range keys {
+		start[k/8+1]++
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	out := make([]int32, len(keys))
+	for i := len(keys) - 1; i >= 0; i-- { // from the end, so that a bucket is in reverse: not sorted within
+		k := keys[i]
+		out[start[k/8]] = k
+		start[k/8]++
+	}
+	return out
+}
+
+var (
+	gatherSolution = Gather{Order: sortKeys, Kernel: gatherStarter}
+	gatherBucketed = Gather{Order: bucketKeys, Kernel: gatherStarter}
+	gatherWrong    = Gather{Order: sortKeys, Kernel: func(t *simt.Thread, table *simt.Global[float32], keys, outKey *simt.Global[int32], outVal *simt.Global[float32], n int) {
+		if i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X; i < n {
+			k := keys.Load(t, i)
+			outKey.Store(t, i, k)
+			outVal.Store(t, i, table.Load(t, int(k)/2))
+		}
+	}}
+)
+
+func alignedVectorSolution(t *simt.Thread, in, out *simt.Global[float32], off, n int) {
+	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+	head := min((4-off%4)%4, n)
+	nv := (n - head) / 4
+	src, dst := simt.As[[4]float32](in, off+head), simt.As[[4]float32](out, off+head)
+	if i < nv {
+		dst.Store(t, i, src.Load(t, i))
+	}
+	if i < head {
+		out.Store(t, off+i, in.Load(t, off+i))
+	}
+	tail := off + head + 4*nv
+	if i < n-head-4*nv {
+		out.Store(t, tail+i, in.Load(t, tail+i))
+	}
+}
+
+// alignedVector32 peels to a 32-byte boundary (up to 7 floats) instead of
+// a 16-byte one: another right answer, which the targets must take.
+func alignedVector32(t *simt.Thread, in, out *simt.Global[float32], off, n int) {
+	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+	head := min((8-off%8)%8, n)
+	nv := (n - head) / 4
+	src, dst := simt.As[[4]float32](in, off+head), simt.As[[4]float32](out, off+head)
+	if i < nv {
+		dst.Store(t, i, src.Load(t, i))
+	}
+	if i < head {
+		out.Store(t, off+i, in.Load(t, off+i))
+	}
+	tail := off + head + 4*nv
+	if i < n-head-4*nv {
+		out.Store(t, tail+i, in.Load(t, tail+i))
+	}
+}
+
+// alignedVectorScalar copies the window a float at a time, four a thread,
+// coalesced: right, but four times the requests of float4s.
+func alignedVectorScalar(t *simt.Thread, in, out *simt.Global[float32], off, n int) {
+	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+	threads := t.GridDim.X * t.BlockDim.X
+	for j := 0; j < 4; j++ {
+		if e := j*threads + i; e < n {
+			out.Store(t, off+e, in.Load(t, off+e))
+		}
+	}
+}
+
+// alignedVectorWrong forgets the head.
+func alignedVectorWrong(t *simt.Thread, in, out *simt.Global[float32], off, n int) {
+	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+	head := min((4-off%4)%4, n)
+	nv := (n - head) / 4
+	src, dst := simt.As[[4]float32](in, off+head), simt.As[[4]float32](out, off+head)
+	if i < nv {
+		dst.Store(t, i, src.Load(t, i))
+	}
+	tail := off + head + 4*nv
+	if i < n-head-4*nv {
+		out.Store(t, tail+i, in.Load(t, tail+i))
+	}
+}
+
+// answers are each exercise's solution and wrong kernel.
+var answers = map[string]struct{ solution, wrong any }{
+	"10-kernels/strided-copy":   {StridedCopyKernel(stridedCopySolution), StridedCopyKernel(stridedCopyWrong)},
+	"10-kernels/aos-soa":        {AoSSoAKernel(aosSoASolution), AoSSoAKernel(aosSoAWrong)},
+	"10-kernels/transpose":      {TransposeKernel(transposeSolution), TransposeKernel(transposeWrong)},
+	"10-kernels/gather":         {gatherSolution, gatherWrong},
+	"10-kernels/aligned-vector": {AlignedVectorKernel(alignedVectorSolution), AlignedVectorKernel(alignedVectorWrong)},
+}
