@@ -3,12 +3,16 @@ package lab
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -133,4 +137,83 @@ func TestGPUNotebookSpecs(t *testing.T) {
 		t.Logf("no ncu (%s): the L1 counts are not checked", gpu.NoNcu)
 	}
 	t.Logf("%s: %d launches verified, %d profiled, %d faulted as the model says", m.Label(), len(specs), profiled, len(faults))
+}
+
+// TestGPUExerciseKernels runs each kernel exercise's CUDA bodies on this
+// machine's GPU, for the learner "ada": the starter (right output, the
+// targets missed; the aligned-vector starter faults as the GPU refuses a
+// misaligned float4), the solution (right, every target met by ncu's own
+// count) and a wrong one (the output check fails). The starter's counts
+// are held to the model's for the Go starter: the exact L1 counts must
+// agree, as they do for the course's kernels.
+func TestGPUExerciseKernels(t *testing.T) {
+	src := useLiveGPU(t)
+	g := src.(*cuda.GPU)
+	for _, id := range exercises.IDs() {
+		t.Run(id, func(t *testing.T) {
+			e, err := exercises.Lookup(id)
+			require.NoError(t, err)
+			v := e.Variant("ada")
+			model, err := e.Run(v, e.Starter)
+			require.NoError(t, err)
+			p, err := e.CUDA(v)
+			require.NoError(t, err)
+			sorted := p
+			if id == "10-kernels/gather" {
+				sorted, err = p.Ordered(func(k []int32) []int32 { slices.Sort(k); return k })
+				require.NoError(t, err)
+			}
+			run := func(name string, p exercises.Problem, body string, check cuda.Check) (*cuda.UserResult, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				defer cancel()
+				r, err := g.RunUserKernel(ctx, userKernel(p, body), cuda.UserOptions{Counters: check == "", Check: check})
+				if err != nil {
+					t.Logf("%s %s (%s): %v", id, name, v, err)
+					return nil, err
+				}
+				t.Logf("%s %s (%s) on %s: %.4g ms median of %d; check: %v", id, name, v, r.GPU, r.MedianMs, len(r.TimesMs), p.Check(r.Outputs))
+				for _, m := range e.Metrics {
+					t.Logf("  %s: ncu %v", m, r.Counters[m])
+				}
+				return r, nil
+			}
+
+			st, err := run("starter", p, p.Starter, "")
+			if id == "10-kernels/aligned-vector" {
+				var le *cuda.LaunchError
+				require.ErrorAs(t, err, &le)
+				assert.Equal(t, "cudaErrorMisalignedAddress", le.CUDAError)
+				assert.NotNil(t, model.Fault, "simt faults on it too")
+			} else {
+				require.NoError(t, err)
+				assert.NoError(t, p.Check(st.Outputs))
+				require.Nil(t, st.CountersErr)
+				for _, tg := range model.Targets {
+					t.Logf("  %s: model %v for the Go starter, target %v", tg.Metric, tg.Got, tg.Want)
+					if strings.HasPrefix(tg.Metric, "l1tex__t_") {
+						assert.Equal(t, tg.Got, st.Counters[tg.Metric], "%s: ncu against the model of the Go starter", tg.Metric)
+					}
+				}
+				assert.False(t, model.Pass)
+			}
+
+			sol, err := run("solution", sorted, p.Solution, "")
+			require.NoError(t, err)
+			assert.NoError(t, sorted.Check(sol.Outputs))
+			require.Nil(t, sol.CountersErr)
+			for _, tg := range model.Targets {
+				assert.LessOrEqual(t, sol.Counters[tg.Metric], tg.Want, "%s: ncu's count of the solution within the target", tg.Metric)
+			}
+
+			wr, err := run("wrong", p, p.Wrong, "")
+			if err == nil {
+				assert.ErrorIs(t, p.Check(wr.Outputs), exercises.ErrWrong)
+			}
+
+			mc, err := run("solution under memcheck", sorted, p.Solution, cuda.Memcheck)
+			if assert.NoError(t, err) && assert.NotNil(t, mc.Sanitizer) {
+				assert.Zero(t, mc.Sanitizer.Errors, mc.Sanitizer.Text)
+			}
+		})
+	}
 }

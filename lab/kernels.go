@@ -1,0 +1,442 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/lessons/exercises"
+	"github.com/coalescing-course/coalesce/lessons/plots"
+	"github.com/coalescing-course/coalesce/lessons/simt"
+)
+
+// This file is the notebook face of the "fix this kernel" exercises
+// (lessons/exercises): Try runs a learner's Go kernel through the model,
+// TryCUDA the same kernel's CUDA body on this machine's GPU.
+
+// LearnerEnv names the learner whose exercise variant a notebook shows;
+// without it, JupyterHub's JUPYTERHUB_USER, the name of the folder an
+// instructor collects the notebooks into (coalesce grade reads the same
+// name there); without either, the exercises' default variant.
+const LearnerEnv = "COALESCE_LEARNER"
+
+// Learner returns who the notebook's learner is, for their variant.
+func Learner() string {
+	for _, k := range []string{LearnerEnv, "JUPYTERHUB_USER"} {
+		if v := strings.TrimSpace(os.Getenv(k)); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Gather is the answer to 10-kernels/gather: the host step that orders
+// the keys, and the kernel.
+type Gather = exercises.Gather
+
+// Exercise shows kernel exercise id for this notebook's learner: the goal,
+// their variant's parameters, the Go signature and the starter kernel.
+func Exercise(id string) {
+	e, v, err := variantOf(id)
+	if err != nil {
+		fail(err)
+		return
+	}
+	var b, t strings.Builder
+	fmt.Fprintf(&b, `<div class="coalesce-exercise"><h4 style="margin:0.2em 0">%s</h4><p>%s</p>`, esc(e.Title), esc(e.Goal))
+	fmt.Fprintf(&t, "%s\n%s\n", e.Title, e.Goal)
+	fmt.Fprintf(&b, `<p><b>Your variant</b> (%s): %s</p>`, esc(who(v.Learner)), esc(params(e, v)))
+	fmt.Fprintf(&t, "Your variant (%s): %s\n", who(v.Learner), params(e, v))
+	fmt.Fprintf(&b, `<p>Targets: %s.</p>`, esc(strings.Join(e.Metrics, ", ")))
+	fmt.Fprintf(&b, `<pre style="font-size:90%%">%s</pre></div>`, esc(e.StarterGo))
+	fmt.Fprintf(&t, "Targets: %s\n%s\n", strings.Join(e.Metrics, ", "), e.StarterGo)
+	showHTML(b.String(), t.String())
+}
+
+// fail ends the cell with err, as Must does.
+func fail(err error) { Must(0, err) }
+
+func variantOf(id string) (*exercises.Exercise, exercises.Variant, error) {
+	e, err := exercises.Lookup(id)
+	if err != nil {
+		return nil, exercises.Variant{}, err
+	}
+	return e, e.Variant(Learner()), nil
+}
+
+func who(learner string) string {
+	if learner == "" {
+		return "the default variant: set " + LearnerEnv + " for your own"
+	}
+	return "learner " + learner
+}
+
+func params(e *exercises.Exercise, v exercises.Variant) string {
+	var ps []string
+	for _, p := range e.Params {
+		ps = append(ps, fmt.Sprintf("%s = %d", p.Name, v.Params[p.Name]))
+	}
+	return strings.Join(ps, ", ")
+}
+
+// Try runs kernel, the learner's Go kernel for exercise id, on their
+// variant through the model (lessons/simt), and shows whether its output
+// is right, each counter target with the model's count, what every access
+// site of the kernel costs, and a warp diagram of the access that misses
+// its target (or of the first). It returns the outcome; a kernel of the
+// wrong type ends the cell with the signature wanted.
+func Try(id string, kernel any) *exercises.Outcome {
+	e, v, err := variantOf(id)
+	if err != nil {
+		fail(err)
+		return nil
+	}
+	out, err := e.Run(v, kernel)
+	if err != nil {
+		fail(err)
+		return nil
+	}
+	showHTML(outcomeHTML(e, out), outcomeText(e, out))
+	if d := diagramOf(out); d != nil {
+		if p, err := plots.TracedDiagram(*d); err == nil {
+			showPNG(plots.Diagram, p)
+		}
+	}
+	return out
+}
+
+func outcomeText(e *exercises.Exercise, out *exercises.Outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %s (%s): %s\n", e.ID, out.Variant, who(out.Variant.Learner), verdictWord(out))
+	switch {
+	case out.Fault != nil:
+		fmt.Fprintf(&b, "The kernel stopped: %v\n", out.Fault)
+	case !out.Correct:
+		fmt.Fprintf(&b, "Wrong output: %s\n", out.Mismatch)
+	default:
+		b.WriteString("Output: right.\n")
+	}
+	for _, t := range out.Targets {
+		fmt.Fprintf(&b, "%s %s: %s (target at most %s)", mark(t.Pass), t.Metric, num(t.Got), num(t.Want))
+		if t.Why != "" {
+			fmt.Fprintf(&b, " — %s", t.Why)
+		}
+		b.WriteByte('\n')
+	}
+	if out.Result != nil {
+		b.WriteString(sitesText(out.Result))
+	}
+	return b.String()
+}
+
+func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome) string {
+	var b strings.Builder
+	color := "#b00"
+	if out.Pass {
+		color = "#070"
+	}
+	fmt.Fprintf(&b, `<div class="coalesce-try" style="border-left:4px solid %s;padding-left:0.6em">`, color)
+	fmt.Fprintf(&b, `<p style="margin:0.2em 0"><b style="color:%s">%s</b> — %s, %s (%s)</p>`, color, esc(verdictWord(out)), esc(e.ID), esc(out.Variant.String()), esc(who(out.Variant.Learner)))
+	switch {
+	case out.Fault != nil:
+		fmt.Fprintf(&b, `<p style="margin:0.2em 0">The kernel stopped: %s</p>`, esc(out.Fault.Error()))
+	case !out.Correct:
+		fmt.Fprintf(&b, `<p style="margin:0.2em 0">Wrong output: %s</p>`, esc(out.Mismatch.String()))
+	default:
+		b.WriteString(`<p style="margin:0.2em 0">Output: right.</p>`)
+	}
+	b.WriteString(`<table><tr><th></th><th>metric (Nsight Compute)</th><th>model</th><th>target, at most</th><th>why</th></tr>`)
+	for _, t := range out.Targets {
+		fmt.Fprintf(&b, `<tr><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+			mark(t.Pass), esc(t.Metric), num(t.Got), num(t.Want), esc(t.Why))
+	}
+	b.WriteString(`</table>`)
+	if out.Result != nil {
+		fmt.Fprintf(&b, `<pre style="font-size:90%%">%s</pre>`, esc(sitesText(out.Result)))
+	}
+	b.WriteString(`</div>`)
+	return b.String()
+}
+
+func verdictWord(out *exercises.Outcome) string {
+	switch {
+	case out.Pass:
+		return "passed"
+	case out.Fault != nil:
+		return "faulted"
+	case !out.Correct:
+		return "wrong output"
+	}
+	return "right output, target missed"
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "✓"
+	}
+	return "✗"
+}
+
+func num(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+var esc = html.EscapeString
+
+// sitesText lists what each access site of the kernel cost: a global one
+// its requests and sectors per request, a shared one its wavefronts per
+// instruction, and the instructions some lanes sat out.
+func sitesText(r *simt.Result) string {
+	var b strings.Builder
+	b.WriteString("site                 access        requests  sectors/request  partial\n")
+	for _, s := range r.Sites {
+		op := "load"
+		if s.Store {
+			op = "store"
+		}
+		where := fmt.Sprintf("%s:%d", s.File, s.Line)
+		if s.Shared {
+			per := 0.0
+			if s.Instructions > 0 {
+				per = float64(s.Wavefronts) / float64(s.Instructions)
+			}
+			fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %5.2f wavefronts  %d\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial)
+			continue
+		}
+		per := 0.0
+		if s.Instructions > 0 {
+			per = float64(s.Sectors) / float64(s.Instructions)
+		}
+		fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %15.2f  %7d\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial)
+	}
+	return b.String()
+}
+
+// diagramOf picks the traced instruction to draw: the first global one
+// of the costliest site by sectors per request, which is where a missed
+// target comes from; nil when none was traced.
+func diagramOf(out *exercises.Outcome) *simt.Traced {
+	if out.Result == nil || len(out.Result.Trace) == 0 {
+		return nil
+	}
+	best, bestPer := "", -1.0
+	for _, s := range out.Result.Sites {
+		if s.Shared || s.Instructions == 0 {
+			continue
+		}
+		if per := float64(s.Sectors) / float64(s.Instructions); per > bestPer {
+			best, bestPer = fmt.Sprintf("%s:%d", s.File, s.Line), per
+		}
+	}
+	for i, tr := range out.Result.Trace {
+		if !tr.Instruction.Shared && tr.Instruction.Access == best {
+			return &out.Result.Trace[i]
+		}
+	}
+	return nil
+}
+
+// CUDAResult is what TryCUDA found: the GPU's run of the learner's body,
+// the output's check, and the model's counts for the Go kernel beside.
+type CUDAResult struct {
+	Run *cuda.UserResult
+	// Wrong is the output check's error: nil when the output is right.
+	Wrong error
+	// Model is the Go kernel's outcome through the model, nil when none
+	// was given.
+	Model *exercises.Outcome
+}
+
+// TryCUDA compiles body, the learner's CUDA text for exercise id (what
+// goes between the braces of the exercise's fixed signature), runs it on
+// this machine's GPU on the learner's variant, checks its output, times it
+// with CUDA events and reads its counters with Nsight Compute, and shows
+// them beside the model's counts for goKernel, the learner's Go version
+// (nil: none). For 10-kernels/gather, goKernel is the Gather whose Order
+// sorts the keys the GPU gets, and is required. Without a GPU the cell
+// says so and shows the model's side only; a body nvcc refuses shows
+// nvcc's message, with the lines of the body.
+func TryCUDA(id, body string, goKernel any) *CUDAResult {
+	return TryCUDAWith(id, body, goKernel, CUDAOptions{})
+}
+
+// CUDAOptions are TryCUDAWith's: the checks of compute-sanitizer to run
+// the kernel under (cuda.Memcheck, cuda.Racecheck; "" none) and the time
+// allowed.
+type CUDAOptions struct {
+	Sanitizer cuda.Check
+	Timeout   time.Duration
+}
+
+// TryCUDAWith is TryCUDA with options.
+func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
+	res, e, p, err := cudaProblem(id, goKernel)
+	if err != nil {
+		fail(err)
+		return nil
+	}
+	g, why := liveGPU()
+	if g == nil {
+		note := "No GPU here (" + why + "): the CUDA body was not compiled or run. The Go kernel still grades: lab.Try."
+		showHTML(`<p class="coalesce-nogpu">`+esc(note)+`</p>`, note+"\n")
+		if res.Model != nil {
+			showHTML(outcomeHTML(e, res.Model), outcomeText(e, res.Model))
+		}
+		return res
+	}
+	k := userKernel(p, body)
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	line := statusLine()
+	fmt.Fprintf(line, "cuda: compiling and running %s on %s\n", p.Name, g.Info.GPU)
+	run, err := g.RunUserKernel(ctx, k, cuda.UserOptions{Timeout: o.Timeout, Check: o.Sanitizer, Counters: true})
+	line.Close()
+	if err != nil {
+		var ce *cuda.CompileError
+		if errors.As(err, &ce) {
+			note := "nvcc refused the kernel:\n" + ce.Log
+			showHTML(`<pre class="coalesce-nvcc" style="color:#b00">`+esc(note)+`</pre>`, note+"\n")
+			res.Wrong = err
+			return res
+		}
+		fail(err)
+		return nil
+	}
+	res.Run = run
+	res.Wrong = p.Check(run.Outputs)
+	showHTML(cudaHTML(e, p, res), cudaText(e, p, res))
+	return res
+}
+
+// cudaProblem returns the learner's variant of exercise id on the CUDA
+// side, and the model's outcome for their Go kernel when given.
+func cudaProblem(id string, goKernel any) (*CUDAResult, *exercises.Exercise, exercises.Problem, error) {
+	res := &CUDAResult{}
+	e, v, err := variantOf(id)
+	if err != nil {
+		return nil, nil, exercises.Problem{}, err
+	}
+	if goKernel != nil {
+		if res.Model, err = e.Run(v, goKernel); err != nil {
+			return nil, nil, exercises.Problem{}, err
+		}
+	}
+	p, err := e.CUDA(v)
+	if err != nil {
+		return nil, nil, p, err
+	}
+	if g, ok := goKernel.(exercises.Gather); ok {
+		if p, err = p.Ordered(g.Order); err != nil {
+			return nil, nil, p, err
+		}
+	} else if id == "10-kernels/gather" {
+		return nil, nil, p, errors.New("lab: TryCUDA for 10-kernels/gather needs your lab.Gather{Order, Kernel}: the GPU runs on the keys your Order sorts")
+	}
+	return res, e, p, nil
+}
+
+// userKernel is the CUDA harness's description of a problem's launch.
+func userKernel(p exercises.Problem, body string) *cuda.UserKernel {
+	k := &cuda.UserKernel{Name: p.Name, Body: body, SharedBytes: p.DynamicShared,
+		Grid:  cuda.Dim3{X: p.Grid.X, Y: p.Grid.Y, Z: 1},
+		Block: cuda.Dim3{X: p.Block.X, Y: p.Block.Y, Z: 1}}
+	for _, a := range p.Args {
+		u := cuda.UserArg{Name: a.Name, CType: a.CType, Out: a.Output}
+		if a.Scalar() {
+			u.Int = a.Value
+		} else {
+			u.Data, u.Bytes = a.Data, int64(len(a.Data))
+		}
+		k.Args = append(k.Args, u)
+	}
+	return k
+}
+
+// liveGPU returns this machine's GPU when the notebook measures live, or
+// why not.
+func liveGPU() (*cuda.GPU, string) {
+	src, err := source()
+	if err != nil {
+		return nil, err.Error()
+	}
+	if g := gpuOf(src); g != nil {
+		return g, ""
+	}
+	return nil, src.Origin().Caption()
+}
+
+func cudaText(e *exercises.Exercise, p exercises.Problem, r *CUDAResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s: ", p.Name, r.Run.GPU)
+	if r.Wrong != nil {
+		fmt.Fprintf(&b, "wrong output: %v\n", r.Wrong)
+	} else {
+		b.WriteString("output right\n")
+	}
+	fmt.Fprintf(&b, "time: %.4g ms (median of %d launches, CUDA events)\n", r.Run.MedianMs, len(r.Run.TimesMs))
+	for _, row := range counterRows(e, r) {
+		fmt.Fprintf(&b, "%s: GPU %s, model %s, target %s\n", row[0], row[1], row[2], row[3])
+	}
+	if r.Run.CountersErr != nil {
+		fmt.Fprintf(&b, "counters: %v\n", r.Run.CountersErr)
+	}
+	if r.Run.Sanitizer != nil {
+		fmt.Fprintf(&b, "compute-sanitizer %s: %d errors\n", r.Run.Sanitizer.Check, r.Run.Sanitizer.Errors)
+	}
+	return b.String()
+}
+
+func cudaHTML(e *exercises.Exercise, p exercises.Problem, r *CUDAResult) string {
+	var b strings.Builder
+	color, word := "#070", "output right"
+	if r.Wrong != nil {
+		color, word = "#b00", "wrong output: "+r.Wrong.Error()
+	}
+	fmt.Fprintf(&b, `<div class="coalesce-cuda" style="border-left:4px solid %s;padding-left:0.6em">`, color)
+	fmt.Fprintf(&b, `<p style="margin:0.2em 0"><b>%s</b> on %s: <span style="color:%s">%s</span></p>`, esc(p.Name), esc(r.Run.GPU), color, esc(word))
+	fmt.Fprintf(&b, `<p style="margin:0.2em 0">Time: %.4g ms, the median of %d launches (CUDA events).</p>`, r.Run.MedianMs, len(r.Run.TimesMs))
+	b.WriteString(`<table><tr><th>metric</th><th>GPU (ncu)</th><th>model (your Go kernel)</th><th>target, at most</th></tr>`)
+	for _, row := range counterRows(e, r) {
+		fmt.Fprintf(&b, `<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`, esc(row[0]), row[1], row[2], row[3])
+	}
+	b.WriteString(`</table>`)
+	if r.Run.CountersErr != nil {
+		fmt.Fprintf(&b, `<p>Counters: %s</p>`, esc(r.Run.CountersErr.Error()))
+	}
+	if s := r.Run.Sanitizer; s != nil {
+		fmt.Fprintf(&b, `<pre>compute-sanitizer %s: %d errors
+%s</pre>`, esc(string(s.Check)), s.Errors, esc(s.Text))
+	}
+	b.WriteString(`</div>`)
+	return b.String()
+}
+
+// counterRows are the exercise's target metrics: the GPU's count, the
+// model's for the Go kernel, the target.
+func counterRows(e *exercises.Exercise, r *CUDAResult) [][4]string {
+	var rows [][4]string
+	for _, m := range e.Metrics {
+		gpu := "—"
+		if v, ok := r.Run.Counters[m]; ok {
+			gpu = num(v)
+		}
+		model, target := "—", "—"
+		if r.Model != nil {
+			if i := slices.IndexFunc(r.Model.Targets, func(t exercises.Target) bool { return t.Metric == m }); i >= 0 {
+				model, target = num(r.Model.Targets[i].Got), num(r.Model.Targets[i].Want)
+			}
+		}
+		rows = append(rows, [4]string{m, gpu, model, target})
+	}
+	return rows
+}
