@@ -36,6 +36,7 @@ var layers = map[string]int{
 	"cuda":                          3,
 	"lessons/plots":                 4,
 	"grader":                        4,
+	"grader/sandbox":                4,
 	"calibrate":                     4,
 	"grader/gradebook":              5,
 	"lab":                           5,

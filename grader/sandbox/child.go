@@ -16,7 +16,8 @@ const exitLimits = 97
 // childMain is the child's main.go. Before anything of the kernel runs (it
 // has no var initializers nor init functions: Vet sees to it), main limits
 // its own process: address space, CPU time, file size (the report's), open
-// files, the heap's soft limit and the stack. Its imports are named
+// files, the heap's soft limit and the stack. The address space allowed
+// is what the runtime had reserved when main started, plus Config.Memory. Its imports are named
 // sandbox_..., names the kernel may not declare (Vet).
 func childMain(c Config, k Kernel) string {
 	r := strings.NewReplacer(
@@ -39,6 +40,7 @@ package main
 
 import (
 	sandbox_json "encoding/json"
+	sandbox_fmt "fmt"
 	sandbox_os "os"
 	sandbox_debug "runtime/debug"
 	sandbox_syscall "syscall"
@@ -47,11 +49,23 @@ import (
 )
 
 func main() {
+	// The address space the runtime has reserved by now (1.2 GB of
+	// mostly inaccessible reservations, go1.26.8 linux/amd64) counts
+	// against RLIMIT_AS: the kernel's budget is on top of it.
+	statm, err := sandbox_os.ReadFile("/proc/self/statm")
+	var pages uint64
+	if err == nil {
+		_, err = sandbox_fmt.Sscan(string(statm), &pages)
+	}
+	if err != nil {
+		sandbox_os.Stderr.WriteString("sandbox: reading /proc/self/statm: " + err.Error() + "\n")
+		sandbox_os.Exit(«EXITLIMITS»)
+	}
 	for _, l := range []struct {
 		resource int
 		value    uint64
 	}{
-		{sandbox_syscall.RLIMIT_AS, «MEMORY»},
+		{sandbox_syscall.RLIMIT_AS, pages*uint64(sandbox_os.Getpagesize()) + «MEMORY»},
 		{sandbox_syscall.RLIMIT_CPU, «CPU»},
 		{sandbox_syscall.RLIMIT_FSIZE, «FSIZE»},
 		{sandbox_syscall.RLIMIT_NOFILE, 16},
@@ -62,8 +76,8 @@ func main() {
 			sandbox_os.Exit(«EXITLIMITS»)
 		}
 	}
-	sandbox_debug.SetMemoryLimit(«MEMORY» / 3)
-	sandbox_debug.SetMaxStack(256 << 20)
+	sandbox_debug.SetMemoryLimit(«MEMORY» / 2)
+	sandbox_debug.SetMaxStack(64 << 20)
 	sandbox_debug.SetTraceback("single")
 	report := sandbox_grade.Grade(«ID», «LEARNER», «KERNEL»)
 	data, err := sandbox_json.Marshal(report)

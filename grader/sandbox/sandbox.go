@@ -35,15 +35,14 @@ const (
 	DefaultBuildTimeout = 2 * time.Minute
 	// DefaultRunTimeout bounds a run's wall clock, and its CPU time.
 	DefaultRunTimeout = 30 * time.Second
-	// DefaultMemory is the child's address space (RLIMIT_AS). The Go
-	// runtime reserves address space beyond what it uses: under a 2 GB
-	// limit a test program's heap failed at 0.76 GB in use (go1.26.8,
-	// linux/amd64), so the soft heap limit (debug.SetMemoryLimit) is a
-	// third of it.
-	DefaultMemory = 3 << 30
+	// DefaultMemory is the child's address space beyond what the Go
+	// runtime has reserved when main starts (RLIMIT_AS: 1.2 GB at
+	// start, go1.26.8 linux/amd64, mostly reservations it never touches);
+	// the heap's soft limit (debug.SetMemoryLimit) is half of it.
+	DefaultMemory = 2 << 30
 	// DefaultBuildMemory is the address space of go build and of each
-	// compile and link it runs (RLIMIT_AS): the course's command builds in
-	// 2 GB each.
+	// compile and link it runs (RLIMIT_AS), reservations included: 1.2 GB
+	// of each is reserved at start; the course's command builds in 2 GB.
 	DefaultBuildMemory = 4 << 30
 	// DefaultMaxOutput is how much of the child's stdout, and of its
 	// stderr, is kept; the rest is read and dropped.
@@ -136,8 +135,9 @@ type Config struct {
 	// Go is the go command; "" is go on PATH, else GOROOT's.
 	Go string
 	// BuildTimeout and RunTimeout bound the build and the run; CPU the
-	// run's CPU time (RLIMIT_CPU, whole seconds, at least 1); Memory its
-	// address space in bytes; MaxOutput what is kept of stdout and of
+	// run's CPU time (RLIMIT_CPU, whole seconds, at least 1); Memory the
+	// address space it may map, in bytes, beyond what the runtime has at
+	// start (see DefaultMemory); MaxOutput what is kept of stdout and of
 	// stderr. Zero is the default of each.
 	BuildTimeout, RunTimeout, CPU time.Duration
 	Memory                        int64
@@ -286,7 +286,7 @@ func (c Config) build(ctx context.Context, dir string, k Kernel) (string, error)
 		}
 		msg, line := compilerMessage(out.String(), dir)
 		if strings.Contains(msg, "out of memory") || strings.Contains(msg, "cannot allocate memory") {
-			return "", &Error{Err: ErrCompile, Msg: fmt.Sprintf("the compiler ran out of its %s of memory: the source asks it for more than a kernel needs", bytesStr(c.BuildMemory)), Output: tailOf(msg, dir)}
+			return "", &Error{Err: ErrCompile, Msg: fmt.Sprintf("the compiler ran out of its %s of memory: the source asks it for more than a kernel needs", bytesStr(c.BuildMemory)), Output: shown(msg, dir)}
 		}
 		return "", &Error{Err: ErrCompile, Line: line, Msg: msg, Output: msg}
 	}
@@ -403,7 +403,7 @@ func (c Config) run(ctx context.Context, dir, bin string, res *Result) error {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
 	res.Dropped = stdout.dropped + stderr.dropped
-	tail := tailOf(stderr.String(), dir)
+	tail := shown(stderr.String(), dir)
 	if parent.Err() != nil {
 		return parent.Err()
 	}
@@ -470,23 +470,31 @@ func cpuUsed(exit *exec.ExitError) time.Duration {
 	return exit.UserTime() + exit.SystemTime()
 }
 
+// firstLine is the line of a child's stderr that says why it died: the
+// runtime's fatal error or panic, else the first.
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	line := lines[0]
+	for _, l := range lines {
+		if strings.HasPrefix(l, "fatal error: ") || strings.HasPrefix(l, "panic: ") {
+			line = l
+			break
+		}
 	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	if len(line) > 200 {
+		line = line[:200] + "…"
 	}
-	return s
+	return line
 }
 
-// tailOf is the end of a child's stderr, the temporary directory removed.
-func tailOf(s, dir string) string {
+// shown is a child's stderr for an error, the temporary directory
+// removed: its start, where a panic or a fatal error says what it is, and
+// its end.
+func shown(s, dir string) string {
 	s = strings.ReplaceAll(s, dir, ".")
-	const keep = 4 << 10
-	if len(s) > keep {
-		s = "…" + s[len(s)-keep:]
+	const keep = 2 << 10
+	if len(s) > 2*keep {
+		s = s[:keep] + "\n…\n" + s[len(s)-keep:]
 	}
 	return s
 }
@@ -498,31 +506,51 @@ func bytesStr(n int64) string {
 	return fmt.Sprintf("%d MiB", n>>20)
 }
 
-// capped keeps the first max bytes written to it and counts the rest, so
-// that a child printing without end neither blocks nor fills memory.
+// capped keeps the first max bytes written to it and the last tailSize,
+// and counts those it drops, so that a child printing without end neither
+// blocks nor fills memory, and a fatal error printed after a flood is
+// still seen.
 type capped struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
 	max     int
 	dropped int64
+	tail    []byte // the last tailSize bytes dropped
 }
+
+const tailSize = 8 << 10
 
 func (w *capped) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	room := max(0, w.max-w.buf.Len())
-	w.buf.Write(p[:min(room, len(p))])
-	w.dropped += int64(len(p) - min(room, len(p)))
+	n := min(max(0, w.max-w.buf.Len()), len(p))
+	w.buf.Write(p[:n])
+	rest := p[n:]
+	w.dropped += int64(len(rest))
+	w.tail = append(w.tail, rest[max(0, len(rest)-tailSize):]...)
+	if len(w.tail) > tailSize {
+		w.tail = append(w.tail[:0], w.tail[len(w.tail)-tailSize:]...)
+	}
 	return len(p), nil
 }
 
+// Bytes returns the first max bytes written.
 func (w *capped) Bytes() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return bytes.Clone(w.buf.Bytes())
 }
 
-func (w *capped) String() string { return string(w.Bytes()) }
+// String is the first max bytes written and, if some were dropped, the
+// last ones.
+func (w *capped) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dropped == 0 {
+		return w.buf.String()
+	}
+	return fmt.Sprintf("%s\n… (%d bytes dropped) …\n%s", w.buf.String(), w.dropped-int64(len(w.tail)), w.tail)
+}
 
 // netns remembers whether a child can be given its own network
 // namespace, by a user namespace: tried on the first run, and not again
