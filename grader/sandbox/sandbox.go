@@ -288,6 +288,11 @@ func (c Config) build(ctx context.Context, dir string, k Kernel) (string, error)
 		if strings.Contains(msg, "out of memory") || strings.Contains(msg, "cannot allocate memory") {
 			return "", &Error{Err: ErrCompile, Msg: fmt.Sprintf("the compiler ran out of its %s of memory: the source asks it for more than a kernel needs", bytesStr(c.BuildMemory)), Output: shown(msg, dir)}
 		}
+		if line == 0 {
+			// Nothing at the kernel's lines: the course's packages or the
+			// child's main do not build, which is the machine's problem.
+			return "", fmt.Errorf("sandbox: the child does not build, and not at the kernel's lines: %s", msg)
+		}
 		return "", &Error{Err: ErrCompile, Line: line, Msg: msg, Output: msg}
 	}
 	return filepath.Join(dir, "child"), nil

@@ -180,6 +180,8 @@ func TestMachineErrors(t *testing.T) {
 	for name, c := range map[string]Config{
 		"no course": {CourseRoot: t.TempDir(), GradePackage: standIn},
 		"no go":     {Go: "/nonexistent/go", GradePackage: standIn},
+		// The default, until lessons/exercises is in the module.
+		"no grade package": {GradePackage: CourseModule + "/lessons/nonexistent"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := c.Run(context.Background(), Kernel{Exercise: "x", Learner: "ada", Source: good, Func: "copyK"})
