@@ -15,6 +15,7 @@
 //	4  lessons/plots       the charts and the warp diagram (draws; never displays)
 //	   lessons/exercises   the "fix this kernel" exercises: seeded variants, Go kernels run by simt, CUDA as data
 //	   grader              the exercise bank, answer keys and verdicts
+//	   grader/sandbox      a learner's Go kernel vetted, built and run in a child process with limits
 //	   calibrate           the model fitted to the GPU at hand: what coalesce calibrate
 //	                       measures, the fit, the profile cache, the profile for a live GPU
 //	3  lessons/figures     every derived figure, defined once, for model and measurement

@@ -38,6 +38,7 @@ var layers = map[string]int{
 	"lessons/plots":                 4,
 	"lessons/exercises":             4,
 	"grader":                        4,
+	"grader/sandbox":                4,
 	"calibrate":                     4,
 	"grader/gradebook":              5,
 	"lab":                           5,

@@ -4,7 +4,8 @@
 // gradebook (CSV and JSON), the totals, the class's item analysis and
 // summary, and a feedback file per learner.
 //
-// Grading never runs learner code. The notebooks are read as JSON, the Go
+// Grading never runs learner code, except with Options.RunKernels (see
+// "Kernel exercises"). The notebooks are read as JSON, the Go
 // in their code cells parsed with go/parser, and the predictions read from
 // the source: a submission cannot change its own grade or touch the
 // grading machine. Of the outputs saved in a notebook (which a learner
@@ -82,6 +83,23 @@
 // across notebooks), the first whose prediction can be read counts, in the
 // order of notebooks (see "Who a submission belongs to"), then cells, then
 // lines; the note lists the others. The first is the prediction made before the answer was seen.
+//
+// # Kernel exercises
+//
+// A kernel exercise is a call lab.Try("10-kernels/ID", myKernel) whose
+// second argument names a func of the notebook: the learner's kernel. Its
+// grade comes from running it, which only Options.RunKernels (`coalesce
+// grade -kernels`) does, through package sandbox: the kernel's source is
+// the top-level declarations it names, transitively (a type with its
+// methods), collected from every code cell that compiles as declarations,
+// the last definition of a name winning as in GoNB, with the imports they
+// use (Try.Source); the sandbox vets it, builds it and runs it in a child
+// process with limits, and its report is the row: right when it passes,
+// with its points; wrong when it does not, or runs out of time or memory,
+// or crashes; unreadable when refused or not compiling; ungraded when the
+// grading machine fails. Each of Options.KernelExercises has a row per
+// learner and counts in the points possible; the first Try call of a
+// learner's that can be graded, in the order of their notebooks, counts.
 //
 // # Who a submission belongs to
 //

@@ -1,6 +1,7 @@
 package gradebook
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/grader/sandbox"
 	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -159,6 +161,16 @@ type Options struct {
 	// record for the exercise, the record's first prediction instead of
 	// the one written in the source (`coalesce grade -first-attempt`).
 	FirstAttempt bool
+	// RunKernels grades the kernels of lab.Try calls by running them,
+	// each in a child process with limits (package sandbox; `coalesce
+	// grade -kernels`): one row per learner and KernelExercises entry,
+	// whose points count in the points possible. Off, Try calls are not
+	// graded and no learner code runs.
+	RunKernels      bool
+	KernelExercises []KernelExercise
+	// RunKernel runs one kernel; nil is a sandbox.Config's Run with its
+	// defaults.
+	RunKernel func(context.Context, sandbox.Kernel) (*sandbox.Result, error)
 }
 
 // Grade grades a batch of submissions with g: one row per learner and
@@ -185,6 +197,18 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	var exercises []*grader.Exercise
 	for _, l := range lessons {
 		exercises = append(exercises, b.OfLesson(l)...)
+	}
+	runKernel := opt.RunKernel
+	if opt.RunKernels {
+		if len(opt.KernelExercises) == 0 {
+			return nil, fmt.Errorf("gradebook: RunKernels: no kernel exercises given to grade")
+		}
+		if runKernel == nil {
+			runKernel = sandbox.Config{}.Run
+		}
+		for _, e := range opt.KernelExercises {
+			gb.PointsPossible += e.Points
+		}
 	}
 	if err := keysFor(g, exercises, gb.keys); err != nil {
 		return nil, err
@@ -243,6 +267,9 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 		mine := byLearner[learner]
 		gradingOrder(mine)
 		rows := learnerRows(b, learner, mine, exercises, gb.keys, opt.FirstAttempt)
+		if opt.RunKernels {
+			rows = append(rows, kernelRows(context.Background(), learner, mine, opt.KernelExercises, runKernel)...)
+		}
 		applyOverrides(rows, overrides[learner])
 		t := Total{Learner: learner, IdentityFrom: identity[learner], Assignment: gb.Assignment,
 			MaxPoints: gb.PointsPossible, Notebooks: len(mine)}

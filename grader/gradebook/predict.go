@@ -201,6 +201,9 @@ type Found struct {
 	BadAttempts []BadAttempt
 	// Course is true when some code cell imports the course's module.
 	Course bool
+	// Tries are the lab.Try calls, a kernel each, in notebook order:
+	// graded only with Options.RunKernels, which runs them.
+	Tries []Try
 }
 
 // FindCalls reads every Check call that records a prediction
@@ -309,6 +312,7 @@ func FindCalls(nb *notebook.Notebook) Found {
 		f.Calls = append(f.Calls, calls...)
 		f.Mentions = append(f.Mentions, ca.comments(i)...)
 	}
+	f.Tries = findTries(nb, parsed, names, dot)
 	return f
 }
 

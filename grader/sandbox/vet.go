@@ -1,0 +1,220 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"go/types"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxSource is the largest kernel source vetted, in bytes: a notebook's
+// kernel and its helpers are a few kilobytes; anything near this is not a
+// kernel, and the bound keeps the parser and the compiler's work small.
+const MaxSource = 64 << 10
+
+// SimtPath is the import path of the course's package simt, the one
+// course package a kernel may import.
+const SimtPath = "github.com/coalescing-course/coalesce/lessons/simt"
+
+// allowed are the imports a kernel may make: pure computation, and simt.
+// Everything that reaches the system (os, syscall, net, io...), the
+// runtime (runtime, reflect, unsafe, plugin), cgo ("C") or files (embed)
+// is out.
+var allowed = []string{"cmp", "math", "math/bits", "slices", "sort", SimtPath}
+
+// AllowedImports returns the import paths a kernel's source may name.
+func AllowedImports() []string { return slices.Clone(allowed) }
+
+// reserved prefixes the names the child's main.go declares and imports
+// under, which a kernel may not use at package level: Go refuses a name
+// declared both in a file's imports and in the package.
+const reserved = "sandbox_"
+
+// header is what the kernel's source is compiled under: a package clause,
+// and a line directive that makes the kernel's first line line 1, for its
+// errors and refusals.
+const header = "package main\n//line kernel.go:1:1\n"
+
+// Vet checks a kernel's source before anything builds it, and returns
+// nil or an *Error of ErrRefused naming the first line at fault and what
+// is allowed. The source is Go declarations without a package clause:
+// imports, then funcs, types and consts. fn must be one of its funcs.
+// Vet refuses:
+//
+//   - a source over MaxSource bytes, or with bidirectional-text controls
+//     (which show a reader other code than the compiler reads);
+//   - an import outside AllowedImports;
+//   - a package-level var (its initializer runs before main can set the
+//     child's limits), an init function or a method named init (the same),
+//     a func without a body (assembly, or a linkname's target);
+//   - a go statement: kernels run on simt's threads, and a goroutine is
+//     both a fork bomb and the only way to a data race, which in Go can
+//     break memory safety without package unsafe;
+//   - a compiler directive (//go:..., //line, //export, #cgo) anywhere;
+//   - a package-level name that is main, that starts with sandbox_ (the
+//     child's own names), or that is predeclared (int, nil, len...: the
+//     child's main would read the kernel's).
+func Vet(src, fn string) error {
+	if len(src) > MaxSource {
+		return refuse(0, "the source is %d bytes, over the %d allowed: a kernel and its helpers are a few kilobytes", len(src), MaxSource)
+	}
+	if !utf8.ValidString(src) {
+		return refuse(lineOf(src, invalidAt(src)), "the source is not valid UTF-8")
+	}
+	for i, r := range src {
+		if r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' {
+			return refuse(lineOf(src, i), "a bidirectional-text control (U+%04X) is not allowed: it shows a reader other code than the compiler reads", r)
+		}
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "kernel.go", header+src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		var list scanner.ErrorList
+		if errors.As(err, &list) && len(list) > 0 {
+			return &Error{Err: ErrRefused, Line: list[0].Pos.Line, Msg: "does not parse: " + list[0].Msg}
+		}
+		return &Error{Err: ErrRefused, Msg: "does not parse: " + err.Error()}
+	}
+	line := func(n ast.Node) int { return fset.Position(n.Pos()).Line }
+	var errs []*Error
+	add := func(n ast.Node, format string, args ...any) {
+		errs = append(errs, refuse(line(n), format, args...))
+	}
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if fset.Position(c.Pos()).Offset < len(header) {
+				continue // the header's own line directive
+			}
+			if d := directive(c.Text); d != "" {
+				add(c, "the compiler directive %s is not allowed: comments may not start with //go:, //line or //export, nor hold #cgo", d)
+			}
+		}
+	}
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if !slices.Contains(allowed, path) {
+			add(imp, "import %q is not allowed: a kernel may import only %s", path, strings.Join(allowed, ", "))
+		}
+		if imp.Name != nil && strings.HasPrefix(imp.Name.Name, reserved) {
+			add(imp, "the import name %s is not allowed: names starting with %s are the sandbox's", imp.Name.Name, reserved)
+		}
+	}
+	names := map[string]bool{}
+	name := func(id *ast.Ident) {
+		switch {
+		case id.Name == "main":
+			add(id, "the name main is not allowed at package level: the sandbox's main calls the kernel")
+		case strings.HasPrefix(id.Name, reserved):
+			add(id, "the name %s is not allowed: names starting with %s are the sandbox's", id.Name, reserved)
+		case types.Universe.Lookup(id.Name) != nil:
+			add(id, "the name %s is Go's own (predeclared): a kernel may not declare it anew at package level", id.Name)
+		}
+		names[id.Name] = true
+	}
+	found := false
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			switch {
+			case d.Name.Name == "init" && d.Recv == nil:
+				add(d, "an init function is not allowed: it would run before the sandbox sets its limits; declare funcs, types and consts")
+			case d.Name.Name == "init":
+				add(d, "a method named init is not allowed: declare funcs, types and consts")
+			case d.Body == nil:
+				add(d, "func %s has no body: a kernel's funcs are written in Go", d.Name.Name)
+			}
+			if d.Recv == nil {
+				name(d.Name)
+				if d.Name.Name == fn {
+					found = true
+					if d.Type.TypeParams != nil {
+						add(d, "func %s has type parameters: the kernel must be a plain func", fn)
+					}
+				}
+			}
+		case *ast.GenDecl:
+			switch d.Tok {
+			case token.IMPORT:
+			case token.VAR:
+				add(d, "a package-level var is not allowed: its initializer would run before the sandbox sets its limits; declare it inside a func, or make it a const")
+			case token.TYPE, token.CONST:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						name(s.Name)
+					case *ast.ValueSpec:
+						for _, id := range s.Names {
+							name(id)
+						}
+					}
+				}
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if g, ok := n.(*ast.GoStmt); ok {
+			add(g, "a go statement is not allowed: simt runs the kernel's threads; a kernel starts no goroutines")
+		}
+		return true
+	})
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *Error) int { return a.Line - b.Line })
+		return errs[0]
+	}
+	if !found {
+		var funcs []string
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				funcs = append(funcs, fd.Name.Name)
+			}
+		}
+		return refuse(0, "no func %s in the source: it declares %s", fn, orNone(funcs))
+	}
+	return nil
+}
+
+// directive returns the compiler directive a comment is, or holds, or "".
+func directive(text string) string {
+	for _, p := range []string{"//go:", "//line ", "/*line ", "//export "} {
+		if strings.HasPrefix(text, p) {
+			d, _, _ := strings.Cut(text, " ")
+			return strings.TrimSuffix(d, "*/")
+		}
+	}
+	if strings.Contains(text, "#cgo") {
+		return "#cgo"
+	}
+	return ""
+}
+
+func refuse(line int, format string, args ...any) *Error {
+	return &Error{Err: ErrRefused, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// lineOf is the 1-based line of byte offset i of src.
+func lineOf(src string, i int) int { return 1 + strings.Count(src[:i], "\n") }
+
+func invalidAt(s string) int {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(s)
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
