@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/grader/gradebook"
 	"github.com/coalescing-course/coalesce/internal/progress"
+	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -273,6 +273,16 @@ func isTerminal(w io.Writer) bool {
 
 // kernelExercises are the kernel exercises -kernels grades, with their
 // points: every one of lessons/exercises, whatever was submitted.
+// An exercise's points are its report's: 1 for the right output and 1 for
+// each counter target met.
 func kernelExercises() ([]gradebook.KernelExercise, error) {
-	return nil, errors.New("grade: -kernels: the kernel exercises (package lessons/exercises) are not in this build yet")
+	var out []gradebook.KernelExercise
+	for _, id := range exercises.IDs() {
+		e, err := exercises.Lookup(id)
+		if err != nil {
+			return nil, fmt.Errorf("grade: -kernels: %w", err)
+		}
+		out = append(out, gradebook.KernelExercise{ID: id, Points: float64(1 + len(e.Metrics))})
+	}
+	return out, nil
 }

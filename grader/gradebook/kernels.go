@@ -24,8 +24,9 @@ type Try struct {
 	// Cell is the cell's index in the notebook, Line the 1-based line in it.
 	Cell, Line int
 	// ID is the exercise id, Func the kernel's name: the call's arguments,
-	// a string literal and a func's name.
-	ID, Func string
+	// a string literal and a func's name. For the gather the second is
+	// lab.Gather{Order: O, Kernel: K}: Func is K and Order O.
+	ID, Func, Order string
 	// Source is the declarations the kernel needs, from every code cell.
 	Source KernelSource
 	// Problem says why the call cannot be graded; "" when it can.
@@ -96,15 +97,19 @@ func findTries(nb *notebook.Notebook, parsed []*cellAST, names map[string]bool, 
 					if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
 						t.ID, _ = strconv.Unquote(lit.Value)
 					}
-					if id, ok := call.Args[1].(*ast.Ident); ok {
-						t.Func = id.Name
+					switch a := call.Args[1].(type) {
+					case *ast.Ident:
+						t.Func = a.Name
+					case *ast.CompositeLit:
+						t.Func, t.Order = gatherOf(a)
 					}
 				}
 				switch {
 				case fi == ca.statements:
 					t.Problem = "never ran: a call outside %% does not run; put %% on a line above it"
 				case t.ID == "" || t.Func == "":
-					t.Problem = "lab.Try takes the exercise id in quotes and the name of the kernel's func, e.g. lab.Try(\"10-kernels/strided-copy\", myCopy)"
+					t.Problem = "lab.Try takes the exercise id in quotes and the name of the kernel's func, e.g. lab.Try(\"10-kernels/strided-copy\", myCopy), " +
+						"or for the gather lab.Gather{Order: myOrder, Kernel: myGather} with the names of two funcs"
 				}
 				tries = append(tries, t)
 				return true
@@ -117,10 +122,53 @@ func findTries(nb *notebook.Notebook, parsed []*cellAST, names map[string]bool, 
 	decls, imports := topLevel(nb, parsed)
 	for k := range tries {
 		if tries[k].Problem == "" {
-			tries[k].Source = kernelSource(tries[k].Func, decls, imports)
+			names := []string{tries[k].Func}
+			if tries[k].Order != "" {
+				names = append(names, tries[k].Order)
+			}
+			tries[k].Source = kernelSource(names, decls, imports)
 		}
 	}
 	return tries
+}
+
+// gatherOf reads lab.Gather{Order: O, Kernel: K} (the type named Gather,
+// of any package), returning K and O; empty names for another literal,
+// or fields that are not plain names.
+func gatherOf(lit *ast.CompositeLit) (kernel, order string) {
+	switch t := lit.Type.(type) {
+	case *ast.SelectorExpr:
+		if t.Sel.Name != "Gather" {
+			return "", ""
+		}
+	case *ast.Ident:
+		if t.Name != "Gather" {
+			return "", ""
+		}
+	default:
+		return "", ""
+	}
+	for _, e := range lit.Elts {
+		kv, ok := e.(*ast.KeyValueExpr)
+		if !ok {
+			return "", ""
+		}
+		key, ok1 := kv.Key.(*ast.Ident)
+		val, ok2 := kv.Value.(*ast.Ident)
+		if !ok1 || !ok2 {
+			return "", ""
+		}
+		switch key.Name {
+		case "Kernel":
+			kernel = val.Name
+		case "Order":
+			order = val.Name
+		}
+	}
+	if kernel == "" || order == "" {
+		return "", ""
+	}
+	return kernel, order
 }
 
 // isCall reports whether fun is the function name of lab (under a name
@@ -237,12 +285,12 @@ func recvType(x ast.Expr) string {
 
 // kernelSource collects fn and what it names, transitively (a type with
 // its methods), in notebook order, with the imports they use.
-func kernelSource(fn string, decls map[string]decl, imports map[string][]string) KernelSource {
+func kernelSource(fns []string, decls map[string]decl, imports map[string][]string) KernelSource {
 	var chosen []decl
 	seen := map[ast.Decl]bool{}
 	used := map[string]bool{}
 	free := false // an unqualified name declared nowhere: a dot import's
-	work := []string{fn}
+	work := slices.Clone(fns)
 	for len(work) > 0 {
 		name := work[0]
 		work = work[1:]
@@ -335,10 +383,55 @@ type KernelExercise struct {
 // kernelReport is what the gradebook reads of the report a kernel's
 // grading writes (exercises.Report, as JSON).
 type kernelReport struct {
-	Correct bool    `json:"correct"`
-	Pass    bool    `json:"pass"`
-	Points  float64 `json:"points"`
-	Message string  `json:"message"`
+	Correct  bool    `json:"correct"`
+	Pass     bool    `json:"pass"`
+	Points   float64 `json:"points"`
+	Error    string  `json:"error"`
+	Mismatch *struct {
+		Buffer string `json:"buffer"`
+		Index  int    `json:"index"`
+		Got    string `json:"got"`
+		Want   string `json:"want"`
+		Why    string `json:"why"`
+	} `json:"mismatch"`
+	Targets []struct {
+		Metric string  `json:"metric"`
+		Want   float64 `json:"want"`
+		Got    float64 `json:"got"`
+		Pass   bool    `json:"pass"`
+		Why    string  `json:"why"`
+	} `json:"targets"`
+}
+
+// message says what the report found: the error, the first wrong
+// element, each target met or missed.
+func (rep kernelReport) message() string {
+	var parts []string
+	switch {
+	case rep.Error != "":
+		parts = append(parts, rep.Error)
+	case rep.Mismatch != nil:
+		m := rep.Mismatch
+		s := fmt.Sprintf("wrong output: %s[%d] is %s, want %s", m.Buffer, m.Index, m.Got, m.Want)
+		if m.Why != "" {
+			s += " (" + m.Why + ")"
+		}
+		parts = append(parts, s)
+	case rep.Correct:
+		parts = append(parts, "output right")
+	}
+	for _, t := range rep.Targets {
+		if t.Pass {
+			parts = append(parts, fmt.Sprintf("%s %g within %g", t.Metric, t.Got, t.Want))
+			continue
+		}
+		s := fmt.Sprintf("%s %g over the target %g", t.Metric, t.Got, t.Want)
+		if t.Why != "" {
+			s += ": " + t.Why
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // kernelRows grades a learner's kernels: for each exercise, the first Try
@@ -389,7 +482,7 @@ func kernelRows(ctx context.Context, learner string, subs []*Submission, exercis
 // kernelVerdict runs a kernel and sets r's status and points from its
 // report; it returns the notes saying why.
 func kernelVerdict(ctx context.Context, r *Row, learner string, try *Try, run func(context.Context, sandbox.Kernel) (*sandbox.Result, error)) []string {
-	res, err := run(ctx, sandbox.Kernel{Exercise: try.ID, Learner: learner, Source: try.Source.Text, Func: try.Func})
+	res, err := run(ctx, sandbox.Kernel{Exercise: try.ID, Learner: learner, Source: try.Source.Text, Func: try.Func, Order: try.Order})
 	var se *sandbox.Error
 	switch {
 	case errors.As(err, &se):
@@ -418,7 +511,7 @@ func kernelVerdict(ctx context.Context, r *Row, learner string, try *Try, run fu
 	if rep.Pass {
 		r.Status = Right
 	}
-	notes := []string{rep.Message}
+	notes := []string{rep.message()}
 	if res.Dropped > 0 || len(res.Stdout)+len(res.Stderr) > 0 {
 		notes = append(notes, fmt.Sprintf("the kernel printed %d bytes", int64(len(res.Stdout)+len(res.Stderr))+res.Dropped))
 	}

@@ -70,6 +70,23 @@ func TestFindTries(t *testing.T) {
 		assert.Contains(t, f.Tries[1].Problem, "the name of the kernel's func")
 		assert.Contains(t, f.Tries[2].Problem, "the exercise id in quotes")
 	})
+	t.Run("gather", func(t *testing.T) {
+		f := FindCalls(cellsNotebook(
+			"import \"github.com/coalescing-course/coalesce/lessons/simt\"\nimport \"slices\"",
+			"func order(k []int32) []int32 { slices.Sort(k); return k }",
+			"func g(t *simt.Thread) {}\nfunc unused() {}",
+			"%%\nlab.Try(\"10-kernels/gather\", lab.Gather{Order: order, Kernel: g})\nlab.Try(\"10-kernels/gather\", lab.Gather{Kernel: g})",
+		))
+		require.Len(t, f.Tries, 2)
+		assert.Equal(t, "g", f.Tries[0].Func)
+		assert.Equal(t, "order", f.Tries[0].Order)
+		assert.Empty(t, f.Tries[0].Problem)
+		assert.Contains(t, f.Tries[0].Source.Text, "func order(")
+		assert.Contains(t, f.Tries[0].Source.Text, "func g(")
+		assert.Contains(t, f.Tries[0].Source.Text, "\"slices\"", "the order's import comes with it")
+		assert.NotContains(t, f.Tries[0].Source.Text, "unused")
+		assert.Contains(t, f.Tries[1].Problem, "lab.Gather{Order: myOrder, Kernel: myGather}", "a Gather without its Order")
+	})
 	t.Run("dot import", func(t *testing.T) {
 		f := FindCalls(cellsNotebook(
 			"import . \"github.com/coalescing-course/coalesce/lessons/simt\"\nimport . \"github.com/coalescing-course/coalesce/lab\"",
@@ -91,9 +108,9 @@ func TestKernelRows(t *testing.T) {
 	run := func(_ context.Context, k sandbox.Kernel) (*sandbox.Result, error) {
 		switch k.Func {
 		case "good":
-			return &sandbox.Result{Report: []byte(`{"pass":true,"correct":true,"points":2,"message":"correct and coalesced"}`)}, nil
+			return &sandbox.Result{Report: []byte(`{"pass":true,"correct":true,"points":2,"targets":[{"metric":"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum","want":4,"got":4,"pass":true}]}`)}, nil
 		case "strided":
-			return &sandbox.Result{Report: []byte(`{"pass":false,"correct":true,"points":0.5,"message":"32 sectors per request"}`), Stderr: []byte("hi\n")}, nil
+			return &sandbox.Result{Report: []byte(`{"pass":false,"correct":true,"points":1,"targets":[{"metric":"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum","want":4,"got":32,"pass":false,"why":"32 sectors per request"}]}`), Stderr: []byte("hi\n")}, nil
 		case "refused":
 			return nil, &sandbox.Error{Err: sandbox.ErrRefused, Line: 3, Msg: `import "os" is not allowed`}
 		case "endless":
@@ -117,8 +134,8 @@ func TestKernelRows(t *testing.T) {
 		points float64
 		note   string
 	}{
-		"good":    {Right, 2, "cell 2, line 3: kernel good; correct and coalesced"},
-		"strided": {Wrong, 0.5, "32 sectors per request; the kernel printed 3 bytes"},
+		"good":    {Right, 2, "cell 2, line 3: kernel good; output right; l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum 4 within 4"},
+		"strided": {Wrong, 1, "output right; l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum 32 over the target 4: 32 sectors per request; the kernel printed 3 bytes"},
 		"refused": {Unreadable, 0, `the kernel was not run (cell 2, line 1): refused: line 3: import "os" is not allowed`},
 		"endless": {Wrong, 0, "the kernel failed: time limit: still running after 30s"},
 		"machine": {Ungraded, 0, "not graded, the grading machine failed: sandbox: no go command"},

@@ -102,11 +102,15 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Kernel is a learner's kernel to grade: the source of its declarations
 // (imports, funcs, types, consts; no package clause), the func in it that
-// is the kernel, the exercise id and the learner.
+// is the kernel, the exercise id and the learner. Order, when set, names
+// the func of the host step that orders a gather's keys: the child then
+// grades Gather{Order: Order, Kernel: Func} of the grading package
+// (lessons/exercises' 10-kernels/gather).
 type Kernel struct {
 	Exercise, Learner string
 	Source            string
 	Func              string
+	Order             string
 }
 
 // Result is what a child reported.
@@ -201,6 +205,11 @@ func (c Config) Run(ctx context.Context, k Kernel) (*Result, error) {
 	if err := Vet(k.Source, k.Func); err != nil {
 		return nil, err
 	}
+	if k.Order != "" {
+		if err := Vet(k.Source, k.Order); err != nil {
+			return nil, err
+		}
+	}
 	c, err := c.filled()
 	if err != nil {
 		return nil, err
@@ -231,6 +240,9 @@ func (c Config) Run(ctx context.Context, k Kernel) (*Result, error) {
 func (c Config) build(ctx context.Context, dir string, k Kernel) (string, error) {
 	if !token.IsIdentifier(k.Func) {
 		return "", refuse(0, "the kernel's name %q is not a Go identifier", k.Func)
+	}
+	if k.Order != "" && !token.IsIdentifier(k.Order) {
+		return "", refuse(0, "the order's name %q is not a Go identifier", k.Order)
 	}
 	mod := fmt.Sprintf("module coalesce-sandbox-child\n\ngo 1.26\n\nrequire %s v0.0.0\n\nreplace %s => %s\n", CourseModule, CourseModule, c.CourseRoot)
 	sum, err := os.ReadFile(filepath.Join(c.CourseRoot, "go.sum"))

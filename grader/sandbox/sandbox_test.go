@@ -27,9 +27,10 @@ func testConfig() Config {
 
 // report is the stand-in's Report.
 type report struct {
-	ID, Learner, Message string
-	Correct, Pass        bool
-	Points               float64
+	ID, Learner   string
+	Message       string `json:"error"`
+	Correct, Pass bool
+	Points        float64
 }
 
 func decode(t *testing.T, r *Result) report {
@@ -190,4 +191,71 @@ func TestMachineErrors(t *testing.T) {
 			assert.False(t, errors.As(err, &e), "%v", err)
 		})
 	}
+}
+
+// The real exercises (lessons/exercises), graded in the child as coalesce
+// grade -kernels grades them: a gather whose host step sorts the keys
+// passes (its report's points: 1 for the output, 1 for each of the two
+// targets), and the same kernel with the keys as they came misses the
+// load target; a plain func kernel takes the other path.
+func TestRealExercises(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the real exercises package in a child: seconds; run without -short")
+	}
+	const kernel = `import (
+	"slices"
+
+	"github.com/coalescing-course/coalesce/lessons/simt"
+)
+
+func sortKeys(keys []int32) []int32 { slices.Sort(keys); return keys }
+
+func asGiven(keys []int32) []int32 { return keys }
+
+func gather(t *simt.Thread, table *simt.Global[float32], keys, outKey *simt.Global[int32], outVal *simt.Global[float32], n int) {
+	if i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X; i < n {
+		k := keys.Load(t, i)
+		outKey.Store(t, i, k)
+		outVal.Store(t, i, table.Load(t, int(k)))
+	}
+}
+
+func copyGrid(t *simt.Thread, in, out *simt.Global[float32], n, k int) {
+	T := t.GridDim.X * t.BlockDim.X
+	for i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X; i < n; i += T {
+		out.Store(t, i, in.Load(t, i))
+	}
+}
+`
+	c := testConfig()
+	c.GradePackage = DefaultGradePackage
+	for _, tt := range []struct {
+		name, id, fn, order string
+		pass                bool
+		points              float64
+	}{
+		{name: "gather sorted", id: "10-kernels/gather", fn: "gather", order: "sortKeys", pass: true, points: 3},
+		{name: "gather as given", id: "10-kernels/gather", fn: "gather", order: "asGiven", pass: false, points: 2},
+		{name: "coalesced copy", id: "10-kernels/strided-copy", fn: "copyGrid", pass: true, points: 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := c.Run(context.Background(), Kernel{Exercise: tt.id, Learner: "ada", Source: kernel, Func: tt.fn, Order: tt.order})
+			require.NoError(t, err)
+			var rep struct {
+				Pass    bool    `json:"pass"`
+				Correct bool    `json:"correct"`
+				Points  float64 `json:"points"`
+				Learner string  `json:"learner"`
+				Error   string  `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(res.Report, &rep), string(res.Report))
+			assert.Empty(t, rep.Error)
+			assert.True(t, rep.Correct)
+			assert.Equal(t, tt.pass, rep.Pass, string(res.Report))
+			assert.Equal(t, tt.points, rep.Points)
+			assert.Equal(t, "ada", rep.Learner)
+		})
+	}
+	_, err := c.Run(context.Background(), Kernel{Exercise: "10-kernels/gather", Source: kernel, Func: "gather", Order: "no such"})
+	assert.ErrorIs(t, err, ErrRefused, "an order that is no Go name")
 }

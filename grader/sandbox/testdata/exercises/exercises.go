@@ -20,7 +20,7 @@ type Report struct {
 	Pass      bool    `json:"pass"`
 	Points    float64 `json:"points"`
 	MaxPoints float64 `json:"max_points"`
-	Message   string  `json:"message"`
+	Message   string  `json:"error"`
 }
 
 // Copy is the kernel type of the one exercise, "10-kernels/strided-copy".
