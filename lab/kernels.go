@@ -302,10 +302,8 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 	run, err := g.RunUserKernel(ctx, k, cuda.UserOptions{Timeout: o.Timeout, Check: o.Sanitizer, Counters: true})
 	line.Close()
 	if err != nil {
-		var ce *cuda.CompileError
-		if errors.As(err, &ce) {
-			note := "nvcc refused the kernel:\n" + ce.Log
-			showHTML(`<pre class="coalesce-nvcc" style="color:#b00">`+esc(note)+`</pre>`, note+"\n")
+		if note, ok := kernelFailure(err); ok {
+			showHTML(`<pre class="coalesce-cuda-failed" style="color:#b00">`+esc(note)+`</pre>`, note+"\n")
 			res.Wrong = err
 			return res
 		}
@@ -316,6 +314,28 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 	res.Wrong = p.Check(run.Outputs)
 	showHTML(cudaHTML(e, p, res), cudaText(e, p, res))
 	return res
+}
+
+// kernelFailure says what went wrong when the fault is the kernel's, not
+// the machine's: nvcc refused it, it faulted, the sanitizer found errors,
+// it ran past its time. Those are the learner's to fix, and the cell
+// shows them as a result.
+func kernelFailure(err error) (string, bool) {
+	var (
+		ce *cuda.CompileError
+		le *cuda.LaunchError
+		se *cuda.SanitizerError
+		te *cuda.TimeoutError
+	)
+	switch {
+	case errors.As(err, &ce):
+		return "nvcc refused the kernel:\n" + ce.Log, true
+	case errors.As(err, &le), errors.As(err, &te):
+		return err.Error(), true
+	case errors.As(err, &se):
+		return err.Error() + "\n" + se.Report.Text, true
+	}
+	return "", false
 }
 
 // cudaProblem returns the learner's variant of exercise id on the CUDA
