@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"math/bits"
 	"strings"
 
 	"github.com/coalescing-course/coalesce/lessons/figures"
@@ -126,6 +127,9 @@ func hints(k *Key, p, want, tol float64, right bool) []string {
 	if strings.Contains(e.Unit, "sector") && Within(p/32, want, tol) {
 		hs = append(hs, "That counts bytes: divide by 32 bytes per sector.")
 	}
+	if asked, ok := askedPerRequest(k); ok && !Within(asked, want, tol) && Within(p, asked, tol) {
+		hs = append(hs, fmt.Sprintf("%s is the bytes a request asks for divided by 32: the sectors its lanes would fill if their bytes lay side by side. The L1 fetches the sectors the lanes' addresses fall in, wherever they are: count those.", fmtNum(p)))
+	}
 	if lines, ok := linesPerRequest(k); ok && !Within(lines, want, tol) && Within(p, lines, tol) {
 		hs = append(hs, fmt.Sprintf("%s is how many 128-byte lines a request touches: the transactions of the older model the source page describes. The L1 fetches 32-byte sectors, up to four of a line, and counts those.", fmtNum(p)))
 	}
@@ -142,6 +146,31 @@ func hints(k *Key, p, want, tol float64, right bool) []string {
 		}
 	}
 	return hs
+}
+
+// askedPerRequest returns, for an exercise that asks for sectors per
+// request, the bytes warp 0's requests ask for (active lanes times the
+// access size) over 32 bytes a sector, rounded up per request: what a
+// learner who divides the requested bytes by the sector size answers.
+func askedPerRequest(k *Key) (float64, bool) {
+	e := k.Exercise
+	if len(k.Parts) != 1 || (e.Quantity != figures.LdSectorsPerRequest.Name && e.Quantity != figures.StSectorsPerRequest.Name) {
+		return 0, false
+	}
+	p := k.Parts[0]
+	asked, requests := 0, 0
+	for _, in := range warpInstrs(p.Spec, p.idx, 0, 0) {
+		if !relevant(e.Quantity, in) {
+			continue
+		}
+		b := bits.OnesCount32(in.Warp.Active) * in.Warp.Size
+		asked += (b + sectors.SectorBytes - 1) / sectors.SectorBytes
+		requests++
+	}
+	if requests == 0 {
+		return 0, false
+	}
+	return float64(asked) / float64(requests), true
 }
 
 // linesPerRequest returns, for an exercise that asks for sectors per

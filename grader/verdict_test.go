@@ -155,6 +155,9 @@ func TestHints(t *testing.T) {
 		{"03-strided/slowdown-stride-32", 1.0 / 16, "upside down"},
 		{"03-strided/sectors-stride-32", 1024, "counts bytes"},
 		{"03-strided/sectors-stride-32", 32, ""},
+		// 32 lanes of 4 bytes ask for 128 bytes, 4 sectors' worth; they
+		// touch 32 sectors.
+		{"03-strided/sectors-stride-32", 4, "asks for divided by 32"},
 		{"03-strided/sectors-stride-32", 8, ""},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/internal/attempt"
+	"github.com/coalescing-course/coalesce/lessons/plots"
 )
 
 // YourPrediction is the placeholder a lesson's Check cells ship with,
@@ -75,6 +76,10 @@ func Check(id string, prediction float64) *grader.Verdict {
 	if v.Unanswered || v.Err != nil {
 		showHTML(v.HTML(), v.String())
 		return v
+	}
+	if len(v.Hints) > 0 && g != nil {
+		// The hint names the wrong model; the picture shows the right one.
+		defer misconceptionDiagram(g, id)
 	}
 	store, ok := attempts()
 	if !ok {
@@ -182,4 +187,40 @@ func planted(g *grader.Grader, id string, wrong float64) error {
 		}
 	}
 	return nil
+}
+
+// misconceptionDiagram draws, under a verdict whose wrong answer matches a
+// known wrong model (bytes for sectors, 128-byte transactions, the
+// requested bytes over 32...), the instruction the question is about:
+// warp 0 of the exercise's first launch, a load unless the question is
+// about stores, with its lanes and the sectors they really touch.
+func misconceptionDiagram(g *grader.Grader, id string) {
+	k, err := g.Key(id)
+	if err != nil || len(k.Parts) == 0 {
+		return
+	}
+	s := k.Parts[0].Spec
+	ins, err := plots.Instructions(s, 0)
+	if err != nil {
+		return
+	}
+	q := k.Exercise.Quantity
+	if !strings.Contains(q, "sector") && q != "efficiency" {
+		return // a question about time or banks: no sector picture answers it
+	}
+	want := "load"
+	if strings.HasPrefix(q, "st_") || strings.Contains(q, "_op_st") {
+		want = "store"
+	}
+	for i, in := range ins {
+		if in.Op != want {
+			continue
+		}
+		p, err := plots.InstructionDiagram(s, 0, i)
+		if err != nil {
+			return
+		}
+		showPNG(plots.Diagram, p)
+		return
+	}
 }

@@ -105,3 +105,33 @@ func TestPlantedWaitsForAPrediction(t *testing.T) {
 	assert.Contains(t, out.String(), "planted wrong answer 128: "+id+": WRONG")
 	assert.Equal(t, -1, *code)
 }
+
+// A wrong answer that matches a known wrong model gets the hint and the
+// warp diagram of the instruction asked about; a plain wrong answer, and
+// a right one, get no picture.
+func TestCheckDrawsTheMisconception(t *testing.T) {
+	recorded(t)
+	attemptsIn(t)
+	for _, tt := range []struct {
+		name       string
+		prediction float64
+		picture    bool
+	}{
+		{name: "bytes for sectors", prediction: 1024, picture: true},
+		{name: "requested bytes over 32", prediction: 4, picture: true},
+		{name: "wrong, no known model", prediction: 7, picture: false},
+		{name: "right", prediction: 32, picture: false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := capture(t)
+			v := Check("03-strided/sectors-stride-32", tt.prediction)
+			require.NoError(t, v.Err)
+			assert.Equal(t, tt.picture, len(v.Hints) > 0, "%v", v.Hints)
+			if tt.picture {
+				assert.Contains(t, out.String(), "(not in a notebook: no picture")
+			} else {
+				assert.NotContains(t, out.String(), "no picture")
+			}
+		})
+	}
+}
