@@ -162,3 +162,26 @@ func TestStrictFailsInsteadOfFallingBack(t *testing.T) {
 	require.NoError(t, err, "times need no stand-in")
 	assert.Equal(t, 0.004, set.Launches[0].TimeMs)
 }
+
+// Status on a strict GPU that cannot count says so on stderr, failing the
+// lesson's first cell in a headless run; on a live one the captions say
+// it later, and Status is silent about a missing ncu.
+func TestStatusStrictWithoutCounters(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		t.Run(fmt.Sprint("strict=", strict), func(t *testing.T) {
+			out := capture(t)
+			_, errOut := exited(t)
+			gpu := fakeGPU(t, `{"line":1,"error":"not measured"}`)
+			gpu.Strict = strict
+			useSource(logSpecs(gpu, filepath.Join(t.TempDir(), "specs.jsonl")), nil) // through the spec log, as run_notebooks.py opens it
+			Status()
+			assert.Contains(t, out.String(), "Measurements: live: Fake GPU, 2026-12-01 10:00 UTC: this machine's GPU runs the kernels.\n")
+			if !strict {
+				assert.Empty(t, errOut.String())
+				assert.NotContains(t, out.String(), "Counters:")
+				return
+			}
+			assert.Equal(t, "Counters: COALESCE_MEASURE=strict, but Nsight Compute cannot read this GPU's counters: cuda: strict: no stand-in for a live measurement: counters asked for, but ncu not found on PATH\n", errOut.String())
+		})
+	}
+}

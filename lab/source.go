@@ -112,6 +112,16 @@ func chooseDevice(src measure.Source) {
 	}
 }
 
+// isStrict reports whether src is a strict live GPU (cuda.StrictMode),
+// seen through the spec log.
+func isStrict(src measure.Source) bool {
+	if l, ok := src.(*specLog); ok {
+		src = l.Source
+	}
+	g, ok := src.(*cuda.GPU)
+	return ok && g.Strict
+}
+
 // useCourse makes the course's H200 the model's profile, for why.
 func useCourse(why string) {
 	if err := devices.Use(devices.Course, why); err != nil {
