@@ -135,13 +135,15 @@ tool_mods="$(go list -m -f '{{.Path}}@{{.Version}}' github.com/janpfeifer/gonb g
 
 # ------------------------------------------------------------ the wheels
 # What scripts/run_notebooks.py imports (nbformat, jupyter_client, nbclient,
-# nbconvert for the HTML copies), with what they need, at requirements.txt's
+# nbconvert for the HTML copies, ipython_pygments_lexers for nbconvert to
+# colour the cells as it does with requirements.txt), with what they need,
+# at requirements.txt's
 # versions: the kernel is GoNB, a Go program, so no ipykernel; no
 # JupyterLab, JupyterHub or their server, which a headless run never starts
 # (their wheels, with babel and debugpy, are 50 of requirements.txt's 75 MiB).
 wheels="$tmp/wheels"
 mkdir -p "$wheels"
-gpu_reqs=(nbclient nbconvert nbformat jupyter_client jupyter_core)
+gpu_reqs=(nbclient nbconvert nbformat jupyter_client jupyter_core ipython_pygments_lexers)
 for r in "${gpu_reqs[@]}"; do
   grep -iE "^${r//_/[-_]}==" requirements.txt || die "requirements.txt pins no $r"
 done >"$wheels/requirements-gpu.txt"

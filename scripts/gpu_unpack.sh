@@ -76,7 +76,7 @@ fi
 export GOROOT="$RUN_DIR/go"
 export PATH="$GOROOT/bin:$RUN_DIR/tools/bin:$PATH"
 export GOMODCACHE="$RUN_DIR/gomod" GOCACHE="$RUN_DIR/gocache"
-export GOPROXY=off GOSUMDB=off GOTOOLCHAIN=local CGO_ENABLED=0 GOTELEMETRY=off
+export GOPROXY=off GOSUMDB=off GOTOOLCHAIN=local CGO_ENABLED=0
 export GOFLAGS="-mod=readonly -buildvcs=false"
 # install.sh's locations, and the Makefile's (it passes them on).
 export VENV="$RUN_DIR/venv" BIN_DIR="$RUN_DIR/tools/bin" KERNEL_PREFIX="$RUN_DIR/venv"
