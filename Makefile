@@ -9,6 +9,11 @@
 #                        NOTEBOOK_TOTAL_BUDGET=s for all, default 300); also fails a markdown number
 #                        no cell writes or prints, and measured specs that differ from
 #                        lab/testdata/notebook-specs.jsonl
+#   make test-gpu        every notebook live on this machine's GPU (nvidia-smi, nvcc, ncu), strictly:
+#                        COALESCE_MEASURE=strict fails a cell that would fall back on the recording;
+#                        log in build/gpu/test-gpu.log (scripts/test_gpu.sh says what it holds)
+#   make gpu-bundle      .gpubundle/: Go, modules, gonb and wheels for a GPU machine without Go or
+#                        network; there, scripts/gpu_unpack.sh installs them and runs make test-gpu
 #   make notebook-specs  rewrite lab/testdata/notebook-specs.jsonl from a run of every notebook
 #   make test-install    install.sh into a temporary system-wide-like prefix, as the Dockerfile runs it
 #   make test-browser    JupyterLab in headless Chromium: index + first lesson, run all, check, screenshots
@@ -58,7 +63,7 @@ BROWSER_NOTEBOOKS ?=
 export CHROMIUM BROWSER_NOTEBOOKS
 TEST_REQ_STAMP := $(VENV)/.coalesce-test-requirements.sha256
 
-.PHONY: help setup lab test test-go test-notebooks notebook-specs check-notebooks test-install test-browser \
+.PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-browser \
 	chromium test-requirements clean distclean
 
 help:
@@ -89,6 +94,15 @@ check-notebooks:
 test-notebooks: setup check-notebooks
 	@$(VPY) scripts/run_notebooks.py $(NOTEBOOKS)
 	@$(if $(NOTEBOOKS),,$(VPY) scripts/run_notebooks.py scripts/testdata/no-setup.ipynb)
+
+# Not in `test`: it needs a GPU. The tools are looked for before setup.
+test-gpu:
+	@scripts/test_gpu.sh --check
+	@$(MAKE) setup check-notebooks
+	@scripts/test_gpu.sh
+
+gpu-bundle:
+	@scripts/gpu_bundle.sh
 
 # The specs the notebooks measure, for lab's TestGPUNotebookSpecs (COALESCE_LIVE_TEST=1 on a GPU).
 notebook-specs: setup

@@ -155,3 +155,69 @@ func TestProbeCounters(t *testing.T) {
 	assert.ErrorIs(t, f.gpu.ProbeCounters(context.Background()), measure.ErrNoCounters, "no ncu: no counters, no denial")
 	assert.NoError(t, f.gpu.CountersDenied())
 }
+
+// A strict GPU (COALESCE_MEASURE=strict) stands nothing in for ncu's
+// counters: where a live GPU times only (no ncu) or borrows counters (ncu
+// refused them), asking for counters fails, saying why; asking for times
+// alone, or for counters that ncu reads, succeeds as live does.
+func TestStrictRefusesStandIns(t *testing.T) {
+	const s = `{"kernel":"coalesced_copy","n":1024}`
+	tests := []struct {
+		name string
+		// setup makes the fake: no ncu, ncu denied or ncu reading.
+		setup func(t *testing.T, f *fake)
+		want  measure.Want
+		// errs are the sentinels the error wraps; none: it succeeds.
+		errs []error
+		// not is a sentinel the error must not wrap: lab.Profile falls
+		// back on the recording for measure.ErrNoCounters alone.
+		not     error
+		message string
+	}{
+		{"no ncu, times and counters", func(*testing.T, *fake) {}, measure.Times | measure.Counters,
+			[]error{ErrStandIn}, measure.ErrNoCounters, "counters asked for, but ncu not found (fake)"},
+		{"no ncu, counters", func(*testing.T, *fake) {}, measure.Counters,
+			[]error{ErrStandIn}, measure.ErrNoCounters, "counters asked for, but ncu not found (fake)"},
+		{"no ncu, times", func(*testing.T, *fake) {}, measure.Times, nil, nil, ""},
+		{"counters denied", func(t *testing.T, f *fake) {
+			d, _ := deniedFake(t, "NVIDIA H200", "1")
+			*f = *d
+		}, measure.Times | measure.Counters,
+			[]error{ErrStandIn, ErrCountersDenied}, nil, "ERR_NVGPUCTRPERM"},
+		{"counters read", func(t *testing.T, f *fake) {
+			// As in TestMeasureMergesMetrics: one answer for both runs.
+			f.gpu.Ncu = &f.ncu
+			f.stdout(probeCSV(t, 1))
+		}, measure.Times | measure.Counters, nil, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			tt.setup(t, f)
+			f.gpu.Strict = true
+			specs := mustParse(t, s)
+			f.answer(good(1, specs[0], tt.want&measure.Times != 0))
+			// Twice: a denial found on the first call fails the second
+			// without running ncu again.
+			for round := range 2 {
+				set, err := f.gpu.Measure(context.Background(), specs, tt.want)
+				if len(tt.errs) == 0 {
+					require.NoError(t, err, "round %d", round)
+					assert.Empty(t, set.Note)
+					assert.Nil(t, set.CountersErr)
+					assert.False(t, set.Launches[0].CountersBorrowed())
+					continue
+				}
+				require.Error(t, err, "round %d", round)
+				for _, e := range tt.errs {
+					assert.ErrorIs(t, err, e)
+				}
+				if tt.not != nil {
+					assert.NotErrorIs(t, err, tt.not)
+				}
+				assert.ErrorContains(t, err, "strict: no stand-in for a live measurement")
+				assert.ErrorContains(t, err, tt.message)
+			}
+		})
+	}
+}

@@ -36,7 +36,9 @@
 // sector model, each Launch's Counters saying whose; the Set's CountersErr
 // is a *CountersDeniedError (errors.Is ErrCountersDenied) whose message
 // ends with the host setting that lets ncu count (CountersRemedy).
-// ProbeCounters finds out before any measurement.
+// ProbeCounters finds out before any measurement. A Strict GPU (OpenSource's
+// StrictMode, COALESCE_MEASURE=strict) fails instead of borrowing, with an
+// error wrapping ErrStandIn, as it does without ncu.
 //
 // # How a spec is measured
 //

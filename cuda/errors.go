@@ -26,6 +26,11 @@ var (
 	ErrNoDriver = errors.New("no usable NVIDIA driver")
 	// ErrNoReference is a build without the recorded reference.
 	ErrNoReference = errors.New("no recorded reference")
+	// ErrStandIn is a strict GPU (COALESCE_MEASURE=strict) asked for
+	// what only a stand-in could give: counters without ncu, or counters
+	// the driver refuses ncu, which live mode borrows from the recording
+	// or the model.
+	ErrStandIn = errors.New("strict: no stand-in for a live measurement")
 )
 
 // MissingError says what this machine lacks to measure on a GPU, in a

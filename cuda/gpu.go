@@ -55,6 +55,12 @@ type GPU struct {
 	// another launch of a Measure ("cuda: timing: 12 of 84 launches"),
 	// for a status line (internal/progress) while a sweep runs.
 	Progress io.Writer
+	// Strict makes Measure fail, with an error wrapping ErrStandIn, where
+	// it would stand something else in for ncu's counters of this GPU:
+	// times only without ncu, or counters borrowed when ncu is refused
+	// them. make test-gpu runs the notebooks so (StrictMode), for a
+	// cell that falls back to fail.
+	Strict bool
 
 	provOnce sync.Once
 	prov     measure.Provenance
@@ -238,12 +244,16 @@ func (g *GPU) harnessArgs(input, output string, profile bool) []string {
 // A GPU whose driver refuses ncu its counters (ERR_NVGPUCTRPERM, found on
 // the first profiled run and not tried again) still gives live times, and
 // counters from elsewhere (borrowCounters), each launch's Counters saying
-// whose, and the Set's CountersErr the *CountersDeniedError.
+// whose, and the Set's CountersErr the *CountersDeniedError. A Strict GPU
+// asked for counters fails instead, in both cases.
 func (g *GPU) Measure(ctx context.Context, specs []spec.Spec, want measure.Want) (*measure.Set, error) {
 	prov := g.Provenance(ctx, "a live measurement")
 	set := &measure.Set{Origin: g.Origin(), Provenance: &prov}
 	counters := want&measure.Counters != 0
 	if counters && g.Ncu == nil {
+		if g.Strict {
+			return nil, fmt.Errorf("cuda: %w: counters asked for, but %s", ErrStandIn, g.NoNcu)
+		}
 		if want&measure.Times == 0 {
 			return nil, fmt.Errorf("cuda: %w: %s", measure.ErrNoCounters, g.NoNcu)
 		}
@@ -269,6 +279,9 @@ func (g *GPU) Measure(ctx context.Context, specs []spec.Spec, want measure.Want)
 		} else if err != nil {
 			return nil, err
 		}
+	}
+	if counters && denied != nil && g.Strict {
+		return nil, fmt.Errorf("cuda: %w: %w", ErrStandIn, denied)
 	}
 	set.Launches = merge(timed, profiled)
 	if counters && denied != nil {

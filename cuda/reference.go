@@ -126,6 +126,10 @@ const (
 	Auto = "auto"
 	// LiveMode insists on this machine's GPU.
 	LiveMode = "live"
+	// StrictMode is LiveMode that also insists on ncu's counters of this
+	// GPU (GPU.Strict): no stand-in from the recording or the model. It
+	// is for testing the course on a GPU machine (make test-gpu).
+	StrictMode = "strict"
 	// RecordedMode takes the recording built into the course.
 	RecordedMode = "recorded"
 	// NoneMode measures nothing.
@@ -138,7 +142,8 @@ const (
 var ErrNoSource = errors.New("no measurement source")
 
 // OpenSource opens where measurements come from: mode "live" (this
-// machine's GPU, or an error), "recorded" (the recording built into the
+// machine's GPU, or an error), "strict" (live, and an error wherever live
+// would borrow counters), "recorded" (the recording built into the
 // course), "none" (an error wrapping ErrNoSource), or "" and "auto": live
 // when this machine can measure, else recorded, with the Origin's Why
 // saying what it lacks.
@@ -155,13 +160,14 @@ func OpenSource(ctx context.Context, mode string, b Builder) (measure.Source, er
 		return recorded(ModeEnv + "=recorded")
 	case NoneMode:
 		return nil, fmt.Errorf("cuda: %w: %s=none", ErrNoSource, ModeEnv)
-	case LiveMode, "", Auto:
+	case LiveMode, StrictMode, "", Auto:
 		g, err := OpenGPU(ctx, b)
 		if err == nil {
+			g.Strict = m == StrictMode
 			return g, nil
 		}
-		if m == LiveMode {
-			return nil, fmt.Errorf("cuda: %w: %s=live, but %v", ErrNoSource, ModeEnv, err)
+		if m == LiveMode || m == StrictMode {
+			return nil, fmt.Errorf("cuda: %w: %s=%s, but %v", ErrNoSource, ModeEnv, m, err)
 		}
 		var missing *MissingError
 		if errors.As(err, &missing) {
@@ -169,5 +175,5 @@ func OpenSource(ctx context.Context, mode string, b Builder) (measure.Source, er
 		}
 		return recorded(fmt.Sprintf("the GPU could not be used: %v", err))
 	}
-	return nil, fmt.Errorf("cuda: %w: %s=%q: want live, recorded, auto or none", ErrNoSource, ModeEnv, mode)
+	return nil, fmt.Errorf("cuda: %w: %s=%q: want live, strict, recorded, auto or none", ErrNoSource, ModeEnv, mode)
 }

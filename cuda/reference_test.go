@@ -113,9 +113,10 @@ func TestOpenSource(t *testing.T) {
 	assert.Equal(t, "COALESCE_MEASURE=recorded", rec.Origin().Why)
 
 	for mode, want := range map[string]string{
-		"none":  "COALESCE_MEASURE=none",
-		"live":  "COALESCE_MEASURE=live, but cuda: nvcc not found",
-		"bogus": `COALESCE_MEASURE="bogus": want live, recorded, auto or none`,
+		"none":   "COALESCE_MEASURE=none",
+		"live":   "COALESCE_MEASURE=live, but cuda: nvcc not found",
+		"strict": "COALESCE_MEASURE=strict, but cuda: nvcc not found",
+		"bogus":  `COALESCE_MEASURE="bogus": want live, strict, recorded, auto or none`,
 	} {
 		_, err := OpenSource(ctx, mode, Builder{})
 		assert.ErrorIs(t, err, ErrNoSource, mode)
@@ -233,4 +234,23 @@ func readSpecFile(t *testing.T, path string) []spec.Line {
 		require.NoError(t, l.Err, "%s:%d", path, l.Num)
 	}
 	return lines
+}
+
+// Live and strict open the same GPU; only strict makes it refuse stand-ins
+// (TestStrictRefusesStandIns).
+func TestOpenSourceStrict(t *testing.T) {
+	f := newFakeBuild(t)
+	h, err := f.b.Build(context.Background())
+	require.NoError(t, err)
+	// The cached harness, made to answer --info as a GPU's would.
+	require.NoError(t, os.WriteFile(h.Path, []byte("#!/bin/sh\necho '{\"gpu\":\"Fake GPU\",\"sms\":132,\"max_threads_per_sm\":2048}'\n"), 0o755))
+	for mode, strict := range map[string]bool{"live": false, "strict": true, " Strict ": true, "auto": false} {
+		src, err := OpenSource(context.Background(), mode, f.b)
+		require.NoError(t, err, mode)
+		g, ok := src.(*GPU)
+		require.True(t, ok, "%q opens the GPU, not %T", mode, src)
+		assert.Equal(t, "Fake GPU", g.Info.GPU)
+		assert.Equal(t, strict, g.Strict, mode)
+	}
+	assert.Len(t, f.builds(t), 1, "the harness was built once, then found in the cache")
 }

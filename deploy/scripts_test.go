@@ -246,3 +246,25 @@ func TestCourseHome(t *testing.T) {
 		assert.Contains(t, out, "are the same directory")
 	})
 }
+
+// Every shell script of the repository parses (bash -n): most run only in
+// the image or on the GPU machine, where a syntax error would cost a run.
+func TestScriptsParse(t *testing.T) {
+	mustHaveExec(t, "bash")
+	var scripts []string
+	for _, pat := range []string{"scripts/*.sh", "cuda/device/*.sh"} {
+		m, err := filepath.Glob(filepath.Join(root, pat))
+		require.NoError(t, err)
+		scripts = append(scripts, m...)
+	}
+	// The scripts make and the GPU run call, at least.
+	for _, want := range []string{"install.sh", "gpu_bundle.sh", "gpu_unpack.sh", "test_gpu.sh"} {
+		assert.Contains(t, scripts, filepath.Join(root, "scripts", want))
+	}
+	for _, s := range scripts {
+		t.Run(filepath.Base(s), func(t *testing.T) {
+			out, err := exec.Command("bash", "-n", s).CombinedOutput()
+			assert.NoError(t, err, "%s", out)
+		})
+	}
+}

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -75,4 +76,26 @@ func TestCountersDeniedNotice(t *testing.T) {
 	table := m.Table().String()
 	assert.Regexp(t, `(?m)^coalesced_copy, n 2\^10 +10\.0 +1 +— +4 \(model\) +4 \(model\) +[0-9.]+ \(model\)$`, table)
 	assert.Contains(t, table, "Nsight Compute may not read this GPU's counters", "the caption says why")
+}
+
+// strictDeniedGPU answers as a strict cuda.GPU does when ncu is refused
+// the counters: an error that wraps ErrStandIn and the denial, itself a
+// measure.ErrNoCounters.
+type strictDeniedGPU struct{ deniedGPU }
+
+func (d *strictDeniedGPU) Measure(context.Context, []spec.Spec, measure.Want) (*measure.Set, error) {
+	return nil, fmt.Errorf("cuda: %w: %w", cuda.ErrStandIn, errDenied)
+}
+
+// Profile takes the recording for a GPU without counters, but not for a
+// strict one: its refusal ends the cell.
+func TestProfileStrictDenied(t *testing.T) {
+	useSource(&strictDeniedGPU{}, nil)
+	t.Cleanup(resetSource)
+	m, err := Profile(Spec(`{"kernel":"coalesced_copy","n":67108864}`))
+	require.Error(t, err)
+	assert.Nil(t, m, "not the recording's counters")
+	assert.ErrorIs(t, err, cuda.ErrStandIn)
+	assert.ErrorIs(t, err, cuda.ErrCountersDenied)
+	assert.ErrorContains(t, err, "lab: measuring on live: NVIDIA GeForce RTX 4090")
 }

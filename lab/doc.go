@@ -20,7 +20,8 @@
 // The environment variable COALESCE_MEASURE (cuda.ModeEnv) picks the
 // source: "live" insists on this machine's GPU, "recorded" on the
 // recording, "none" measures nothing, "auto" or unset takes the GPU when
-// there is one. The verdicts of Check use the same source, so that a
+// there is one; "strict" is live with no stand-in for ncu's counters (a
+// cell that would borrow them fails: make test-gpu). The verdicts of Check use the same source, so that a
 // lesson's tables and its grades agree.
 //
 // Compare and ModelTable put the sector model beside the measurement, one

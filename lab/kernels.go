@@ -311,6 +311,11 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 		return nil
 	}
 	res.Run = run
+	if g.Strict && run.CountersErr != nil {
+		// make test-gpu: a cell without ncu's own counts fails.
+		fail(fmt.Errorf("lab: %w: %v", cuda.ErrStandIn, run.CountersErr))
+		return nil
+	}
 	res.Wrong = p.Check(run.Outputs)
 	showHTML(cudaHTML(e, p, res), cudaText(e, p, res))
 	return res

@@ -14,6 +14,7 @@ import (
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -132,4 +133,55 @@ func TestLiveChoosesTheProfile(t *testing.T) {
 	d, why = devices.Current()
 	assert.Equal(t, devices.Course, d.Name)
 	assert.Equal(t, devices.CourseWhy, why)
+}
+
+// Under COALESCE_MEASURE=strict a GPU without ncu fails a cell that asks
+// for counters, where live mode times only (Measure) or takes the
+// recording's counters (Profile); times alone are still measured.
+func TestStrictFailsInsteadOfFallingBack(t *testing.T) {
+	gpu := fakeGPU(t, `{"line":1,"time_ms":0.004,"time_ms_min":0.0039,"time_ms_max":0.0041,"timed_launches":20,`+
+		`"memcpy_ms":0.003,"memcpy_bytes":4096,`+
+		`"threads":1024,"grid_blocks":4,"block":256,"l2_fetch_granularity":64,"launched":true,"verified":true}`)
+	gpu.Strict = true
+	s := Spec(`{"kernel":"coalesced_copy","n":1024}`)
+	for name, call := range map[string]func() (*Measurements, error){
+		"Measure": func() (*Measurements, error) { return Measure(s) },
+		"Profile": func() (*Measurements, error) { return Profile(s) },
+		"Compare": func() (*Measurements, error) {
+			_, err := Compare([]Case{{"copy", s}}, UsefulGBps)
+			return nil, err
+		},
+	} {
+		m, err := call()
+		require.Error(t, err, name)
+		assert.Nil(t, m, name)
+		assert.ErrorIs(t, err, cuda.ErrStandIn, name)
+		assert.ErrorContains(t, err, "counters asked for, but ncu not found on PATH", name)
+	}
+	set, err := gpu.Measure(t.Context(), []spec.Spec{s}, measure.Times)
+	require.NoError(t, err, "times need no stand-in")
+	assert.Equal(t, 0.004, set.Launches[0].TimeMs)
+}
+
+// Status on a strict GPU that cannot count says so on stderr, failing the
+// lesson's first cell in a headless run; on a live one the captions say
+// it later, and Status is silent about a missing ncu.
+func TestStatusStrictWithoutCounters(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		t.Run(fmt.Sprint("strict=", strict), func(t *testing.T) {
+			out := capture(t)
+			_, errOut := exited(t)
+			gpu := fakeGPU(t, `{"line":1,"error":"not measured"}`)
+			gpu.Strict = strict
+			useSource(logSpecs(gpu, filepath.Join(t.TempDir(), "specs.jsonl")), nil) // through the spec log, as run_notebooks.py opens it
+			Status()
+			assert.Contains(t, out.String(), "Measurements: live: Fake GPU, 2026-12-01 10:00 UTC: this machine's GPU runs the kernels.\n")
+			if !strict {
+				assert.Empty(t, errOut.String())
+				assert.NotContains(t, out.String(), "Counters:")
+				return
+			}
+			assert.Equal(t, "Counters: COALESCE_MEASURE=strict, but Nsight Compute cannot read this GPU's counters: cuda: strict: no stand-in for a live measurement: counters asked for, but ncu not found on PATH\n", errOut.String())
+		})
+	}
 }

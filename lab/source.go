@@ -121,6 +121,13 @@ func gpuOf(src measure.Source) *cuda.GPU {
 	return g
 }
 
+// isStrict reports whether src is a strict live GPU (cuda.StrictMode),
+// seen through the spec log.
+func isStrict(src measure.Source) bool {
+	g := gpuOf(src)
+	return g != nil && g.Strict
+}
+
 // useCourse makes the course's H200 the model's profile, for why.
 func useCourse(why string) {
 	if err := devices.Use(devices.Course, why); err != nil {
@@ -151,14 +158,14 @@ func Measure(specs ...spec.Spec) (*Measurements, error) {
 // Profile reads the launches' ncu counters (lessons/metrics): live under
 // ncu on this machine's GPU, else from the recording, whose counters ncu
 // read on the H200. A GPU machine without ncu falls back on the recording
-// too, and the caption says so.
+// too, and the caption says so; under COALESCE_MEASURE=strict it fails.
 func Profile(specs ...spec.Spec) (*Measurements, error) {
 	src, err := source()
 	if err != nil {
 		return nil, err
 	}
 	m, err := measureOn(src, specs, measure.Counters)
-	if errors.Is(err, measure.ErrNoCounters) {
+	if errors.Is(err, measure.ErrNoCounters) && !errors.Is(err, cuda.ErrStandIn) {
 		rec, recErr := cuda.RecordedSource("no ncu on this machine, so its counters come from the recording")
 		if recErr != nil {
 			return nil, fmt.Errorf("%w, and %v", err, recErr)

@@ -13,6 +13,9 @@
 #   KERNEL_PREFIX   Jupyter prefix receiving share/jupyter/kernels/gonb  [$VENV]
 #   PYTHON          interpreter used to create the venv          [python3]
 #   INSTALL_GOPLS   0 skips gopls (only used for completion in JupyterLab) [1]
+#   REQUIREMENTS    the pinned Python packages of step 1     [requirements.txt]
+#                   (gpu_unpack.sh: a subset, from wheels: PIP_NO_INDEX=1
+#                   and PIP_FIND_LINKS, which pip reads from the environment)
 #   FORCE           1 ignores every stamp and redoes everything  [0]
 # Jupyter finds the kernel when JUPYTER_PATH=$KERNEL_PREFIX/share/jupyter is set
 # (the Makefile exports it) or, for KERNEL_PREFIX=$VENV, via the venv itself.
@@ -24,6 +27,7 @@ BIN_DIR="${BIN_DIR:-$ROOT/.cache/bin}"
 KERNEL_PREFIX="${KERNEL_PREFIX:-$VENV}"
 PYTHON="${PYTHON:-python3}"
 INSTALL_GOPLS="${INSTALL_GOPLS:-1}"
+REQUIREMENTS="${REQUIREMENTS:-requirements.txt}"
 FORCE="${FORCE:-0}"
 KERNEL_NAME=gonb
 KERNEL_DIR="$KERNEL_PREFIX/share/jupyter/kernels/$KERNEL_NAME"
@@ -55,15 +59,16 @@ command -v "$PYTHON" >/dev/null || die "$PYTHON is not on PATH (Python >= 3.11.5
 
 # ---------------------------------------------------------------- 1. venv
 py_stamp="$VENV/.coalesce-requirements.sha256"
-py_want="$( { cat requirements.txt; "$PYTHON" -VV; } | sha256sum | cut -d' ' -f1)"
+[[ -f "$REQUIREMENTS" ]] || die "REQUIREMENTS=$REQUIREMENTS: no such file"
+py_want="$( { cat "$REQUIREMENTS"; "$PYTHON" -VV; } | sha256sum | cut -d' ' -f1)"
 if [[ "$FORCE" == 1 || ! -x "$VENV/bin/python" || "$(cat "$py_stamp" 2>/dev/null)" != "$py_want" ]]; then
   if [[ ! -x "$VENV/bin/python" ]]; then
     say "creating venv $VENV"
     run_quiet "creating the venv" "$PYTHON" -m venv "$VENV"
   fi
-  say "installing requirements.txt into $VENV"
+  say "installing $REQUIREMENTS into $VENV"
   run_quiet "pip install" "$VENV/bin/python" -m pip install --disable-pip-version-check \
-    --no-input --quiet -r requirements.txt
+    --no-input --quiet -r "$REQUIREMENTS"
   printf '%s\n' "$py_want" >"$py_stamp"
 fi
 
