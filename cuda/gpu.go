@@ -445,6 +445,9 @@ func (g *GPU) run(ctx context.Context, p *Prepared, profile bool) ([]measure.Lau
 			l := &launches[p.Index[res.plans[j]]]
 			if a.Error != "" {
 				l.Error, l.CUDAError = a.Error, a.CUDAError
+				if a.CUDAError == "cudaErrorMemoryAllocation" {
+					l.Error += "; " + g.memoryHint(p.Lines[res.plans[j]])
+				}
 				continue
 			}
 			fill(l, a)
@@ -655,3 +658,22 @@ func (g *GPU) watch(output string, n int, profile bool) (stop func()) {
 		<-finished
 	}
 }
+
+// memoryHint explains a launch the GPU had no memory for: what the launch
+// needs, what the harness keeps beside it, what the GPU had free when it
+// was opened, and that on a GPU shared by several learners the others'
+// notebooks hold the rest.
+func (g *GPU) memoryHint(plan []byte) string {
+	var need struct {
+		In  int64 `json:"bytes_in"`
+		Out int64 `json:"bytes_out"`
+	}
+	_ = json.Unmarshal(plan, &need) // a plan the Go side wrote: it decodes
+	flush := 2 * max(g.Info.L2Bytes, 1<<20)
+	return fmt.Sprintf("the GPU's memory is full: this launch's buffers take %s (in %s, out %s), and the harness keeps "+
+		"%s beside them to flush the L2 between timed launches; %s of %s was free when this GPU was opened. "+
+		"Other processes hold the rest (nvidia-smi lists them): on a GPU shared by a class, other learners' notebooks. "+
+		"Try again when they are done, or measure a smaller n", mib(need.In+need.Out), mib(need.In), mib(need.Out), mib(flush), mib(g.Info.FreeBytes), mib(g.Info.TotalBytes))
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

@@ -741,3 +741,23 @@ func TestMeasureProgress(t *testing.T) {
 	assert.Equal(t, "cuda: timing: 0 of 3 launches", got[0], "said before the harness answers")
 	assert.Equal(t, "cuda: timing: 3 of 3 launches", got[len(got)-1], "said once all answered")
 }
+
+// A cudaMalloc that fails (another process took the memory after the
+// harness's own check) says what the launch needs and who may hold the
+// rest: coalesced_copy of 1024 floats has 4 KiB in and 4 KiB out, which
+// round to 0 MiB; the flush buffer is twice the fake's 60 MiB L2.
+func TestRunOutOfMemoryHint(t *testing.T) {
+	f := newFake(t)
+	f.gpu.Info.L2Bytes, f.gpu.Info.FreeBytes, f.gpu.Info.TotalBytes = 60<<20, 1<<30, 80<<30
+	specs := mustParse(t, threeSpecs[0])
+	f.answer(`{"line":1,"error":"cudaMalloc of 4096 bytes for in: out of memory","cuda_error":"cudaErrorMemoryAllocation"}`)
+	t.Setenv("FAKE_EXIT", "1")
+	results, err := f.measure(specs, measure.Times)
+	require.NoError(t, err)
+	e := results[0].Error
+	assert.Contains(t, e, "out of memory")
+	assert.Contains(t, e, "the GPU's memory is full: this launch's buffers take 0 MiB (in 0 MiB, out 0 MiB)")
+	assert.Contains(t, e, "120 MiB beside them")
+	assert.Contains(t, e, "1024 MiB of 81920 MiB was free")
+	assert.Contains(t, e, "other learners' notebooks")
+}
