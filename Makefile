@@ -110,7 +110,7 @@ notebook-specs: setup
 
 # The Dockerfile's install step, tested: deploy's TestInstallIntoPrefix.
 test-install: setup
-	COALESCE_INSTALL_TEST=1 go test $(GO_TEST_FLAGS) -run '^TestInstallIntoPrefix$$' ./deploy
+	COALESCE_INSTALL_TEST=1 go test $(GO_TEST_FLAGS) -run '^(TestInstallIntoPrefix|TestNonRootLearner)$$' ./deploy
 
 test-browser: setup chromium test-requirements
 	@$(VPY) scripts/browser_test.py
