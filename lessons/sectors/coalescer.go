@@ -195,24 +195,19 @@ func fullTakes(size int, r request) bool {
 // and the runs counted.
 func (c *coalescer) full(size int, r request, lo, hi uint64) {
 	gen := c.nextGen()
-	var shared, maybe, tracked uint64
+	var shared, tracked uint64
+	var slot [WarpSize]uint16
 	for l, s := range c.sec[:WarpSize] {
-		// One hash serves the L2's sampling of the line and both stamps,
+		// One hash serves the L2's sampling of the line and the stamps,
 		// which take the bits below the top byte: a sampled buffer
-		// tracks the lines whose hash is small. A sector's slot is its
-		// line's moved by its place in the line, so that the four
-		// sectors of a line never share one.
+		// tracks the lines whose hash is small.
 		m := mix(s / sectorsPerLine)
 		h := m >> (64 - 8 - stampBits) & (1<<stampBits - 1)
 		if c.stamp[h] == gen {
 			shared |= 1 << (l & 63)
 		}
 		c.stamp[h] = gen
-		hs := (h + s%sectorsPerLine<<(stampBits-2)) & (1<<stampBits - 1)
-		if c.sstamp[hs] == gen {
-			maybe |= 1 << (l & 63)
-		}
-		c.sstamp[hs] = gen
+		slot[l] = uint16(h)
 		if m <= r.threshold {
 			tracked |= 1 << (l & 63)
 		}
@@ -222,6 +217,18 @@ func (c *coalescer) full(size int, r request, lo, hi uint64) {
 		// A fetch block lies within a line (r.shift <= 2).
 		c.lines, c.blocks, c.lo, c.hi = WarpSize, WarpSize, lo, hi
 		return
+	}
+	// Lanes share lines: only those whose sector's slot is taken may
+	// repeat a sector, and need a search. A sector's slot is its line's
+	// moved by its place in the line, so that the four sectors of a line
+	// never share one.
+	var maybe uint64
+	for l, s := range c.sec[:WarpSize] {
+		hs := (uint64(slot[l]) + s%sectorsPerLine<<(stampBits-2)) & (1<<stampBits - 1)
+		if c.sstamp[hs] == gen {
+			maybe |= 1 << (l & 63)
+		}
+		c.sstamp[hs] = gen
 	}
 	c.merge(maybe, size, r.threshold)
 	c.runs(r.shift)
