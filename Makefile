@@ -6,7 +6,7 @@
 #   make test-go         go vet + go test
 #   make test-notebooks  clean-notebook check + headless execution of notebooks/*.ipynb
 #                        (NOTEBOOKS="notebooks/a.ipynb ..." to pick, NOTEBOOK_TIMEOUT=s per cell,
-#                        NOTEBOOK_TOTAL_BUDGET=s for all, default 300); also fails a markdown number
+#                        NOTEBOOK_TOTAL_BUDGET=s for all, default 240); also fails a markdown number
 #                        no cell writes or prints, and measured specs that differ from
 #                        lab/testdata/notebook-specs.jsonl
 #   make test-gpu        every notebook live on this machine's GPU (nvidia-smi, nvcc, ncu), strictly:

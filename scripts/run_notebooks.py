@@ -29,7 +29,7 @@ After it ran, a notebook fails when a markdown cell states a number that no code
 cell writes or prints and that is no definition of the allow-list (course issue
 11; the check is internal/notebook/cmd/numbers, `go doc ./internal/notebook
 Definitions` lists the allow-list). All the notebooks together fail when they
-take longer than NOTEBOOK_TOTAL_BUDGET seconds (default 300: the README's bound
+take longer than NOTEBOOK_TOTAL_BUDGET seconds (default 240: the README's bound
 on the 2-core CI machine).
 
 Every spec the notebooks measure or profile goes, through the kernels' env
@@ -342,9 +342,9 @@ def main() -> int:
     ap.add_argument("--no-html", action="store_true", help="skip the HTML export")
     ap.add_argument("--update-specs", action="store_true",
                     help=f"rewrite {COMMITTED_SPECS.relative_to(ROOT)} from the specs the notebooks measure")
-    ap.add_argument("--budget", type=float, default=float(os.environ.get("NOTEBOOK_TOTAL_BUDGET", "300")),
+    ap.add_argument("--budget", type=float, default=float(os.environ.get("NOTEBOOK_TOTAL_BUDGET", "240")),
                     help="fail when all the notebooks take longer, in seconds "
-                         "(env NOTEBOOK_TOTAL_BUDGET; default 300)")
+                         "(env NOTEBOOK_TOTAL_BUDGET; default 240)")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("NOTEBOOK_JOBS", str(min(2, os.cpu_count() or 1)))),
                     help="notebooks run at once, each in its own kernel "
                          "(env NOTEBOOK_JOBS; default the cores, at most 2)")
