@@ -198,7 +198,7 @@ var esc = html.EscapeString
 // instruction, and the instructions some lanes sat out.
 func sitesText(r *simt.Result) string {
 	var b strings.Builder
-	b.WriteString("site                 access        requests  sectors/request  partial\n")
+	b.WriteString("site                 access        requests  sectors/request  partial  code\n")
 	for _, s := range r.Sites {
 		op := "load"
 		if s.Store {
@@ -210,14 +210,14 @@ func sitesText(r *simt.Result) string {
 			if s.Instructions > 0 {
 				per = float64(s.Wavefronts) / float64(s.Instructions)
 			}
-			fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %5.2f wavefronts  %d\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial)
+			fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %5.2f wavefronts  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
 			continue
 		}
 		per := 0.0
 		if s.Instructions > 0 {
 			per = float64(s.Sectors) / float64(s.Instructions)
 		}
-		fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %15.2f  %7d\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial)
+		fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %15.2f  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
 	}
 	return b.String()
 }

@@ -361,4 +361,6 @@ func TestSitePosition(t *testing.T) {
 	assert.Equal(t, []int{lf, li}, []int{r.Sites[0].Line, r.Sites[1].Line})
 	assert.Equal(t, []string{"f", "i"}, []string{r.Sites[0].Buffer, r.Sites[1].Buffer})
 	assert.Equal(t, []int{8, 4}, []int{r.Sites[0].Size, r.Sites[1].Size})
+	assert.Equal(t, []string{"f.Store(t, t.ThreadIdx.X, 1)", "i.Store(t, t.ThreadIdx.X, 2)"}, []string{r.Sites[0].Code, r.Sites[1].Code},
+		"each site's line of source, read from the file")
 }

@@ -3,8 +3,10 @@ package simt
 import (
 	"fmt"
 	"math/bits"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Site is one Load or Store call in the kernel's source, and what the warp
@@ -12,6 +14,11 @@ import (
 type Site struct {
 	// File and Line are where the call is (the file's base name).
 	File string
+	// Code is the text of that line, trimmed, when the source file can be
+	// read where the kernel runs ("" otherwise): in a notebook, where the
+	// file is GoNB's and its line numbers are not the cell's, it is what
+	// says which access the site is.
+	Code string
 	Line int
 	// Buffer names what it accesses: a Global, a Field or As view of one
 	// (by its allocation's name), or a Shared.
@@ -118,7 +125,9 @@ func (r *run) count(a *access, mask uint32, n int) {
 // named returns the site with its source position and buffer filled in.
 func (s *siteCount) named() Site {
 	out := s.site
-	out.File, out.Line = position(s.key.pc)
+	var path string
+	path, out.Line = fullPosition(s.key.pc)
+	out.File, out.Code = base(path), sourceLine(path, out.Line)
 	if out.Shared {
 		out.Buffer = s.r.shareds[s.key.buf].name
 	} else {
@@ -130,8 +139,36 @@ func (s *siteCount) named() Site {
 // position returns the file (base name) and line of the call that returns
 // to pc.
 func position(pc uintptr) (string, int) {
+	path, line := fullPosition(pc)
+	return base(path), line
+}
+
+// fullPosition is position with the file's whole path.
+func fullPosition(pc uintptr) (string, int) {
 	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
-	return base(f.File), f.Line
+	return f.File, f.Line
+}
+
+// maxSourceBytes bounds the file sourceLine reads: a kernel's source, not
+// whatever a path may name.
+const maxSourceBytes = 4 << 20
+
+// sourceLine returns line n (from 1) of the file at path, trimmed, or ""
+// when it cannot be read.
+func sourceLine(path string, n int) string {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxSourceBytes || n < 1 {
+		return ""
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(string(data), "\n")
+	if n > len(lines) {
+		return ""
+	}
+	return strings.TrimSpace(lines[n-1])
 }
 
 // where writes position(pc) as file:line.
