@@ -146,74 +146,88 @@ func TestGPUNotebookSpecs(t *testing.T) {
 // count) and a wrong one (the output check fails). The starter's counts
 // are held to the model's for the Go starter: the exact L1 counts must
 // agree, as they do for the course's kernels.
+//
+// COALESCE_EXERCISE_LEARNERS (a comma-separated list, default "ada") runs
+// the variants of other learners too.
 func TestGPUExerciseKernels(t *testing.T) {
 	src := useLiveGPU(t)
 	g := src.(*cuda.GPU)
+	learners := strings.Split(os.Getenv("COALESCE_EXERCISE_LEARNERS"), ",")
+	if len(learners) == 1 && learners[0] == "" {
+		learners = []string{"ada"}
+	}
 	for _, id := range exercises.IDs() {
-		t.Run(id, func(t *testing.T) {
-			e, err := exercises.Lookup(id)
-			require.NoError(t, err)
-			v := e.Variant("ada")
-			model, err := e.Run(v, e.Starter)
-			require.NoError(t, err)
-			p, err := e.CUDA(v)
-			require.NoError(t, err)
-			sorted := p
-			if id == "10-kernels/gather" {
-				sorted, err = p.Ordered(func(k []int32) []int32 { slices.Sort(k); return k })
-				require.NoError(t, err)
-			}
-			run := func(name string, p exercises.Problem, body string, check cuda.Check) (*cuda.UserResult, error) {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				defer cancel()
-				r, err := g.RunUserKernel(ctx, userKernel(p, body), cuda.UserOptions{Counters: check == "", Check: check})
-				if err != nil {
-					t.Logf("%s %s (%s): %v", id, name, v, err)
-					return nil, err
-				}
-				t.Logf("%s %s (%s) on %s: %.4g ms median of %d; check: %v", id, name, v, r.GPU, r.MedianMs, len(r.TimesMs), p.Check(r.Outputs))
-				for _, m := range e.Metrics {
-					t.Logf("  %s: ncu %v", m, r.Counters[m])
-				}
-				return r, nil
-			}
+		for _, learner := range learners {
+			t.Run(id+"/"+learner, func(t *testing.T) { exerciseOnGPU(t, g, id, learner) })
+		}
+	}
+}
 
-			st, err := run("starter", p, p.Starter, "")
-			if id == "10-kernels/aligned-vector" {
-				var le *cuda.LaunchError
-				require.ErrorAs(t, err, &le)
-				assert.Equal(t, "cudaErrorMisalignedAddress", le.CUDAError)
-				assert.NotNil(t, model.Fault, "simt faults on it too")
-			} else {
-				require.NoError(t, err)
-				assert.NoError(t, p.Check(st.Outputs))
-				require.Nil(t, st.CountersErr)
-				for _, tg := range model.Targets {
-					t.Logf("  %s: model %v for the Go starter, target %v", tg.Metric, tg.Got, tg.Want)
-					if strings.HasPrefix(tg.Metric, "l1tex__t_") {
-						assert.Equal(t, tg.Got, st.Counters[tg.Metric], "%s: ncu against the model of the Go starter", tg.Metric)
-					}
-				}
-				assert.False(t, model.Pass)
-			}
+func exerciseOnGPU(t *testing.T, g *cuda.GPU, id, learner string) {
+	e, err := exercises.Lookup(id)
+	require.NoError(t, err)
+	v := e.Variant(learner)
+	model, err := e.Run(v, e.Starter)
+	require.NoError(t, err)
+	p, err := e.CUDA(v)
+	require.NoError(t, err)
+	sorted := p
+	if id == "10-kernels/gather" {
+		sorted, err = p.Ordered(func(k []int32) []int32 { slices.Sort(k); return k })
+		require.NoError(t, err)
+	}
+	run := func(name string, p exercises.Problem, body string, check cuda.Check) (*cuda.UserResult, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		r, err := g.RunUserKernel(ctx, userKernel(p, body), cuda.UserOptions{Counters: check == "", Check: check})
+		if err != nil {
+			t.Logf("%s %s (%s): %v", id, name, v, err)
+			return nil, err
+		}
+		t.Logf("%s %s (%s) on %s: %.4g ms median of %d; check: %v", id, name, v, r.GPU, r.MedianMs, len(r.TimesMs), p.Check(r.Outputs))
+		for _, m := range e.Metrics {
+			t.Logf("  %s: ncu %v", m, r.Counters[m])
+		}
+		return r, nil
+	}
 
-			sol, err := run("solution", sorted, p.Solution, "")
-			require.NoError(t, err)
-			assert.NoError(t, sorted.Check(sol.Outputs))
-			require.Nil(t, sol.CountersErr)
-			for _, tg := range model.Targets {
-				assert.LessOrEqual(t, sol.Counters[tg.Metric], tg.Want, "%s: ncu's count of the solution within the target", tg.Metric)
+	st, err := run("starter", p, p.Starter, "")
+	if id == "10-kernels/aligned-vector" {
+		var le *cuda.LaunchError
+		require.ErrorAs(t, err, &le)
+		assert.Equal(t, "cudaErrorMisalignedAddress", le.CUDAError)
+		assert.NotNil(t, model.Fault, "simt faults on it too")
+	} else {
+		require.NoError(t, err)
+		assert.NoError(t, p.Check(st.Outputs))
+		require.Nil(t, st.CountersErr)
+		for _, tg := range model.Targets {
+			t.Logf("  %s: model %v for the Go starter, target %v", tg.Metric, tg.Got, tg.Want)
+			if strings.HasPrefix(tg.Metric, "l1tex__t_") {
+				assert.Equal(t, tg.Got, st.Counters[tg.Metric], "%s: ncu against the model of the Go starter", tg.Metric)
 			}
+		}
+		assert.False(t, model.Pass)
+	}
 
-			wr, err := run("wrong", p, p.Wrong, "")
-			if err == nil {
-				assert.ErrorIs(t, p.Check(wr.Outputs), exercises.ErrWrong)
-			}
+	sol, err := run("solution", sorted, p.Solution, "")
+	require.NoError(t, err)
+	assert.NoError(t, sorted.Check(sol.Outputs))
+	require.Nil(t, sol.CountersErr)
+	for _, tg := range model.Targets {
+		assert.LessOrEqual(t, sol.Counters[tg.Metric], tg.Want, "%s: ncu's count of the solution within the target", tg.Metric)
+	}
 
-			mc, err := run("solution under memcheck", sorted, p.Solution, cuda.Memcheck)
-			if assert.NoError(t, err) && assert.NotNil(t, mc.Sanitizer) {
-				assert.Zero(t, mc.Sanitizer.Errors, mc.Sanitizer.Text)
-			}
-		})
+	wr, err := run("wrong", p, p.Wrong, "")
+	if err == nil {
+		assert.ErrorIs(t, p.Check(wr.Outputs), exercises.ErrWrong)
+	}
+
+	if learner != "ada" {
+		return // the sanitizer once per exercise is enough
+	}
+	mc, err := run("solution under memcheck", sorted, p.Solution, cuda.Memcheck)
+	if assert.NoError(t, err) && assert.NotNil(t, mc.Sanitizer) {
+		assert.Zero(t, mc.Sanitizer.Errors, mc.Sanitizer.Text)
 	}
 }
