@@ -15,7 +15,8 @@
 #   make gpu-bundle      .gpubundle/: Go, modules, gonb and wheels for a GPU machine without Go or
 #                        network; there, scripts/gpu_unpack.sh installs them and runs make test-gpu
 #   make notebook-specs  rewrite lab/testdata/notebook-specs.jsonl from a run of every notebook
-#   make test-install    install.sh into a temporary system-wide-like prefix, as the Dockerfile runs it
+#   make test-install    install.sh into a temporary system-wide-like prefix, as the Dockerfile runs it; then,
+#                        as root, the image's learner (uid 1000): a notebook and the browser test against it
 #   make test-browser    JupyterLab in headless Chromium: index + first lesson, run all, check, screenshots
 #                        in build/browser/ (BROWSER_NOTEBOOKS="..." to pick; installs chromium as root)
 #   make compare         model beside the recorded (or live) measurement, every spec of the sweep
@@ -81,7 +82,7 @@ lab: setup
 	  $(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
 
 # Every suite is a prerequisite of `test`; add new ones (browser, grader, ...) here.
-test: test-go test-notebooks test-install test-browser
+test: test-go test-notebooks test-browser test-install
 
 test-go:
 	go vet ./...

@@ -140,6 +140,47 @@ for c in nb.cells:
 	assert.Contains(t, text, "10-kernels/strided-copy", "lab.Try ran")
 	assert.Contains(t, text, "(learner ada): passed")
 
+	// The browser test against this install: JupyterLab and its kernels
+	// as uid 1000, index and the first lesson run in Chromium.
+	t.Run("browser", func(t *testing.T) {
+		chromium := envOr("CHROMIUM", "/usr/bin/chromium")
+		if _, err := os.Stat(chromium); err != nil {
+			t.Skipf("no Chromium at %s: make test-browser installs it (make test runs it before this)", chromium)
+		}
+		py := filepath.Join(venv, "bin", "python")
+		if err := exec.Command(py, "-c", "import playwright").Run(); err != nil {
+			t.Skipf("playwright is not in %s: make test-browser installs requirements-test.txt", venv)
+		}
+		// Inside the course, as the browser test's own build/browser, so
+		// that the copies of the notebooks find the course module.
+		out := filepath.Join(rootAbs, "build", "browser-learner")
+		t.Cleanup(func() { os.RemoveAll(out) })
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, py, filepath.Join(rootAbs, "scripts", "browser_test.py"))
+		cmd.Dir = rootAbs
+		cmd.Env = append(os.Environ(), "BROWSER_OUT="+out, fmt.Sprintf("BROWSER_LAB_USER=%d:%d", learnerUID, learnerGID),
+			"HOME="+home, "JUPYTER_PATH="+filepath.Join(prefix, "share", "jupyter"),
+			"PATH="+binDir+":"+filepath.Join(goroot, "bin")+":"+os.Getenv("PATH"),
+			"GOMODCACHE="+modcache, "GOCACHE="+gocache, "GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=readonly",
+			"COALESCE_MEASURE=recorded", "BROWSER_TEST_REQUIRED=1")
+		cmd.WaitDelay = 10 * time.Second
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			logTail, _ := os.ReadFile(filepath.Join(out, "jupyter.log"))
+			if len(logTail) > 8000 {
+				logTail = logTail[len(logTail)-8000:]
+			}
+			t.Fatalf("the browser test as uid %d: %v\n%s\nJupyterLab's log, the end:\n%s", learnerUID, err, b, logTail)
+		}
+		assert.Regexp(t, `browser: 2 passed, 0 failed`, string(b))
+		fi, err := os.Stat(filepath.Join(out, "jupyter", "runtime"))
+		require.NoError(t, err, "JupyterLab's runtime directory")
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			assert.Equal(t, uint32(learnerUID), st.Uid, "JupyterLab ran as the learner")
+		}
+	})
+
 	// The learner wrote nothing where they may not: every file the run
 	// left in the module cache is root's, as it was.
 	require.NoError(t, filepath.Walk(modcache, func(p string, fi os.FileInfo, err error) error {

@@ -38,6 +38,10 @@ What happens:
      first plot, first verdict, and NAME-failed.png on failure), the page's
      HTML to NAME.html, JupyterLab's log to jupyter.log.
 
+BROWSER_OUT=DIR writes all of it to DIR instead, and serves the copies from
+there; BROWSER_LAB_USER=UID:GID (as root) runs JupyterLab and its kernels as
+that user, as the course's image runs them for its learner.
+
 JupyterLab and its kernels are shut down at the end, also on failure or
 Ctrl-C. Without Chromium the test fails under CI (env CI=true) or
 BROWSER_TEST_REQUIRED=1, and otherwise skips, loudly. The last line is
@@ -64,7 +68,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "build" / "browser"
+# BROWSER_OUT moves the output (and JupyterLab's root with it when it is
+# outside the course, since the notebooks it opens are the copies there;
+# inside, the copies find the course as the lessons do); BROWSER_LAB_USER ("UID:GID")
+# runs JupyterLab, and so the kernels, as that user, the image's learner
+# (deploy's TestNonRootLearner does both, as root).
+OUT = Path(os.environ["BROWSER_OUT"]).resolve() if os.environ.get("BROWSER_OUT") else ROOT / "build" / "browser"
+SERVER_ROOT = ROOT if OUT.is_relative_to(ROOT) else OUT
+LAB_USER = os.environ.get("BROWSER_LAB_USER", "")
 LESSON_RE = re.compile(r"^\d\d-.*\.ipynb$")
 
 # Flags for Debian's Chromium on a closed network, headless, possibly as root.
@@ -230,12 +241,20 @@ class Lab:
         cmd = [sys.executable, "-m", "jupyterlab", "--no-browser",
                "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
                "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
-               f"--ServerApp.root_dir={ROOT}",
+               f"--ServerApp.root_dir={SERVER_ROOT}",
                "--MultiKernelManager.default_kernel_name=gonb",
                "--LabApp.expose_app_in_browser=True",
                "--LabApp.news_url=None",
                "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate"]
-        if os.geteuid() == 0:
+        if LAB_USER:
+            uid, _, gid = LAB_USER.partition(":")
+            cmd = ["setpriv", f"--reuid={uid}", f"--regid={gid or uid}", "--clear-groups"] + cmd
+            # The learner owns what JupyterLab and the kernels write: the
+            # notebooks' copies (and the attempts beside them), its
+            # settings and runtime files.
+            for p in [OUT, *OUT.rglob("*")]:
+                os.chown(p, int(uid), int(gid or uid))
+        elif os.geteuid() == 0:
             cmd.append("--allow-root")
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
@@ -504,7 +523,7 @@ def main() -> int:
         answer_like_a_learner(s.path, dst)
         specs[i] = read_spec(dst)
         specs[i].path = s.path
-        copies[s.name] = dst.relative_to(ROOT).as_posix()
+        copies[s.name] = dst.relative_to(SERVER_ROOT).as_posix()
 
     # SIGTERM (make interrupted, CI timeout) unwinds like Ctrl-C, so that
     # the finally below stops JupyterLab.
