@@ -52,8 +52,10 @@ hand, after grading (CSV: learner, exercise, points, reason).
 sort, slices, cmp and lessons/simt imported; funcs, types and consts only),
 built with go build and run in a child process with time, memory and file
 limits, an empty environment and no network where the system allows; its
-report is the row (package grader/sandbox). This runs learner code: off by
-default.
+report is the row (package grader/sandbox), graded on the learner's own
+variant (the parameters their name draws, as lab.Try did in their notebook).
+All five kernel exercises of 10-kernels are graded, whatever -lessons says,
+and count in the points possible. This runs learner code: off by default.
 
 A learner is the first folder below a directory named here (the hub user's
 folder: SUBMISSIONS/ada/01-sectors.ipynb is ada's), else the file name
