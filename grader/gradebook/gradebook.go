@@ -255,7 +255,16 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 		roster[k] = true
 	}
 	slices.Sort(learners)
-	overrides, err := checkOverrides(opt.Overrides, learners, gb.Exercises)
+	overridable := gb.Exercises
+	if opt.RunKernels {
+		// An instructor may set a kernel exercise's points too: one the
+		// sandbox could not judge, or a kernel read wrongly.
+		overridable = slices.Clone(gb.Exercises)
+		for _, e := range opt.KernelExercises {
+			overridable = append(overridable, ExerciseInfo{ID: e.ID, Lesson: lessonOfID(e.ID), Graded: true, Points: e.Points})
+		}
+	}
+	overrides, err := checkOverrides(opt.Overrides, learners, overridable)
 	if err != nil {
 		return nil, err
 	}

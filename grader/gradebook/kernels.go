@@ -498,12 +498,12 @@ func kernelVerdict(ctx context.Context, r *Row, learner string, try *Try, run fu
 		r.Status = Wrong
 		return []string{fmt.Sprintf("the kernel failed%s: %s", where, msg)}
 	case err != nil:
-		r.Status, r.MaxPoints = Ungraded, 0
+		r.Status = Ungraded // its points stay possible: an instructor may set them (-overrides)
 		return []string{fmt.Sprintf("not graded, the grading machine failed: %v", err)}
 	}
 	var rep kernelReport
 	if err := json.Unmarshal(res.Report, &rep); err != nil {
-		r.Status, r.MaxPoints = Ungraded, 0
+		r.Status = Ungraded // its points stay possible: an instructor may set them (-overrides)
 		return []string{fmt.Sprintf("not graded: the report does not read: %v", err)}
 	}
 	r.Points = min(max(0, rep.Points), r.MaxPoints)

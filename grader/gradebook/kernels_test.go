@@ -157,6 +157,28 @@ func TestKernelRows(t *testing.T) {
 		assert.NotEqual(t, "10-kernels/strided-copy", r.Exercise, "without RunKernels no kernel is graded")
 	}
 
+	// The instructor sets the points the machine could not grade, and
+	// those of a kernel judged wrong, as for any exercise.
+	over := []Override{
+		{Learner: "machine", Exercise: "10-kernels/strided-copy", Points: 2, Reason: "ran it by hand", File: "o.csv", Line: 1},
+		{Learner: "strided", Exercise: "10-kernels/strided-copy", Points: 0, File: "o.csv", Line: 2},
+	}
+	gb, err = Grade(testGrader(t), subs, Options{Lessons: []string{"01-sectors"}, RunKernels: true, KernelExercises: ex, RunKernel: run, Overrides: over})
+	require.NoError(t, err)
+	for _, r := range gb.Rows {
+		switch {
+		case r.Exercise != "10-kernels/strided-copy":
+		case r.Learner == "machine":
+			assert.Equal(t, 2.0, r.Points)
+			assert.Contains(t, r.Note, "points set by the instructor: 2 of 2 — ran it by hand")
+		case r.Learner == "strided":
+			assert.Equal(t, 0.0, r.Points)
+		}
+	}
+	over[0].Points = 3
+	_, err = Grade(testGrader(t), subs, Options{Lessons: []string{"01-sectors"}, RunKernels: true, KernelExercises: ex, RunKernel: run, Overrides: over})
+	assert.ErrorContains(t, err, "points 3 for 10-kernels/strided-copy: want 0 to 2")
+
 	_, err = Grade(testGrader(t), subs, Options{RunKernels: true})
 	assert.ErrorContains(t, err, "no kernel exercises")
 }
