@@ -15,6 +15,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/grader/sandbox"
 	"github.com/coalescing-course/coalesce/internal/notebook"
+	"github.com/coalescing-course/coalesce/lessons/exercises"
 )
 
 // Try is one lab.Try call found in a notebook: a learner's Go kernel
@@ -380,43 +381,15 @@ type KernelExercise struct {
 	Points float64
 }
 
-// kernelReport is what the gradebook reads of the report a kernel's
-// grading writes (exercises.Report, as JSON).
-type kernelReport struct {
-	Correct  bool    `json:"correct"`
-	Pass     bool    `json:"pass"`
-	Points   float64 `json:"points"`
-	Error    string  `json:"error"`
-	Mismatch *struct {
-		Buffer string `json:"buffer"`
-		Index  int    `json:"index"`
-		Got    string `json:"got"`
-		Want   string `json:"want"`
-		Why    string `json:"why"`
-	} `json:"mismatch"`
-	Targets []struct {
-		Metric string  `json:"metric"`
-		Want   float64 `json:"want"`
-		Got    float64 `json:"got"`
-		Pass   bool    `json:"pass"`
-		Why    string  `json:"why"`
-	} `json:"targets"`
-}
-
-// message says what the report found: the error, the first wrong
-// element, each target met or missed.
-func (rep kernelReport) message() string {
+// reportMessage says what a kernel's report found: the error, the first
+// wrong element, each target met or missed.
+func reportMessage(rep exercises.Report) string {
 	var parts []string
 	switch {
 	case rep.Error != "":
 		parts = append(parts, rep.Error)
 	case rep.Mismatch != nil:
-		m := rep.Mismatch
-		s := fmt.Sprintf("wrong output: %s[%d] is %s, want %s", m.Buffer, m.Index, m.Got, m.Want)
-		if m.Why != "" {
-			s += " (" + m.Why + ")"
-		}
-		parts = append(parts, s)
+		parts = append(parts, "wrong output: "+rep.Mismatch.String())
 	case rep.Correct:
 		parts = append(parts, "output right")
 	}
@@ -501,17 +474,18 @@ func kernelVerdict(ctx context.Context, r *Row, learner string, try *Try, run fu
 		r.Status = Ungraded // its points stay possible: an instructor may set them (-overrides)
 		return []string{fmt.Sprintf("not graded, the grading machine failed: %v", err)}
 	}
-	var rep kernelReport
+	// The child wrote exercises.Report, as JSON.
+	var rep exercises.Report
 	if err := json.Unmarshal(res.Report, &rep); err != nil {
 		r.Status = Ungraded // its points stay possible: an instructor may set them (-overrides)
 		return []string{fmt.Sprintf("not graded: the report does not read: %v", err)}
 	}
-	r.Points = min(max(0, rep.Points), r.MaxPoints)
+	r.Points = min(max(0, float64(rep.Points)), r.MaxPoints)
 	r.Status = Wrong
 	if rep.Pass {
 		r.Status = Right
 	}
-	notes := []string{rep.message()}
+	notes := []string{reportMessage(rep)}
 	if res.Dropped > 0 || len(res.Stdout)+len(res.Stderr) > 0 {
 		notes = append(notes, fmt.Sprintf("the kernel printed %d bytes", int64(len(res.Stdout)+len(res.Stderr))+res.Dropped))
 	}
