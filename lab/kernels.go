@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"math"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/simt"
@@ -124,7 +124,7 @@ func outcomeText(e *exercises.Exercise, out *exercises.Outcome) string {
 		b.WriteString("Output: right.\n")
 	}
 	for _, t := range out.Targets {
-		fmt.Fprintf(&b, "%s %s: %s (target at most %s)", mark(t.Pass), t.Metric, num(t.Got), num(t.Want))
+		fmt.Fprintf(&b, "%s %s: %s (target at most %s)", mark(t.Pass), t.Metric, grader.Number(t.Got), grader.Number(t.Want))
 		if t.Why != "" {
 			fmt.Fprintf(&b, " — %s", t.Why)
 		}
@@ -155,7 +155,7 @@ func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome) string {
 	b.WriteString(`<table><tr><th></th><th>metric (Nsight Compute)</th><th>model</th><th>target, at most</th><th>why</th></tr>`)
 	for _, t := range out.Targets {
 		fmt.Fprintf(&b, `<tr><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-			mark(t.Pass), esc(t.Metric), num(t.Got), num(t.Want), esc(t.Why))
+			mark(t.Pass), esc(t.Metric), grader.Number(t.Got), grader.Number(t.Want), esc(t.Why))
 	}
 	b.WriteString(`</table>`)
 	if out.Result != nil {
@@ -182,13 +182,6 @@ func mark(ok bool) string {
 		return "✓"
 	}
 	return "✗"
-}
-
-func num(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.4g", v)
 }
 
 var esc = html.EscapeString
@@ -453,12 +446,12 @@ func counterRows(e *exercises.Exercise, r *CUDAResult) [][4]string {
 	for _, m := range e.Metrics {
 		gpu := "—"
 		if v, ok := r.Run.Counters[m]; ok {
-			gpu = num(v)
+			gpu = grader.Number(v)
 		}
 		model, target := "—", "—"
 		if r.Model != nil {
 			if i := slices.IndexFunc(r.Model.Targets, func(t exercises.Target) bool { return t.Metric == m }); i >= 0 {
-				model, target = num(r.Model.Targets[i].Got), num(r.Model.Targets[i].Want)
+				model, target = grader.Number(r.Model.Targets[i].Got), grader.Number(r.Model.Targets[i].Want)
 			}
 		}
 		rows = append(rows, [4]string{m, gpu, model, target})
