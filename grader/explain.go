@@ -52,13 +52,21 @@ func model(f figures.Figure, p Part) float64 {
 
 // relevant reports whether an instruction bears on the quantity.
 func relevant(quantity string, in instr) bool {
+	store, ok := Asked(quantity)
+	return !ok || in.Store == store
+}
+
+// Asked reports which of a warp's global instructions a question about
+// quantity is about: the stores (store true) or the loads, with ok true;
+// ok false for a quantity of neither alone.
+func Asked(quantity string) (store, ok bool) {
 	switch quantity {
 	case figures.LdSectorsPerRequest.Name, metrics.LdSectors, metrics.LdRequests:
-		return !in.Store
+		return false, true
 	case figures.StSectorsPerRequest.Name, metrics.StSectors, metrics.StRequests:
-		return in.Store
+		return true, true
 	}
-	return true
+	return false, false
 }
 
 func warpSection(e *Exercise, p *Part, n int) Section {

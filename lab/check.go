@@ -12,6 +12,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/internal/attempt"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 )
 
@@ -204,12 +205,12 @@ func misconceptionDiagram(g *grader.Grader, id string) {
 	if err != nil {
 		return
 	}
-	q := k.Exercise.Quantity
-	if !strings.Contains(q, "sector") && q != "efficiency" {
+	store, ok := grader.Asked(k.Exercise.Quantity)
+	if !ok && k.Exercise.Quantity != figures.Efficiency.Name {
 		return // a question about time or banks: no sector picture answers it
 	}
 	want := "load"
-	if strings.HasPrefix(q, "st_") || strings.Contains(q, "_op_st") {
+	if store {
 		want = "store"
 	}
 	for i, in := range ins {
