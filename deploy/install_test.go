@@ -38,14 +38,8 @@ func TestInstallIntoPrefix(t *testing.T) {
 	mustHaveExec(t, "bash", "go")
 	rootAbs, err := filepath.Abs(root)
 	require.NoError(t, err)
-	venv := os.Getenv("VENV")
-	if venv == "" {
-		venv = filepath.Join(rootAbs, ".venv")
-	}
-	binDir := os.Getenv("BIN_DIR")
-	if binDir == "" {
-		binDir = filepath.Join(rootAbs, ".cache", "bin")
-	}
+	venv := envOr("VENV", filepath.Join(rootAbs, ".venv"))
+	binDir := envOr("BIN_DIR", filepath.Join(rootAbs, ".cache", "bin"))
 	require.FileExists(t, filepath.Join(venv, "bin", "python"), "run `make setup` first")
 	require.FileExists(t, filepath.Join(binDir, "gonb"), "run `make setup` first")
 

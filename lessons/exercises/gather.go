@@ -184,22 +184,10 @@ func (gatherImpl) prepare(v Variant) *instance {
 			Name: "gather",
 			Signature: "__global__ void gather(const float* __restrict__ table, const int* __restrict__ keys, " +
 				"int* __restrict__ out_key, float* __restrict__ out_val, int n)",
-			Starter: `
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        int k = keys[i];
-        out_key[i] = k;
-        out_val[i] = table[k];
-    }
-`,
-			Solution: `
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        int k = keys[i];
-        out_key[i] = k;
-        out_val[i] = table[k];
-    }
-`,
+			// The solution's body is the starter's: what changes is the
+			// order of the keys (Problem.Ordered).
+			Starter:  gatherBody,
+			Solution: gatherBody,
 			Wrong: `
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
@@ -221,3 +209,13 @@ func (gatherImpl) prepare(v Variant) *instance {
 		},
 	}
 }
+
+// gatherBody is the gather's CUDA body: thread i looks up keys[i].
+const gatherBody = `
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        int k = keys[i];
+        out_key[i] = k;
+        out_val[i] = table[k];
+    }
+`
