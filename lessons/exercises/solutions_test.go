@@ -128,39 +128,32 @@ var (
 	}}
 )
 
-func alignedVectorSolution(t *simt.Thread, in, out *simt.Global[float32], off, n int) {
-	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
-	head := min((4-off%4)%4, n)
-	nv := (n - head) / 4
-	src, dst := simt.As[[4]float32](in, off+head), simt.As[[4]float32](out, off+head)
-	if i < nv {
-		dst.Store(t, i, src.Load(t, i))
-	}
-	if i < head {
-		out.Store(t, off+i, in.Load(t, off+i))
-	}
-	tail := off + head + 4*nv
-	if i < n-head-4*nv {
-		out.Store(t, tail+i, in.Load(t, tail+i))
-	}
-}
+// alignedVectorSolution peels the floats before the first 16-byte
+// boundary, copies the middle as float4s and the rest one by one.
+var alignedVectorSolution = alignedVectorPeeled(4)
 
 // alignedVector32 peels to a 32-byte boundary (up to 7 floats) instead of
 // a 16-byte one: another right answer, which the targets must take.
-func alignedVector32(t *simt.Thread, in, out *simt.Global[float32], off, n int) {
-	i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
-	head := min((8-off%8)%8, n)
-	nv := (n - head) / 4
-	src, dst := simt.As[[4]float32](in, off+head), simt.As[[4]float32](out, off+head)
-	if i < nv {
-		dst.Store(t, i, src.Load(t, i))
-	}
-	if i < head {
-		out.Store(t, off+i, in.Load(t, off+i))
-	}
-	tail := off + head + 4*nv
-	if i < n-head-4*nv {
-		out.Store(t, tail+i, in.Load(t, tail+i))
+var alignedVector32 = alignedVectorPeeled(8)
+
+// alignedVectorPeeled is the aligned copy that peels floats one by one up
+// to a multiple of align floats (4: 16 bytes), then copies float4s.
+func alignedVectorPeeled(align int) AlignedVectorKernel {
+	return func(t *simt.Thread, in, out *simt.Global[float32], off, n int) {
+		i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X
+		head := min((align-off%align)%align, n)
+		nv := (n - head) / 4
+		src, dst := simt.As[[4]float32](in, off+head), simt.As[[4]float32](out, off+head)
+		if i < nv {
+			dst.Store(t, i, src.Load(t, i))
+		}
+		if i < head {
+			out.Store(t, off+i, in.Load(t, off+i))
+		}
+		tail := off + head + 4*nv
+		if i < n-head-4*nv {
+			out.Store(t, tail+i, in.Load(t, tail+i))
+		}
 	}
 }
 
