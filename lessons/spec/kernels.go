@@ -461,12 +461,25 @@ func (s Spec) Threads() int64 { return s.Shape().Threads }
 func (s Spec) GridBlocks() int64 { return s.Shape().Blocks }
 
 // Shape returns the launch's threads and blocks on the spec's device.
+// Only a grid of one full wave looks the device up: the time fit asks
+// for the shape of each launch hundreds of thousands of times, and a
+// lookup copies the whole profile.
 func (s Spec) Shape() Shape {
 	sms, perSM := 1, s.Block
-	if d, err := deviceOf(s); err == nil {
-		sms, perSM = d.SMs, d.MaxThreadsPerSM
+	if s.fullWave() {
+		if d, err := deviceOf(s); err == nil {
+			sms, perSM = d.SMs, d.MaxThreadsPerSM
+		}
 	}
 	return s.ShapeOn(sms, perSM)
+}
+
+// fullWave reports whether the launch's shape depends on the device: a 1D
+// kernel whose grid is not set (grid_stride_copy's grid 0), which ShapeOn
+// sizes to one full wave.
+func (s Spec) fullWave() bool {
+	kd, ok := lookup(s.Kernel)
+	return ok && s.Block >= 1 && kd.grid2D == nil && kd.threads == nil && s.Grid == 0
 }
 
 // ShapeOn returns the launch's threads and blocks on a device with sms
