@@ -287,6 +287,9 @@ func TestTrace(t *testing.T) {
 	small.DRAM.DirtyL2Bytes /= 4
 	small.DRAM.Spread = 0.05
 	small.Time.CopyBandwidth /= 2
+	// The fit of busy_dirty_l2_bytes replays traces with it and without.
+	idle := h200
+	idle.DRAM.BusyDirtyL2Bytes = 0
 	for _, js := range []string{
 		`{"kernel":"coalesced_copy","n":262144}`,
 		`{"kernel":"coalesced_copy","n":8388608}`,
@@ -299,7 +302,7 @@ func TestTrace(t *testing.T) {
 			require.NoError(t, err)
 			tr, err := NewTrace(s, h200)
 			require.NoError(t, err)
-			for _, d := range []devices.Profile{h200, small} {
+			for _, d := range []devices.Profile{h200, small, idle} {
 				want, err := PredictOn(s, d)
 				require.NoError(t, err)
 				assert.Equal(t, want, tr.PredictOn(d))
