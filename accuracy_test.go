@@ -92,38 +92,56 @@ type paired struct {
 	p sectors.Prediction
 }
 
-// readPaired reads a run file of the repository and predicts its launches,
-// once per test binary.
-var readPaired = func() func(path string) ([]paired, error) {
-	var mu sync.Mutex
-	cache := map[string][]paired{}
-	return func(path string) ([]paired, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if ps, ok := cache[path]; ok {
-			return ps, nil
-		}
-		set, err := measure.ReadFile(path)
+// pairedFiles are the run files the tests pair with the model's
+// predictions: the published figures' data.
+var pairedFiles = []string{probeFile, sweepFile, holdoutFile, l2edgeFile, "cuda/testdata/dramcheck_metrics.jsonl", "cuda/testdata/dramcheck2_metrics.jsonl"}
+
+// readPaired returns the launches of one of pairedFiles, each with the
+// model's prediction. The files are predicted together, once per test
+// binary: PredictAll then predicts a launch two files hold once, draws the
+// indices of gathers that share them once, and keeps both cores busy to
+// the end.
+func readPaired(path string) ([]paired, error) {
+	all, err := predictedFiles()
+	if err != nil {
+		return nil, err
+	}
+	ps, ok := all[path]
+	if !ok {
+		return nil, fmt.Errorf("%s is not among pairedFiles %v", path, pairedFiles)
+	}
+	return ps, nil
+}
+
+var predictedFiles = sync.OnceValues(func() (map[string][]paired, error) {
+	var launches [][]measure.Launch
+	var specs []spec.Spec
+	for _, f := range pairedFiles {
+		set, err := measure.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
 		ls := set.Measured()
-		specs := make([]spec.Spec, len(ls))
-		for i, l := range ls {
-			specs[i] = l.Spec
+		for _, l := range ls {
+			specs = append(specs, l.Spec)
 		}
-		preds, err := sectors.PredictAll(specs...)
-		if err != nil {
-			return nil, err
-		}
-		ps := make([]paired, len(ls))
-		for i := range ls {
-			ps[i] = paired{ls[i], preds[i]}
-		}
-		cache[path] = ps
-		return ps, nil
+		launches = append(launches, ls)
 	}
-}()
+	preds, err := sectors.PredictAll(specs...)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]paired{}
+	for i, f := range pairedFiles {
+		ps := make([]paired, len(launches[i]))
+		for k, l := range launches[i] {
+			ps[k] = paired{l, preds[0]}
+			preds = preds[1:]
+		}
+		out[f] = ps
+	}
+	return out, nil
+})
 
 func paired3(t *testing.T) (probe, sweep, holdout []paired) {
 	t.Helper()

@@ -1,11 +1,13 @@
 package sectors
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
@@ -532,28 +534,123 @@ func ColdWarp(s spec.Spec, idx []int32, w int64) (fetched, used int64, err error
 }
 
 // PredictAll runs Predict on each spec, several at a time, and returns
-// the predictions in the order of specs.
+// the predictions in the order of specs. It predicts a spec that appears
+// twice once, draws the indices that gathers share (the same pattern,
+// n and seed, or index file: one random permutation of 2^25 takes
+// seconds, most of such a gather's prediction) once for all of them, and
+// starts the largest launches first, so that none is left running alone
+// at the end. The predictions are Predict's, byte for byte.
 func PredictAll(specs ...spec.Spec) ([]Prediction, error) {
 	out := make([]Prediction, len(specs))
 	errs := make([]error, len(specs))
-	work := make(chan int)
+	jobs, first := predictJobs(specs)
+	work := make(chan []int)
 	var wg sync.WaitGroup
-	for range min(len(specs), runtime.GOMAXPROCS(0)) {
+	for range min(len(jobs), runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
-			for i := range work {
-				out[i], errs[i] = Predict(specs[i])
+			for job := range work {
+				predictJob(specs, job, out, errs)
 			}
 		})
 	}
-	for i := range specs {
-		work <- i
+	for _, job := range jobs {
+		work <- job
 	}
 	close(work)
 	wg.Wait()
+	for i, f := range first {
+		if f != i {
+			out[i], errs[i] = out[f], errs[f]
+			out[i].Metrics = maps.Clone(out[f].Metrics)
+		}
+	}
 	for i, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("sectors: spec %d, %s: %w", i, specs[i].Brief(), err)
 		}
 	}
 	return out, nil
+}
+
+// predictJobs groups the distinct specs (first[i] is the index of the
+// first spec equal to specs[i]) into jobs, each the indices of one spec or
+// of the gathers that read one index array, the costliest job first.
+func predictJobs(specs []spec.Spec) (jobs [][]int, first []int) {
+	first = make([]int, len(specs))
+	seen := make(map[spec.Spec]int, len(specs))
+	draws := map[drawKey]int{}
+	var cost []int64
+	for i, s := range specs {
+		if f, ok := seen[s]; ok {
+			first[i] = f
+			continue
+		}
+		seen[s], first[i] = i, i
+		threads := max(1, s.Threads())
+		// An invalid spec is Predict's alone, which fails before it draws.
+		if s.Kernel == spec.GatherCopy && s.Validate() == nil {
+			k := drawKey{s.N, s.IndexPattern, s.Seed, s.IndexFile}
+			if j, ok := draws[k]; ok {
+				jobs[j] = append(jobs[j], i)
+				cost[j] += threads
+				continue
+			}
+			draws[k] = len(jobs)
+			threads += s.N // the draw
+		}
+		jobs = append(jobs, []int{i})
+		cost = append(cost, threads)
+	}
+	order := make([]int, len(jobs))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
+	sorted := make([][]int, len(jobs))
+	for k, j := range order {
+		sorted[k] = jobs[j]
+	}
+	return sorted, first
+}
+
+// drawKey is what Spec.Indices reads of a gather's spec.
+type drawKey struct {
+	n       int64
+	pattern string
+	seed    uint64
+	file    string
+}
+
+// predictJob predicts the specs of one job into out and errs: a gather
+// group on one draw of its indices, as PredictIndices would.
+func predictJob(specs []spec.Spec, job []int, out []Prediction, errs []error) {
+	if len(job) == 1 {
+		out[job[0]], errs[job[0]] = Predict(specs[job[0]])
+		return
+	}
+	idx, err := specs[job[0]].Indices()
+	for _, i := range job {
+		if err != nil {
+			// Predict says why, as it would alone.
+			out[i], errs[i] = Predict(specs[i])
+			continue
+		}
+		out[i], errs[i] = predictDrawn(specs[i], idx)
+	}
+}
+
+// predictDrawn is Predict for a gather whose indices are drawn: the same
+// checks, in the same order, with the same errors.
+func predictDrawn(s spec.Spec, idx []int32) (Prediction, error) {
+	if err := s.Validate(); err != nil {
+		return Prediction{}, err
+	}
+	d, err := devices.Lookup(s.Device)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("sectors: %w", err)
+	}
+	if err := d.Validate(); err != nil {
+		return Prediction{}, fmt.Errorf("sectors: %w", err)
+	}
+	return predictOn(s, idx, d)
 }

@@ -310,3 +310,55 @@ func TestTrace(t *testing.T) {
 		})
 	}
 }
+
+// PredictAll predicts a repeated spec once and draws the indices gathers
+// share once: each prediction must still be Predict's own, a repeat's
+// counts a copy of their own, and the first failing spec the one named.
+func TestPredictAll(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "idx.bin")
+	idx := make([]int32, 1<<12)
+	for i := range idx {
+		idx[i] = int32((i * 37) % len(idx))
+	}
+	require.NoError(t, spec.WriteIndexFile(file, idx))
+	var specs []spec.Spec
+	for _, js := range []string{
+		`{"kernel":"coalesced_copy","n":4096}`,
+		`{"kernel":"gather_copy","n":65536,"index_pattern":"random_perm"}`,
+		`{"kernel":"coalesced_copy","n":4096}`, // a repeat
+		// The same draw at three fetch sizes, and other draws.
+		`{"kernel":"gather_copy","n":65536,"index_pattern":"random_perm","l2_fetch_granularity":32}`,
+		`{"kernel":"gather_copy","n":65536,"index_pattern":"random_perm","l2_fetch_granularity":128}`,
+		`{"kernel":"gather_copy","n":65536,"index_pattern":"random_perm","seed":2}`,
+		`{"kernel":"gather_copy","n":65536,"index_pattern":"random"}`,
+		`{"kernel":"gather_copy","n":4096,"index_file":"` + file + `"}`,
+		`{"kernel":"gather_copy","n":4096,"index_file":"` + file + `","l2_fetch_granularity":128}`,
+		`{"kernel":"strided_copy","n":1048576,"stride":8}`,
+		`{"kernel":"gather_copy","n":65536,"index_pattern":"random_perm"}`, // a repeat
+	} {
+		s, err := spec.Parse([]byte(js))
+		require.NoError(t, err)
+		specs = append(specs, s)
+	}
+	got, err := PredictAll(specs...)
+	require.NoError(t, err)
+	require.Len(t, got, len(specs))
+	for i, s := range specs {
+		want, err := Predict(s)
+		require.NoError(t, err)
+		assert.Equal(t, want, got[i], "%d: %s", i, s.Brief())
+	}
+	got[0].Metrics[metrics.LdSectors] = -1
+	assert.NotEqual(t, -1.0, got[2].Metrics[metrics.LdSectors], "a repeat's metrics are its own")
+
+	// The first spec that fails is named, with Predict's error, also where
+	// a gather shares the draw of one that fails.
+	missing := specs[7]
+	missing.IndexFile = filepath.Join(t.TempDir(), "none.bin")
+	twice := missing
+	twice.L2Fetch = 128
+	_, want := Predict(twice)
+	require.Error(t, want)
+	_, err = PredictAll(specs[0], twice, missing)
+	assert.EqualError(t, err, "sectors: spec 1, "+twice.Brief()+": "+want.Error())
+}
