@@ -32,6 +32,9 @@ type coalescer struct {
 	lo, hi        uint64
 	// tracked has bit i set when the L2 tracks the line of sec[i].
 	tracked uint64
+	// ascending says sec is in ascending order by construction (an affine
+	// instruction's), which spares within checking.
+	ascending bool
 
 	// stamp is a filter of the sectors (or lines) seen in this
 	// instruction: a slot, chosen by a hash of the sector (line), holds
@@ -81,11 +84,61 @@ func (c *coalescer) contiguous(base uint64, size, k int, r request) {
 	c.lines = int(last/sectorsPerLine - first/sectorsPerLine + 1)
 	c.blocks = int(last>>r.shift - first>>r.shift + 1)
 	c.lo, c.hi = first, last
+	c.ascending = true
+}
+
+// strided coalesces a full warp whose lane l accesses size bytes at
+// base + l*step, with base and step multiples of size and step at least
+// twice size (sum_fields_aos, strided_copy, a column walk): what fullWarp
+// finds for such a warp, without its search for repeats. The lanes rise,
+// so a sector repeats only as the one before, and their bytes never
+// overlap, so every lane's size bytes are useful. sectors_test holds it
+// to fullWarp.
+func (c *coalescer) strided(base, step uint64, size int, r request) {
+	used := &usedAt[bits.TrailingZeros(uint(size))]
+	k, lines, blocks := 0, 0, 0
+	prev := ^uint64(0) // no sector: sectors lie below 2^62 / 32
+	var tracked uint64
+	for l := range uint64(WarpSize) {
+		a := base + l*step
+		s, u := a/SectorBytes, used[a%SectorBytes]
+		if s == prev {
+			c.used[k-1] |= u
+			continue
+		}
+		// runs' count, of sectors in ascending order.
+		if s/sectorsPerLine != prev/sectorsPerLine {
+			lines++
+		}
+		if s>>r.shift != prev>>r.shift {
+			blocks++
+		}
+		c.sec[k], c.used[k] = s, u
+		if mix(s/sectorsPerLine) <= r.threshold {
+			tracked |= 1 << k
+		}
+		prev = s
+		k++
+	}
+	c.n, c.useful, c.tracked = k, WarpSize*size, tracked
+	c.lines, c.blocks, c.lo, c.hi = lines, blocks, c.sec[0], c.sec[k-1]
+	c.ascending = true
+}
+
+// stridedTakes reports whether strided takes a full warp's affine access
+// of size bytes at base + lane*step: exactly the affine warps fullWarp
+// takes (every lane aligned, an access full takes) whose lanes rise below
+// MaxAddress without touching, step being neither 0 (a broadcast) nor
+// size (contiguous) nor, as an unsigned step can be, a descent.
+func stridedTakes(base, step uint64, size int, r request) bool {
+	return fullTakes(size, r) && step > uint64(size) && (base|step)%uint64(size) == 0 &&
+		base < MaxAddress && step <= (MaxAddress-1-base)/(WarpSize-1)
 }
 
 // run coalesces one instruction: its distinct sectors in c.sec and c.used,
 // and what c's other fields say of them.
 func (c *coalescer) run(addr *[WarpSize]uint64, size int, active uint32, r request) {
+	c.ascending = false
 	if active == AllLanes && c.fullWarp(addr, size, r) {
 		return
 	}
@@ -165,6 +218,7 @@ func (c *coalescer) gather(idx *[WarpSize]int32, size int, r request) bool {
 	if !fullTakes(size, r) {
 		return false
 	}
+	c.ascending = false
 	used := &usedAt[bits.TrailingZeros(uint(size))]
 	lo, hi := ^uint64(0), uint64(0)
 	for l, v := range idx {
@@ -384,17 +438,24 @@ func (c *coalescer) lineKeys(out *[2 * WarpSize]uint64) int {
 
 // within returns how many of the last run's sectors s have s / per in keys
 // (lines for per = sectorsPerLine, sectors for 1), whose lowest and
-// highest are lo and hi: a walk of both in step
+// highest are lo and hi, and which keysAscending says are in ascending
+// order by construction: a walk of both in step
 // where both ascend (every affine access), else a search of keys for each
 // sector.
-func (c *coalescer) within(keys []uint64, lo, hi, per uint64) int {
+func (c *coalescer) within(keys []uint64, lo, hi, per uint64, keysAscending bool) int {
 	// Most instructions lie wholly apart from the keys (the next warp's
 	// part of the same buffer): their range says so at once.
 	if c.n == 0 || c.hi/per < lo || c.lo/per > hi {
 		return 0
 	}
+	// A load of the sectors the last one asked for (the next field of the
+	// same structs) holds them all.
+	if per == 1 && slices.Equal(c.sec[:c.n], keys) {
+		return c.n
+	}
 	n := 0
-	if slices.IsSorted(c.sec[:c.n]) && slices.IsSorted(keys) {
+	// Both ways count the same; the walk is the quicker.
+	if c.ascending && keysAscending || slices.IsSorted(c.sec[:c.n]) && slices.IsSorted(keys) {
 		i := 0
 		for _, s := range c.sec[:c.n] {
 			k := s / per

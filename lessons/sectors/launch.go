@@ -302,6 +302,7 @@ type sim struct {
 	nLoaded            int
 	loadedBuf          int
 	loadedLo, loadedHi uint64
+	loadedAscending    bool
 	// lastLd holds the sectors of the last load request of any warp
 	// (nLastLd of them, of buffer lastLdBuf, from lastLdLo to lastLdHi), so
 	// that the next can tell the sectors it asks for again while their
@@ -310,6 +311,7 @@ type sim struct {
 	nLastLd            int
 	lastLdBuf          int
 	lastLdLo, lastLdHi uint64
+	lastLdAscending    bool
 
 	// The shared-memory side: requests and wavefronts by the bank rule.
 	banks banks
@@ -396,7 +398,7 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) int
 	m.useful += int64(c.useful)
 	rewritten := 0
 	if store && m.nLoaded > 0 && buf == m.loadedBuf {
-		rewritten = c.within(m.loaded[:m.nLoaded], m.loadedLo, m.loadedHi, sectorsPerLine)
+		rewritten = c.within(m.loaded[:m.nLoaded], m.loadedLo, m.loadedHi, sectorsPerLine, m.loadedAscending)
 	}
 	m.traffic.add(store, c, rewritten)
 	if store {
@@ -406,10 +408,12 @@ func (m *sim) issue(store bool, buf, size int, active uint32, access string) int
 		m.ldReq++
 		m.ldSec += int64(c.n)
 		if m.nLastLd > 0 && buf == m.lastLdBuf {
-			m.traffic.LdAgain += int64(c.within(m.lastLd[:m.nLastLd], m.lastLdLo, m.lastLdHi, 1))
+			m.traffic.LdAgain += int64(c.within(m.lastLd[:m.nLastLd], m.lastLdLo, m.lastLdHi, 1, m.lastLdAscending))
 		}
 		m.nLastLd, m.lastLdBuf = copy(m.lastLd[:], c.sec[:c.n]), buf
 		m.nLoaded, m.loadedBuf = c.lineKeys(&m.loaded), buf
+		// The lines of ascending sectors ascend too.
+		m.lastLdAscending, m.loadedAscending = c.ascending, c.ascending
 		m.lastLdLo, m.lastLdHi = c.lo, c.hi
 		m.loadedLo, m.loadedHi = c.lo/sectorsPerLine, c.hi/sectorsPerLine
 	}
@@ -440,6 +444,10 @@ func (m *sim) coalesce(size int, active uint32, r request) {
 	case m.affineSet:
 		if m.step == uint64(size) && m.base%uint64(size) == 0 && active&(active+1) == 0 {
 			m.co.contiguous(m.base, size, bits.OnesCount32(active), r)
+			return
+		}
+		if active == AllLanes && stridedTakes(m.base, m.step, size, r) {
+			m.co.strided(m.base, m.step, size, r)
 			return
 		}
 		for l := range WarpSize {

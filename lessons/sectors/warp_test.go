@@ -278,11 +278,18 @@ func TestCoalescerMatchesSpecification(t *testing.T) {
 		// Affine lanes, as the kernels send them, any step and base.
 		{"affine", func() Warp {
 			size := sizes[r.IntN(len(sizes))]
-			step := []uint64{0, 1, 2, 4, 8, 16, 32, 100, 128, 4096}[r.IntN(10)] * uint64(size)
+			steps := []uint64{0, 1, 2, 3, 4, 6, 8, 16, 24, 32, 100, 128, 4096}
+			step := steps[r.IntN(len(steps))] * uint64(size)
+			if r.IntN(8) == 0 {
+				step += 1 + r.Uint64N(uint64(size)) // lanes off their alignment
+			}
 			if r.IntN(4) == 0 {
 				step = -step // descending, as the reverse gather
 			}
 			base := (1<<40 + r.Uint64N(1<<20)) * uint64(size)
+			if r.IntN(8) == 0 {
+				base += r.Uint64N(uint64(size)) // a misaligned first lane
+			}
 			active := AllLanes
 			if r.IntN(3) == 0 {
 				active >>= r.IntN(WarpSize)
@@ -292,6 +299,12 @@ func TestCoalescerMatchesSpecification(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c coalescer
+			stridedSeen := 0
+			defer func() {
+				if tc.name == "affine" {
+					assert.Greater(t, stridedSeen, 1000, "affine warps the strided walk takes")
+				}
+			}()
 			for i := range 20000 {
 				w := tc.warp()
 				// Thresholds from none of the lines tracked to all of them.
@@ -299,6 +312,7 @@ func TestCoalescerMatchesSpecification(t *testing.T) {
 				want := refCoalescer(&w.Addr, w.Size, w.Active, req)
 				c.run(&w.Addr, w.Size, w.Active, req)
 				require.Equal(t, want, held(&c), "warp %d: %+v, %+v", i, w, req)
+				require.False(t, c.ascending, "run claims no order")
 				// The gather walk is for 32 lanes gathering elements by
 				// index.
 				if idx, ok := gatherIndices(w); ok {
@@ -310,6 +324,15 @@ func TestCoalescerMatchesSpecification(t *testing.T) {
 				if w.Active&(w.Active+1) == 0 && w.Active != 0 && w.Addr[0]%uint64(w.Size) == 0 && w == strided(w.Addr[0], uint64(w.Size), w.Size, w.Active) {
 					c.contiguous(w.Addr[0], w.Size, bits.OnesCount32(w.Active), req)
 					require.Equal(t, want, held(&c), "contiguous warp %d: %+v, %+v", i, w, req)
+					require.True(t, c.ascending && slices.IsSorted(c.sec[:c.n]), "contiguous warp %d ascends", i)
+				}
+				// The strided walk is for a full warp of affine lanes that
+				// stridedTakes takes.
+				if base, step := w.Addr[0], w.Addr[1]-w.Addr[0]; w.Active == AllLanes && w == strided(base, step, w.Size, AllLanes) && stridedTakes(base, step, w.Size, req) {
+					c.strided(base, step, w.Size, req)
+					require.Equal(t, want, held(&c), "strided warp %d: %+v, %+v", i, w, req)
+					require.True(t, c.ascending && slices.IsSorted(c.sec[:c.n]), "strided warp %d ascends", i)
+					stridedSeen++
 				}
 			}
 		})
