@@ -28,26 +28,40 @@ A notebook fails, and execution of it stops, at the first code cell that
 After it ran, a notebook fails when a markdown cell states a number that no code
 cell writes or prints and that is no definition of the allow-list (course issue
 11; the check is internal/notebook/cmd/numbers, `go doc ./internal/notebook
-Definitions` lists the allow-list). All the notebooks together fail when they
-take longer than NOTEBOOK_TOTAL_BUDGET seconds (default 240: the README's bound
-on the 2-core CI machine).
+Definitions` lists the allow-list).
 
-Every spec the notebooks measure or profile goes, through the kernels' env
-COALESCE_SPEC_LOG, to build/notebooks/specs.jsonl. When every notebook ran,
-that log must equal lab/testdata/notebook-specs.jsonl, the list lab's GPU test
-measures live; --update-specs rewrites the committed file from the log.
+Time is reported, not judged: each notebook's wall time, the total, the CPU
+time of everything the run started, and a line holding the total to the goal
+(--goal, env NOTEBOOK_GOAL, 120 s: every notebook on a quiet 2-core machine).
+A slow or busy machine is no defect. Only a hang fails: a cell past its
+timeout, or the whole run past the hang guard (--hang-guard, env
+NOTEBOOK_HANG_GUARD, 1200 s: ten times the goal), which stops every kernel.
+
+Every spec a course notebook (notebooks/*.ipynb) measures or profiles goes,
+through the kernels' env COALESCE_SPEC_LOG, to build/notebooks/NAME.specs.jsonl.
+When every course notebook ran, their union must equal
+lab/testdata/notebook-specs.jsonl, the list lab's GPU test measures live;
+--update-specs rewrites the committed file from the logs.
 
 Executed copies go to build/notebooks/NAME.ipynb and NAME.html (also when the
 notebook fails, for debugging), and the kernel's own log to NAME.kernel.log.
-The last line printed is "N passed, M failed".
+build/notebooks/run.json describes the run, for a check that reads the
+executed notebooks instead of running them again (the leak check of course
+issue 23): per notebook its path, the sha256 of the source that ran, the
+executed copy, whether every cell ran and passed, and its time. The last line
+printed is "N passed, M failed".
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import hashlib
 import html
+import json
 import os
+import resource
+import signal
 import re
 import subprocess
 import sys
@@ -239,15 +253,23 @@ def check_numbers(checker: Path, executed: Path) -> str:
             f"Definitions):\n{found}")
 
 
-def read_specs(path: Path) -> list[str]:
-    if not path.is_file():
-        return []
-    return sorted({ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()})
+def spec_log_of(out_dir: Path, name: str) -> Path:
+    """The log of the specs notebook NAME measures (COALESCE_SPEC_LOG)."""
+    return (out_dir / f"{name}.specs.jsonl").resolve()
 
 
-def compare_specs(log: Path, update: bool) -> str:
-    """Compares the specs the notebooks measured with the committed list; returns the problem."""
-    got, want = read_specs(log), read_specs(COMMITTED_SPECS)
+def read_specs(*paths: Path) -> list[str]:
+    specs = set()
+    for path in paths:
+        if path.is_file():
+            specs |= {ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()}
+    return sorted(specs)
+
+
+def compare_specs(logs: list[Path], update: bool) -> str:
+    """Compares the specs the course notebooks measured with the committed list; returns the problem."""
+    log = ", ".join(str(p) for p in logs) if len(logs) < 3 else f"{logs[0].parent}/*.specs.jsonl"
+    got, want = read_specs(*logs), read_specs(COMMITTED_SPECS)
     if update:
         COMMITTED_SPECS.parent.mkdir(parents=True, exist_ok=True)
         COMMITTED_SPECS.write_text("".join(s + "\n" for s in got), encoding="utf-8")
@@ -289,9 +311,11 @@ def run_one(path: Path, args, out_dir: Path) -> tuple[bool, str, bool]:
             # Jupyter Server does (internal/attempt).
             attempts = out_dir / "attempts"
             (attempts / f"{name}.json").unlink(missing_ok=True)
+            spec_log = spec_log_of(out_dir, name)
+            spec_log.unlink(missing_ok=True)
             env = {**os.environ, "COALESCE_ATTEMPTS": str(attempts),
                    "JPY_SESSION_NAME": str(path.resolve()),
-                   SPEC_LOG_ENV: str(args.spec_log)}
+                   SPEC_LOG_ENV: str(spec_log)}
             client.execute(stdout=log, stderr=log, env=env)
         except CellCheckFailed as e:
             ok, msg = False, f"{where_now(nb, client)}: {e}\n{outputs_now(nb, client)}"
@@ -328,6 +352,58 @@ def timed_run(path: Path, args) -> tuple[bool, str, bool, float]:
     return ok, msg, ran, time.monotonic() - t0
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes below pid, children first: the kernels a worker started
+    run in sessions of their own, so a signal to the worker does not reach them."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def stop_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Kills the pool's workers and every process they started (kernels, go builds)."""
+    workers = [p.pid for p in list(getattr(pool, "_processes", {}).values())]
+    for pid in [d for w in workers for d in descendants(w)] + workers:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def longest_first(paths: list[Path], out_dir: Path) -> list[Path]:
+    """The notebooks in the order to start them: the longest first, so that
+    no long one starts last and runs alone; by the last run's times
+    (out_dir/run.json), else by size."""
+    last = {}
+    try:
+        last = {ROOT / n["notebook"]: n["seconds"]
+                for n in json.loads((out_dir / "run.json").read_text(encoding="utf-8"))["notebooks"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return sorted(paths, key=lambda p: (last.get(p.resolve(), 0), p.stat().st_size), reverse=True)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def cpu_seconds() -> float:
+    """User plus system time of this process and the children it has waited for."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("notebooks", nargs="*", type=Path,
@@ -342,9 +418,14 @@ def main() -> int:
     ap.add_argument("--no-html", action="store_true", help="skip the HTML export")
     ap.add_argument("--update-specs", action="store_true",
                     help=f"rewrite {COMMITTED_SPECS.relative_to(ROOT)} from the specs the notebooks measure")
-    ap.add_argument("--budget", type=float, default=float(os.environ.get("NOTEBOOK_TOTAL_BUDGET", "240")),
-                    help="fail when all the notebooks take longer, in seconds "
-                         "(env NOTEBOOK_TOTAL_BUDGET; default 240)")
+    ap.add_argument("--goal", type=float, default=float(os.environ.get("NOTEBOOK_GOAL", "120")),
+                    help="the seconds every notebook should take together on a quiet 2-core "
+                         "machine, reported beside the total, never a failure "
+                         "(env NOTEBOOK_GOAL; default 120)")
+    ap.add_argument("--hang-guard", type=float, default=float(os.environ.get("NOTEBOOK_HANG_GUARD", "1200")),
+                    help="fail, stopping every kernel, when the run takes longer than this: a "
+                         "hang, not a slow machine (env NOTEBOOK_HANG_GUARD; default 1200, "
+                         "ten times the goal)")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("NOTEBOOK_JOBS", str(min(2, os.cpu_count() or 1)))),
                     help="notebooks run at once, each in its own kernel "
                          "(env NOTEBOOK_JOBS; default the cores, at most 2)")
@@ -363,7 +444,8 @@ def main() -> int:
 
     check_kernel(args.kernel)
     args.out.mkdir(parents=True, exist_ok=True)
-    every = {p.resolve() for p in (ROOT / "notebooks").glob("*.ipynb")} <= {p.resolve() for p in paths}
+    course = {p.resolve() for p in (ROOT / "notebooks").glob("*.ipynb")}
+    every = course <= {p.resolve() for p in paths}
     if args.update_specs and not every:
         die("--update-specs needs every notebook to run (give no notebook names)")
     args.numbers = args.out / "numbers"
@@ -371,42 +453,72 @@ def main() -> int:
                            cwd=ROOT, capture_output=True, text=True)
     if build.returncode != 0:
         die(f"building the numbers check failed:\n{build.stdout}{build.stderr}")
-    args.spec_log = (args.out / "specs.jsonl").resolve()
-    args.spec_log.unlink(missing_ok=True)
+    if os.environ.get("NOTEBOOK_TOTAL_BUDGET"):
+        print("run_notebooks: NOTEBOOK_TOTAL_BUDGET no longer fails a run: a slow machine is no "
+              "defect; NOTEBOOK_HANG_GUARD bounds a hang", file=sys.stderr, flush=True)
 
-    t_all = time.monotonic()
+    t_all, cpu_all = time.monotonic(), cpu_seconds()
+    load = os.getloadavg()[0]
     passed = failed = 0
     all_ran = True
+    results, hung = [], []
     # Each notebook runs in a kernel of its own, so several run at once: a
     # cell's time is mostly GoNB compiling it, and the CI machine has two
     # cores. Results are reported as notebooks finish.
-    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(timed_run, path, args): path for path in paths}
-        results = [(futures[f], f.result()) for f in concurrent.futures.as_completed(futures)]
-    for path, (ok, msg, ran, dt) in results:
-        all_ran = all_ran and ran
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs))
+    try:
+        futures = {pool.submit(timed_run, path, args): path for path in longest_first(paths, args.out)}
         try:
-            shown = path.resolve().relative_to(ROOT)
+            for f in concurrent.futures.as_completed(futures, timeout=args.hang_guard):
+                results.append((futures[f], f.result()))
+        except concurrent.futures.TimeoutError:
+            hung = [futures[f] for f in futures if not f.done()]
+            stop_workers(pool)
+    finally:
+        pool.shutdown(wait=not hung, cancel_futures=True)
+    wall, cpu = time.monotonic() - t_all, cpu_seconds() - cpu_all
+
+    def shown(path: Path) -> Path:
+        try:
+            return path.resolve().relative_to(ROOT)
         except ValueError:
-            shown = path
+            return path
+
+    manifest = []
+    for path, (ok, msg, ran, dt) in results:
+        if path.resolve() in course:
+            all_ran = all_ran and ran
+        copy = args.out / f"{path.stem}.ipynb"
+        manifest.append({"notebook": str(shown(path)), "source_sha256": sha256(path),
+                         "executed": str(shown(copy)), "ran_every_cell": ran, "passed": ok,
+                         "seconds": round(dt, 1)})
         if ok:
             passed += 1
-            print(f"PASS {shown} ({dt:.1f}s)", flush=True)
+            print(f"PASS {shown(path)} ({dt:.1f}s)", flush=True)
         else:
             failed += 1
-            copy = args.out / f"{path.stem}.ipynb"
             where = f"\n     executed copy: {copy}" if copy.is_file() else ""
-            print(f"FAIL {shown} ({dt:.1f}s): {msg.rstrip()}{where}", flush=True)
-    total = time.monotonic() - t_all
-    print(f"notebooks: total wall time {total:.1f}s (budget {args.budget:.0f}s)", flush=True)
+            print(f"FAIL {shown(path)} ({dt:.1f}s): {msg.rstrip()}{where}", flush=True)
+    for path in hung:
+        failed += 1
+        all_ran = False
+        print(f"FAIL {shown(path)}: still running when the run reached its hang guard of "
+              f"{args.hang_guard:.0f}s (NOTEBOOK_HANG_GUARD); its kernel was stopped", flush=True)
+    print(f"notebooks: total wall time {wall:.1f}s, {cpu:.1f}s CPU (load average {load:.1f} "
+          f"on {os.cpu_count()} cores at the start)", flush=True)
+    if not hung:
+        verdict = "within it" if wall <= args.goal else "over it: a speed finding, not a failure"
+        print(f"notebooks: goal {args.goal:.0f}s for every notebook on a quiet 2-core machine: "
+              f"{wall:.1f}s, {verdict}", flush=True)
     status = 1 if failed else 0
-    if total > args.budget:
-        print(f"FAIL the notebooks took {total:.1f}s, over the budget of {args.budget:.0f}s "
-              "(NOTEBOOK_TOTAL_BUDGET); the times per notebook are above", flush=True)
-        status = 1
+    (args.out / "run.json").write_text(json.dumps({
+        "notebooks": manifest, "complete": not hung and len(results) == len(paths),
+        "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
+        "goal_seconds": args.goal, "passed": passed, "failed": failed}, indent=1) + "\n", encoding="utf-8")
     # A notebook that failed only the numbers check ran every cell: its specs count.
     if every and all_ran:
-        problem = compare_specs(args.spec_log, args.update_specs)
+        logs = sorted(spec_log_of(args.out, p.stem) for p in paths if p.resolve() in course)
+        problem = compare_specs(logs, args.update_specs)
         if problem:
             print(f"FAIL {problem}", flush=True)
             status = 1
