@@ -108,7 +108,11 @@ func TestHostile(t *testing.T) {
 				"func \u0456nit(t *simt.Thread, in, out *simt.Global[float32], n int) {\n\tс\u043epy(t, in, out, t.BlockIdx.X*t.BlockDim.X+t.ThreadIdx.X)\n}\n",
 			check: func(t *testing.T, r *Result, rep report) { assert.True(t, rep.Pass, "%+v", rep) }},
 		{name: "compile error", fn: "k", src: body("\tout.Store(t, 0, y)"), want: ErrCompile, msg: "line 4: undefined: y"},
-		{name: "endless loop, CPU limit", fn: "k", slow: true, src: body("\tfor {\n\t}"), want: ErrTimeout, msg: "used its 2s of CPU time"},
+		// The wall clock a hang guard only, far above the 2 s of CPU: on a
+		// busy machine the loop gets a sliver of a core, and the 20 s of
+		// testConfig passed before its 2 s did (at a load of 25 on 2 cores).
+		{name: "endless loop, CPU limit", fn: "k", slow: true, src: body("\tfor {\n\t}"), want: ErrTimeout, msg: "used its 2s of CPU time",
+			cfg: func(c *Config) { c.RunTimeout = 10 * time.Minute }},
 		{name: "endless loop, wall clock", fn: "k", slow: true, src: body("\tfor {\n\t}"), want: ErrTimeout, msg: "still running after 2s",
 			cfg: func(c *Config) { c.RunTimeout, c.CPU = 2*time.Second, time.Minute }},
 		{name: "blocks forever", fn: "k", src: body("\tselect {}"), want: ErrCrashed, msg: "all goroutines are asleep"},
