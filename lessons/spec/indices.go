@@ -122,12 +122,51 @@ func countingSort(a []int32, n int64) {
 
 // shuffle is Fisher-Yates over int32s; rand.Shuffle would do, but spelling
 // it out keeps the sequence fixed whatever the standard library changes.
+//
+// Step i swaps a[i] with a[j], j drawn from 0..i: over 2^25 indices
+// (128 MiB) almost every a[j] misses every cache, and the swaps wait on
+// memory one at a time, most of a random gather's prediction. So over a
+// slice larger than the caches the draws run shuffleAhead steps ahead of
+// the swaps, each a[j] prefetched when drawn, to be in the cache when its
+// swap comes: the same draws in the same order, the same swaps, three
+// times as fast (TestShuffle holds it to the plain loop).
 func shuffle(rng *rand.Rand, a []int32) {
+	if len(a) < shuffleFar {
+		for i := len(a) - 1; i > 0; i-- {
+			j := rng.IntN(i + 1)
+			a[i], a[j] = a[j], a[i]
+		}
+		return
+	}
+	var ahead [shuffleRing]int // ahead[i%shuffleRing] is step i's j
+	next := len(a) - 1         // the next step whose j is to be drawn
+	for ; next >= len(a)-shuffleAhead; next-- {
+		j := rng.IntN(next + 1)
+		ahead[next%shuffleRing] = j
+		prefetch(&a[j])
+	}
 	for i := len(a) - 1; i > 0; i-- {
-		j := rng.IntN(i + 1)
+		if next > 0 {
+			j := rng.IntN(next + 1)
+			ahead[next%shuffleRing] = j
+			prefetch(&a[j])
+			next--
+		}
+		j := ahead[i%shuffleRing]
 		a[i], a[j] = a[j], a[i]
 	}
 }
+
+// shuffleAhead is how many steps shuffle draws ahead of its swaps: enough
+// for the prefetches to overlap (on an AMD EPYC, 8 halved the time, 32
+// took it to a third, 128 no further), within shuffleRing. shuffleFar is
+// the length from which it does: 2^20 indices, 4 MiB, about what a core's
+// caches hold.
+const (
+	shuffleAhead = 32
+	shuffleRing  = 64
+	shuffleFar   = 1 << 20
+)
 
 // readIndexFile fills idx with the file's len(idx) indices, read through a
 // small buffer rather than whole: the file is as large as the indices.
