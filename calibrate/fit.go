@@ -351,6 +351,15 @@ func traceAll(d devices.Profile, specs []spec.Spec) ([]*sectors.Trace, error) {
 	return out, errors.Join(errs...)
 }
 
+// runAllToEnd runs every spec on d to the end of its launch, several at
+// a time.
+func runAllToEnd(d devices.Profile, specs []spec.Spec) ([]*sectors.Ended, error) {
+	out := make([]*sectors.Ended, len(specs))
+	errs := make([]error, len(specs))
+	parallel(len(specs), func(i int) { out[i], errs[i] = sectors.RunToEnd(specs[i], d) })
+	return out, errors.Join(errs...)
+}
+
 // replayAll predicts every traced launch on d.
 func replayAll(traces []*sectors.Trace, d devices.Profile) []sectors.Prediction {
 	out := make([]sectors.Prediction, len(traces))

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
@@ -135,18 +136,30 @@ func FitBusy(base devices.Profile, launches []measure.Launch) (int64, error) {
 	return b, err
 }
 
+// fitBusy runs each launch once to its end (sectors.RunToEnd) and tries
+// each candidate on the ends alone: the candidates differ only in
+// busy_dirty_l2_bytes, which only the end reads.
 func fitBusy(base devices.Profile, set []measure.Launch, info measure.DeviceInfo) (int64, float64, error) {
-	traces, err := traceAll(base, specsOf(set))
+	ends, err := runAllToEnd(base, specsOf(set))
 	if err != nil {
 		return 0, 0, fmt.Errorf("calibrate: fitting %s: %w", busyParam.path, err)
 	}
+	var failed error
 	cost := func(c devices.Profile) float64 {
 		var errs []float64
-		for i, p := range replayAll(traces, c) {
+		for i, e := range ends {
+			p, err := e.PredictBusy(c.DRAM.BusyDirtyL2Bytes)
+			if err != nil {
+				failed = err
+				return math.Inf(1)
+			}
 			errs = append(errs, dramError(p.Metrics[metrics.DRAMWrite], set[i].Metrics[metrics.DRAMWrite]))
 		}
 		return slices.Max(errs) + median(errs)
 	}
 	best, v := search(base, []param{busyParam}, info, 3, 7, cost)
+	if failed != nil {
+		return 0, 0, fmt.Errorf("calibrate: fitting %s: %w", busyParam.path, failed)
+	}
 	return best.DRAM.BusyDirtyL2Bytes, v, nil
 }

@@ -151,10 +151,10 @@ func TestFitBusyH200(t *testing.T) {
 	assert.Equal(t, h200.DRAM.BusyDirtyL2Bytes, got, "dram.busy_dirty_l2_bytes: fitted %d, shipped %d", got, h200.DRAM.BusyDirtyL2Bytes)
 
 	// Written back within 15 % (or 1 MB) of ncu, with busy_dirty_l2_bytes
-	// and without, by kernel. Each launch is run once (a 2^25-index gather
-	// draws its permutation once) and its L2 replayed on both profiles, as
-	// the fit does (sectors.TestTrace holds a replay to PredictOn's
-	// prediction); the trace is dropped at once, as a gather's is large.
+	// and without, by kernel. Each launch is run once to its end (a
+	// 2^25-index gather draws its permutation once) and settled with both,
+	// as the fit does (sectors.TestRunToEnd holds that to PredictOn's
+	// prediction), then dropped, as a gather's is large.
 	kernels := []spec.Kernel{spec.VectorizedCopy, spec.CoalescedCopy, spec.GridStrideCopy, spec.GatherCopy}
 	var profiled []measure.Launch
 	for _, l := range launches {
@@ -162,19 +162,22 @@ func TestFitBusyH200(t *testing.T) {
 			profiled = append(profiled, l)
 		}
 	}
-	without := h200
-	without.DRAM.BusyDirtyL2Bytes = 0
 	right := make([][2]bool, len(profiled))
 	errs := make([]error, len(profiled))
 	parallel(len(profiled), func(i int) {
 		l := profiled[i]
-		tr, err := sectors.NewTrace(l.Spec, h200)
+		e, err := sectors.RunToEnd(l.Spec, h200)
 		if err != nil {
 			errs[i] = err
 			return
 		}
-		for j, p := range []devices.Profile{h200, without} {
-			right[i][j] = dramError(tr.PredictOn(p).Metrics[metrics.DRAMWrite], l.Metrics[metrics.DRAMWrite]) <= 0.15
+		for j, busy := range []int64{h200.DRAM.BusyDirtyL2Bytes, 0} {
+			p, err := e.PredictBusy(busy)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			right[i][j] = dramError(p.Metrics[metrics.DRAMWrite], l.Metrics[metrics.DRAMWrite]) <= 0.15
 		}
 	})
 	require.NoError(t, errors.Join(errs...))

@@ -123,9 +123,19 @@ func predictOn(s spec.Spec, idx []int32, d devices.Profile) (Prediction, error) 
 // runOn runs the model of s on d and, when trace is set, also returns the
 // L2 accesses it tracked, in order.
 func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction, []l2Access, error) {
-	m, err := newSim(s, idx, nil)
+	m, p, err := runToEnd(s, idx, d, trace)
 	if err != nil {
 		return Prediction{}, nil, err
+	}
+	return settle(m.l2, d, p), m.trace, nil
+}
+
+// runToEnd is runOn up to the end of the launch, before its L2 settles:
+// the model and the counts above the L2.
+func runToEnd(s spec.Spec, idx []int32, d devices.Profile, trace bool) (*sim, Prediction, error) {
+	m, err := newSim(s, idx, nil)
+	if err != nil {
+		return nil, Prediction{}, err
 	}
 	if trace {
 		m.trace = []l2Access{}
@@ -134,7 +144,7 @@ func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction,
 	m.launch()
 	p := m.counts()
 	p.Spec = s
-	return settle(m.l2, d, p), m.trace, nil
+	return m, p, nil
 }
 
 // counts returns what the model counted above the L2: the metrics but
@@ -268,6 +278,54 @@ func (t *Trace) PredictOn(d devices.Profile) Prediction {
 		}
 	}
 	return settle(l2, d, t.base)
+}
+
+// Ended is a launch the model ran to its end on a profile, before its L2
+// settled which dirty lines go back to DRAM. Only that settling reads
+// dram.busy_dirty_l2_bytes, so Ended predicts the launch at any value of
+// it for the cost of the settling alone: the fit of that one parameter
+// (calibrate.FitBusy) tries dozens of values on each launch. An Ended is
+// not for concurrent use.
+type Ended struct {
+	l2   *l2
+	d    devices.Profile
+	base Prediction
+}
+
+// RunToEnd runs the model of s on d, as PredictOn does, to the end of the
+// launch.
+func RunToEnd(s spec.Spec, d devices.Profile) (*Ended, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("sectors: %w", err)
+	}
+	var idx []int32
+	if s.Kernel == spec.GatherCopy {
+		var err error
+		if idx, err = s.Indices(); err != nil {
+			return nil, fmt.Errorf("sectors: %w", err)
+		}
+	}
+	m, p, err := runToEnd(s, idx, d, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Ended{l2: m.l2, d: d, base: p}, nil
+}
+
+// PredictBusy returns the prediction PredictOn makes of the launch on the
+// profile RunToEnd was given, with its dram.busy_dirty_l2_bytes set to
+// busy. The L2's end leaves it as it was, so it may be asked again.
+func (e *Ended) PredictBusy(busy int64) (Prediction, error) {
+	d := e.d
+	d.DRAM.BusyDirtyL2Bytes = busy
+	if err := d.Validate(); err != nil {
+		return Prediction{}, fmt.Errorf("sectors: %w", err)
+	}
+	e.l2.busyDirty = float64(busy)
+	return settle(e.l2, d, e.base), nil
 }
 
 // sim walks a launch warp by warp, in block order, feeding every warp

@@ -362,3 +362,38 @@ func TestPredictAll(t *testing.T) {
 	_, err = PredictAll(specs[0], twice, missing)
 	assert.EqualError(t, err, "sectors: spec 1, "+twice.Brief()+": "+want.Error())
 }
+
+// An Ended launch predicts what PredictOn does at every
+// dram.busy_dirty_l2_bytes, in any order of asking: the settling leaves
+// the L2 as it found it.
+func TestRunToEnd(t *testing.T) {
+	h200, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	for _, js := range []string{
+		`{"kernel":"vectorized_copy","n":8388608,"width":4}`,
+		`{"kernel":"coalesced_copy","n":16777216}`,
+		`{"kernel":"gather_copy","n":2097152,"index_pattern":"random_perm"}`,
+		`{"kernel":"update_x_aos","n":1048576,"struct_bytes":128}`,
+	} {
+		t.Run(js, func(t *testing.T) {
+			s, err := spec.Parse([]byte(js))
+			require.NoError(t, err)
+			e, err := RunToEnd(s, h200)
+			require.NoError(t, err)
+			writes := map[float64]bool{}
+			for _, busy := range []int64{h200.DRAM.BusyDirtyL2Bytes, 0, 3 * h200.DRAM.BusyDirtyL2Bytes, h200.DRAM.BusyDirtyL2Bytes} {
+				d := h200
+				d.DRAM.BusyDirtyL2Bytes = busy
+				want, err := PredictOn(s, d)
+				require.NoError(t, err)
+				got, err := e.PredictBusy(busy)
+				require.NoError(t, err)
+				assert.Equal(t, want, got, "busy_dirty_l2_bytes %d", busy)
+				writes[got.Metrics[metrics.DRAMWrite]] = true
+			}
+			if s.Kernel == spec.VectorizedCopy {
+				assert.Len(t, writes, 3, "a float4 copy of 4 L2s writes back less the more busy_dirty_l2_bytes keeps")
+			}
+		})
+	}
+}
