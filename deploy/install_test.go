@@ -36,6 +36,7 @@ func TestInstallIntoPrefix(t *testing.T) {
 		t.Skipf("needs the venv and tools of `make setup`: run `make test-install` (sets %s=1)", installTestEnv)
 	}
 	mustHaveExec(t, "bash", "go")
+	t.Parallel() // beside TestNonRootLearner: another prefix, the same venv and tools, read only
 	rootAbs, err := filepath.Abs(root)
 	require.NoError(t, err)
 	venv := envOr("VENV", filepath.Join(rootAbs, ".venv"))

@@ -37,7 +37,12 @@ func TestNonRootLearner(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("runs the learner as uid 1000, which takes root (CI runs as root)")
 	}
+	t.Parallel() // beside TestInstallIntoPrefix: another prefix, the same venv and tools, read only
 	mustHaveExec(t, "bash", "go", "setpriv")
+	// Each step's time goes to the log (go test -v), for make test's
+	// speed goals; none is judged.
+	start := time.Now()
+	phase := func(what string) { t.Logf("%s: %.1f s in", what, time.Since(start).Seconds()) }
 	rootAbs, err := filepath.Abs(root)
 	require.NoError(t, err)
 	venv := envOr("VENV", filepath.Join(rootAbs, ".venv"))
@@ -85,18 +90,23 @@ func TestNonRootLearner(t *testing.T) {
 		}
 		return err
 	}))
-	dl := exec.Command("go", "build", "-o", os.DevNull, "./lab", "./lessons/simt")
+	// go list loads the packages, which takes their modules' zips, and
+	// compiles nothing: a build here, with this module cache's paths,
+	// would compile every dependency again into root's build cache.
+	dl := exec.Command("go", "list", "-deps", "./lab", "./lessons/simt")
 	dl.Dir = rootAbs
 	dl.Env = append(os.Environ(), "GOMODCACHE="+modcache, "GOFLAGS=-mod=readonly",
 		"GOPROXY=file://"+filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download"), "GOSUMDB=off")
 	out, err := dl.CombinedOutput()
 	require.NoError(t, err, "filling the learner's module cache:\n%s", out)
+	phase("the learner's module cache filled")
 
 	env := []string{"HOME=" + home, "KERNEL_PREFIX=" + prefix, "VENV=" + venv, "BIN_DIR=" + binDir,
 		"GOCACHE=" + goEnv(t, "GOCACHE"), "GOMODCACHE=" + goEnv(t, "GOMODCACHE"),
 		"JUPYTER_PATH=", "JUPYTER_DATA_DIR=", "XDG_DATA_HOME=", "XDG_CONFIG_HOME=", "XDG_CACHE_HOME="}
 	sout, err := runScript(t, rootAbs, env, "scripts/install.sh")
 	require.NoError(t, err, "install.sh as root:\n%s", sout)
+	phase("install.sh as root")
 
 	// The learner's notebook starts with the lessons' setup cell, verbatim.
 	lesson, err := os.ReadFile(filepath.Join(rootAbs, "notebooks", "01-sectors.ipynb"))
@@ -139,6 +149,7 @@ for c in nb.cells:
 	assert.Contains(t, text, "Measurements: recorded on NVIDIA H200", "lab.Status ran")
 	assert.Contains(t, text, "10-kernels/strided-copy", "lab.Try ran")
 	assert.Contains(t, text, "(learner ada): passed")
+	phase("the notebook as the learner, from an empty build cache")
 
 	// The browser test against this install: JupyterLab and its kernels
 	// as uid 1000, index and the first lesson run in Chromium.
@@ -180,6 +191,7 @@ for c in nb.cells:
 			t.Fatalf("the browser test as uid %d: %v\n%s\nJupyterLab's log, the end:\n%s", learnerUID, err, b, logTail)
 		}
 		assert.Regexp(t, `browser: 2 passed, 0 failed`, string(b))
+		phase("the browser test as the learner")
 		fi, err := os.Stat(filepath.Join(out, "jupyter", "runtime"))
 		require.NoError(t, err, "JupyterLab's runtime directory")
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
