@@ -86,12 +86,21 @@ lab: setup
 	  --MultiKernelManager.default_kernel_name=gonb \
 	  $(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
 
-# Every suite is a prerequisite of `test`; add new ones (browser, grader, ...) here.
-# As root, test-install runs the browser test as the image's learner; the
-# same notebooks in the same browser as root would only repeat it, so the
-# browser test runs on its own only where that one did not.
+# Every suite runs in `test`; add new ones (browser, grader, ...) here. Go
+# first, on both cores; then the notebooks headless and the install test
+# side by side, each suite's output printed whole when it ends: the
+# install test waits on JupyterLab, a browser and one cell at a time more
+# than it computes. As root, test-install runs the browser test as the
+# image's learner; the same notebooks in the same browser as root would
+# only repeat it, so the browser test runs on its own only where that one
+# did not.
 IS_ROOT := $(filter 0,$(shell id -u))
-test: test-go test-notebooks test-install test-browser-unless-learner
+test:
+	@$(MAKE) test-go
+	@$(MAKE) setup check-notebooks $(if $(IS_ROOT),chromium test-requirements)
+	@echo "make test: test-notebooks and test-install side by side (each prints when it ends)"
+	@$(MAKE) -j2 --output-sync=target test-notebooks test-install
+	@$(MAKE) test-browser-unless-learner
 
 # go test's own vet pass would repeat a subset of the go vet just run.
 test-go:
@@ -124,11 +133,12 @@ notebook-specs: setup
 # says whether it did (test-browser-unless-learner reads it).
 INSTALL_LOG := $(ROOT)/build/test-install.log
 test-install: setup $(if $(IS_ROOT),chromium test-requirements)
-	@mkdir -p $(dir $(INSTALL_LOG))
+	@mkdir -p $(dir $(INSTALL_LOG)) && rm -f $(INSTALL_LOG)
 	COALESCE_INSTALL_TEST=1 $(if $(IS_ROOT),BROWSER_TEST_REQUIRED=1) go test $(GO_TEST_FLAGS) -v -run '^(TestInstallIntoPrefix|TestNonRootLearner)$$' ./deploy | tee $(INSTALL_LOG)
 
-test-browser-unless-learner: test-install
-	@if grep -q -- '--- PASS: TestNonRootLearner/browser' $(INSTALL_LOG); then \
+# After test-install (`test` runs them in turn), whose log it reads.
+test-browser-unless-learner:
+	@if grep -qs -- '--- PASS: TestNonRootLearner/browser' $(INSTALL_LOG); then \
 	  echo "make: the browser test ran as the image's learner in test-install; not again as $$(id -un)"; \
 	else $(MAKE) test-browser; fi
 
