@@ -2,8 +2,11 @@
 #
 #   make setup           venv + gonb/goimports/gopls + GoNB kernel (scripts/install.sh; fast when done)
 #   make lab             JupyterLab on notebooks/index.ipynb, http://127.0.0.1:8888 (PORT=, HOST=, LAB_ARGS=)
-#   make test            every test suite (the prerequisites of `test`); CI runs it via .ci/run
+#   make test            every test suite: go, then notebooks and install side by side, then browser
+#                        where install did not run it; CI runs it via .ci/run
 #   make test-go         go vet + go test
+#   make test-times      go test's ten slowest tests, its packages, its wall and CPU time against the
+#                        goal of 60 s on a quiet 2-core machine (scripts/test_times.py; never a failure)
 #   make test-notebooks  clean-notebook check + headless execution of notebooks/*.ipynb
 #                        (NOTEBOOKS="notebooks/a.ipynb ..." to pick, NOTEBOOK_TIMEOUT=s per cell);
 #                        also fails a markdown number no cell writes or prints, and measured
@@ -69,7 +72,7 @@ export CHROMIUM BROWSER_NOTEBOOKS
 TEST_REQ_STAMP := $(VENV)/.coalesce-test-requirements.sha256
 
 .PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-browser \
-	test-browser-unless-learner \
+	test-browser-unless-learner test-times \
 	chromium test-requirements clean distclean
 
 help:
@@ -106,6 +109,9 @@ test:
 test-go:
 	go vet ./...
 	go test $(GO_TEST_FLAGS) -vet=off ./...
+
+test-times:
+	@$(PYTHON) scripts/test_times.py
 
 check-notebooks:
 	@$(PYTHON) scripts/check_clean_notebooks.py
