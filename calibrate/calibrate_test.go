@@ -273,6 +273,7 @@ func TestAdopt(t *testing.T) {
 // A fit without counters estimates the DRAM level from the H200's shares
 // of its L2 and says so; without timed copies it fails.
 func TestFitWithoutCounters(t *testing.T) {
+	t.Parallel() // reads the recordings and the model only
 	set := recordedSet(t)
 	var timed []measure.Launch
 	for _, l := range set.Measured() {

@@ -202,6 +202,7 @@ func h200Fit(t *testing.T, fit []TimePoint) devices.Time {
 // e^0.001 - 1 = 0.1 %, moves the loss's minimum a little as the data
 // change), 1 % in all.
 func TestH200TimeFromData(t *testing.T) {
+	t.Parallel() // reads the recordings and the model only
 	fit, _ := loadPoints(t, false)
 	got := h200Fit(t, fit)
 	h200, err := devices.Lookup("h200")
@@ -257,6 +258,7 @@ func worst(rs []float64, ps []TimePoint) (float64, string) {
 //   - gathers whose warps read a line or two (sorted_random,
 //     warp_shuffle) are up to 1.32x faster than their latency.
 func TestTimeAccuracy(t *testing.T) {
+	t.Parallel() // reads the recordings and the model only
 	fit, held := loadPoints(t, false)
 	fitOwn, heldOwn := loadPoints(t, true)
 	h200, err := devices.Lookup("h200")
@@ -309,6 +311,7 @@ func TestTimeAccuracy(t *testing.T) {
 // a change to the model that moves the counts the time model reads fails
 // here until `go test ./calibrate -update` rewrites the cache.
 func TestCacheCurrent(t *testing.T) {
+	t.Parallel() // reads the recordings and the model only
 	cache := readCache(t)
 	var keys []string
 	var specs []spec.Spec
@@ -359,6 +362,7 @@ func TestFitTimeTooFew(t *testing.T) {
 // (With 50 sweeps a step it stopped in the slanted valley of the latency
 // and its growth per byte, 15 % off the one-byte copies.)
 func TestFitTimeRecovers(t *testing.T) {
+	t.Parallel() // reads the recordings and the model only
 	fit, _ := loadPoints(t, false)
 	h200, err := devices.Lookup("h200")
 	require.NoError(t, err)

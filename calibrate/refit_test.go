@@ -44,6 +44,7 @@ const seedInFlight = 64 * 128
 // parameter within its tolerance, and the accuracy on the recording no
 // worse.
 func TestRefitH200(t *testing.T) {
+	t.Parallel() // reads the recordings and the model only
 	set := recordedSet(t)
 	info := set.Provenance.Device
 	got, rep, err := Fit(info, set, nil)
@@ -134,6 +135,7 @@ func TestRefitH200(t *testing.T) {
 // (or 1 MB) of ncu on more launches with it than without it, and the other
 // copies' and the gathers' on no fewer.
 func TestFitBusyH200(t *testing.T) {
+	t.Parallel() // reads the recordings and the model only
 	h200, err := devices.Lookup("h200")
 	require.NoError(t, err)
 	var launches []measure.Launch
