@@ -37,8 +37,10 @@ KERNEL_PREFIX ?= $(VENV)
 PYTHON ?= python3
 export VENV BIN_DIR KERNEL_PREFIX PYTHON
 
-# Jupyter looks for the GoNB kernelspec where install.sh put it, not in $HOME.
+# Jupyter looks for the GoNB kernelspec where install.sh put it, not in $HOME,
+# and for its config (gonb the default kernel) beside it.
 export JUPYTER_PATH := $(KERNEL_PREFIX)/share/jupyter
+export JUPYTER_CONFIG_PATH := $(KERNEL_PREFIX)/etc/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PATH := $(BIN_DIR):$(PATH)
 
@@ -78,7 +80,6 @@ lab: setup
 	@cd $(ROOT) && go build ./lessons/... 2>/dev/null || echo "make lab: warning: lessons/... does not build (see make test-go)" >&2
 	cd $(ROOT) && exec $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(ROOT) \
 	  --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) --ServerApp.port_retries=0 \
-	  --MultiKernelManager.default_kernel_name=gonb \
 	  $(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
 
 # Every suite is a prerequisite of `test`; add new ones (browser, grader, ...) here.
