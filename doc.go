@@ -16,6 +16,7 @@
 //	   lessons/exercises   the "fix this kernel" exercises: seeded variants, Go kernels run by simt, CUDA as data
 //	   grader              the exercise bank, answer keys and verdicts
 //	   grader/sandbox      a learner's Go kernel vetted, built and run in a child process with limits
+//	   grader/collect      a class's notebooks fetched from a JupyterHub (its REST API, a service token)
 //	   calibrate           the model fitted to the GPU at hand: what coalesce calibrate
 //	                       measures, the fit, the profile cache, the profile for a live GPU
 //	3  lessons/figures     every derived figure, defined once, for model and measurement
@@ -31,7 +32,8 @@
 //	                       constexpr (a Go constant expression valued as the compiler values it),
 //	                       progress (a status line kept up to date while a slow step runs)
 //
-// deploy holds only the tests of the Docker image and its install.
+// deploy holds only the tests of the Docker image, its install and a real
+// JupyterHub class (TestJupyterHub).
 //
 // # To add a kernel
 //

@@ -39,6 +39,7 @@ var layers = map[string]int{
 	"lessons/exercises":             4,
 	"grader":                        4,
 	"grader/sandbox":                4,
+	"grader/collect":                4,
 	"calibrate":                     4,
 	"grader/gradebook":              5,
 	"lab":                           5,
