@@ -31,9 +31,10 @@ layout coalesce grade reads, through the hub's REST API with a service token
 (-token-file, else $JUPYTERHUB_API_TOKEN; it needs the scopes list:users,
 read:users:name, read:servers, servers and access:servers: docs/running.md).
 A learner whose server is stopped has it started, read and stopped again
-(-no-start: not collected). The notebooks are ~/course/notebooks (-folder,
-from the server's root), subfolders included, each written whole with the
-server's modification time. A second run fetches only what changed, and
+(-no-start: not collected). The notebooks are ~/course/notebooks: notebooks/
+from the server's root (~/course, docs/running.md's notebookDir), else
+course/notebooks (a server rooted at the home), or -folder; subfolders
+included, each written whole with the server's modification time. A second run fetches only what changed, and
 removes a notebook it collected that the server no longer has.
 
 Writes the roster, every hub user collected (admins only with -admins),
@@ -54,7 +55,7 @@ func runCollect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	users := fs.String("users", "", "collect only these hub users (comma-separated)")
 	admins := fs.Bool("admins", false, "also collect the hub's admin users")
 	noStart := fs.Bool("no-start", false, "do not start stopped servers (their learners are not collected)")
-	folder := fs.String("folder", collect.DefaultFolder, "the folder to collect, from each server's root")
+	folder := fs.String("folder", "", "the folder to collect, from each server's root (default: notebooks, else course/notebooks)")
 	maxSize := fs.Int64("max-size", collect.DefaultMaxBytes, "largest notebook fetched, in bytes")
 	maxFiles := fs.Int("max-files", collect.DefaultMaxFiles, "most notebooks fetched per learner")
 	timeout := fs.Duration("timeout", collect.DefaultRequestTimeout, "deadline of one request")

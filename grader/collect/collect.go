@@ -49,8 +49,10 @@ import (
 // Defaults of Options.
 const (
 	// DefaultFolder is where the course keeps a learner's notebooks, from
-	// their server's root (the home directory; scripts/course_home.sh).
-	DefaultFolder = "course/notebooks"
+	// their server's root: ~/course, the notebookDir of docs/running.md
+	// (scripts/course_home.sh). A server whose root is the home has them
+	// at course/notebooks, which is tried next when Folder is "".
+	DefaultFolder = "notebooks"
 	// DefaultMaxBytes bounds one notebook, as coalesce grade's -max-size.
 	DefaultMaxBytes = 256 << 20
 	// MaxListBytes bounds a listing (users, a folder).
@@ -79,7 +81,7 @@ type Options struct {
 	// Out is the submissions folder: OUT/LEARNER/NAME.ipynb.
 	Out string
 	// Folder is the path below each server's root to collect; "" is
-	// DefaultFolder.
+	// DefaultFolder, else course/notebooks (a server rooted at the home).
 	Folder string
 	// Users limits the collection to these hub users; nil is every user
 	// but the hub's admins unless Admins.
@@ -241,6 +243,7 @@ func firstNames(users []hubUser, n int) []string {
 
 type client struct {
 	Options
+	folders  []string // the folders tried, in order: the first that lists
 	hub      *url.URL
 	http     *http.Client
 	parallel int
@@ -274,10 +277,10 @@ func newClient(o Options) (*client, error) {
 	}
 	c := &client{Options: o, hub: u}
 	c.Token = strings.TrimSpace(o.Token)
-	if c.Folder == "" {
-		c.Folder = DefaultFolder
+	c.folders = []string{DefaultFolder, "course/notebooks"}
+	if c.Folder != "" {
+		c.folders = []string{strings.Trim(path.Clean("/"+c.Folder), "/")}
 	}
-	c.Folder = strings.Trim(path.Clean("/"+c.Folder), "/")
 	if c.MaxBytes <= 0 {
 		c.MaxBytes = DefaultMaxBytes
 	}
@@ -663,17 +666,27 @@ func (c *client) files(ctx context.Context, l *Learner, srv string) error {
 		}
 		return nil
 	}
-	if err := walk(c.Folder, 0); err != nil {
-		return err
+	folder := ""
+	for i, f := range c.folders {
+		err := walk(f, 0)
+		var he *HTTPError
+		if err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound && i+1 < len(c.folders) {
+			continue // not there: the next place the course may be
+		}
+		if err != nil {
+			return err
+		}
+		folder = f
+		break
 	}
 	if len(notebooks) > c.MaxFiles {
-		return fmt.Errorf("%d notebooks in %s, over the bound of %d (-max-files)", len(notebooks), c.Folder, c.MaxFiles)
+		return fmt.Errorf("%d notebooks in %s, over the bound of %d (-max-files)", len(notebooks), folder, c.MaxFiles)
 	}
 	on := map[string]bool{}
 	for _, nb := range notebooks {
-		rel := strings.TrimPrefix(strings.TrimPrefix(nb.Path, c.Folder), "/")
+		rel := strings.TrimPrefix(strings.TrimPrefix(nb.Path, folder), "/")
 		if rel == "" || strings.Contains(rel, "..") || path.IsAbs(rel) {
-			return fmt.Errorf("%s: a path outside %s", nb.Path, c.Folder)
+			return fmt.Errorf("%s: a path outside %s", nb.Path, folder)
 		}
 		on[rel] = true
 		local := filepath.Join(dir, filepath.FromSlash(rel))

@@ -185,10 +185,12 @@ func newHub(t *testing.T) (*fakeHub, *httptest.Server) {
 			"course/notebooks/.coalesce/attempts.json": "{}",
 			"course/notebooks/old/03-strided.ipynb":    `{"cells": [3]}`,
 		}},
-		"bob":   {mtime: mtime, files: map[string]string{"course/notebooks/10-kernels.ipynb": `{"cells": [10]}`}},
+		// bob's server is rooted at ~/course (docs/running.md's notebookDir),
+		// ada's at her home: both are found.
+		"bob":   {mtime: mtime, files: map[string]string{"notebooks/10-kernels.ipynb": `{"cells": [10]}`}},
 		"cy":    {mtime: mtime, fail: "No such directory: /home/cy/course"},
 		"prof":  {admin: true, running: true, mtime: mtime, files: map[string]string{"course/notebooks/x.ipynb": "{}"}},
-		"dee":   {running: true, denied: true, mtime: mtime, files: map[string]string{"course/notebooks/x.ipynb": "{}"}},
+		"dee":   {running: true, denied: true, mtime: mtime, files: map[string]string{"notebooks/x.ipynb": "{}"}},
 		".evil": {running: true, mtime: mtime},
 	}}
 	srv := httptest.NewServer(h)
@@ -224,6 +226,7 @@ func TestCollect(t *testing.T) {
 
 	bob := byName["bob"]
 	require.NoError(t, bob.Err)
+	assert.Equal(t, []string{"10-kernels.ipynb"}, bob.Files)
 	assert.True(t, bob.Started, "bob's stopped server was started")
 	assert.False(t, h.users["bob"].running, "and stopped again")
 	assert.Contains(t, h.log, "POST bob")
@@ -233,7 +236,7 @@ func TestCollect(t *testing.T) {
 	require.Error(t, byName["cy"].Err)
 	assert.EqualError(t, byName["cy"].Err, "collect: cy: the server failed to start: Spawn failed: No such directory: /home/cy/course")
 	require.Error(t, byName["dee"].Err)
-	assert.Contains(t, byName["dee"].Err.Error(), "collect: dee: listing course/notebooks: GET "+srv.URL+"/user/dee/api/contents/course/notebooks?content=1: HTTP 403 Forbidden")
+	assert.Contains(t, byName["dee"].Err.Error(), "collect: dee: listing notebooks: GET "+srv.URL+"/user/dee/api/contents/notebooks?content=1: HTTP 403 Forbidden")
 	assert.Contains(t, byName["dee"].Err.Error(), "lacks a scope")
 	assert.Contains(t, byName[".evil"].Err.Error(), "starting with a dot")
 	assert.Len(t, res.Failed(), 3)
@@ -267,6 +270,11 @@ func TestCollect(t *testing.T) {
 		res, err = Collect(context.Background(), Options{Hub: srv.URL, Token: "s3cret", Out: t.TempDir(), Users: []string{"ada"}, MaxFiles: 1})
 		require.NoError(t, err)
 		assert.ErrorContains(t, res.Learners[0].Err, "2 notebooks in course/notebooks, over the bound of 1 (-max-files)")
+	})
+	t.Run("an explicit folder is the only one tried", func(t *testing.T) {
+		res, err := Collect(context.Background(), Options{Hub: srv.URL, Token: "s3cret", Out: t.TempDir(), Users: []string{"ada"}, Folder: "/notebooks/"})
+		require.NoError(t, err)
+		assert.ErrorContains(t, res.Learners[0].Err, "listing notebooks: GET "+srv.URL+"/user/ada/api/contents/notebooks?content=1: HTTP 404 Not Found: No such file or directory: notebooks")
 	})
 	t.Run("no start", func(t *testing.T) {
 		res, err := Collect(context.Background(), Options{Hub: srv.URL, Token: "s3cret", Out: t.TempDir(), Users: []string{"bob"}, NoStart: true})

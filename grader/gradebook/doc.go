@@ -9,7 +9,8 @@
 // in their code cells parsed with go/parser, and the predictions read from
 // the source: a submission cannot change its own grade or touch the
 // grading machine. Of the outputs saved in a notebook (which a learner
-// could edit) only the attempt records are read (see "First attempts").
+// could edit) only the attempt records and the learner names lab prints
+// are read (see "First attempts" and "Who a submission belongs to").
 //
 // # What counts as a prediction
 //
@@ -113,13 +114,28 @@
 // metadata.authors) are kept as Submission.Claimed: one that is another
 // learner, or not this one, flags the notebook (FlagPossibleCopy, "possible
 // copy: metadata names bob" in its rows' notes) and changes nothing else.
+// So does what the saved outputs carry of another learner's run (what the
+// course writes, where the metadata is the notebook tool's): the same
+// attempt record, a first prediction stamped to the nanosecond, in two
+// learners' notebooks flags both, each naming the other; outputs showing
+// another learner of the batch by name, lab's "(learner ada)" under a
+// kernel exercise, flag the notebook that shows it.
 // Every learner found in the tree has rows.
+//
+// A notebook that is not the course's (no metadata.coalesce, no import of
+// the course, no Check call: JupyterLab's Untitled.ipynb; or a notebook of
+// another kernel that names nothing of the course) is not graded and is no
+// failure: Submission.Ignored, a row with verdict ignored, and a learner
+// with only such notebooks is missing, not unreadable.
 //
 // Of a learner's notebooks of one lesson, the lesson's own (01-sectors.ipynb)
 // is graded (RoleGraded); the others (01-sectors-Copy1.ipynb, an
 // Untitled.ipynb whose calls are lesson 01's) are duplicates
 // (RoleDuplicate): listed in the graded rows' notes, flagged, and used
-// only for an exercise the lesson's notebook has no readable call for.
+// only for an exercise the lesson's notebook has no readable call for. A
+// duplicate with nothing of the learner's in it (placeholders only, no
+// attempt record, no kernel: the course's new version that
+// scripts/course_home.sh offers beside an edited lesson) is not flagged.
 // "First" among a learner's calls means graded notebooks first, then the
 // earliest first attempt recorded, then path; never path alone.
 //
@@ -212,5 +228,5 @@
 //	}
 //
 // verdict is one of right, wrong, ungraded, missing, unreadable,
-// unknown-exercise, bad-notebook (see Status).
+// unknown-exercise, bad-notebook, ignored (see Status).
 package gradebook

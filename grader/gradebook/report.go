@@ -174,6 +174,22 @@ func (gb *Gradebook) Feedback(learner string) string {
 	for _, t := range gb.Totals {
 		if t.Learner == learner {
 			fmt.Fprintf(&b, "**Score: %s of %s points (%s%%)** on %s.\n\n", grader.Number(t.Points), grader.Number(t.MaxPoints), csvNum(t.Percent), mdText(t.Assignment))
+			// The status comes second, before anything to review: a learner
+			// whose only notebook could not be read learns why here, not
+			// under 70 lines of exercises without a prediction.
+			fmt.Fprintf(&b, "**Status: %s**", t.Status)
+			if len(t.Flags) > 0 {
+				fmt.Fprintf(&b, ": %s", mdText(strings.Join(t.Flags, "; ")))
+			}
+			b.WriteString(".\n\n")
+			for _, r := range gb.Rows {
+				if r.Learner == learner && r.Status == BadNotebook {
+					fmt.Fprintf(&b, "- Not read: %s: %s\n", mdText(filepath.ToSlash(r.Notebook)), mdText(r.Note))
+				}
+			}
+			if slices.ContainsFunc(gb.Rows, func(r Row) bool { return r.Learner == learner && r.Status == BadNotebook }) {
+				b.WriteString("\n")
+			}
 		}
 	}
 	var review, missingIn []string
@@ -219,6 +235,9 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 	switch r.Status {
 	case BadNotebook:
 		fmt.Fprintf(b, "## %s: not graded\n\n%s\n", mdText(filepath.ToSlash(r.Notebook)), note)
+		return
+	case Ignored:
+		fmt.Fprintf(b, "## %s: not the course's, ignored\n\n%s\n", mdText(filepath.ToSlash(r.Notebook)), note)
 		return
 	case UnknownExercise:
 		fmt.Fprintf(b, "## %s: unknown exercise\n\n%s\n", title, note)
