@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -464,29 +465,36 @@ func (h *hubClass) addUser(name, home string) {
 	})
 }
 
-// killUserProcesses ends what is left of a learner's processes (their
-// server and kernels, which the hub started for this test), by pid.
-func (h *hubClass) killUserProcesses(name string) {
-	out, err := exec.Command("id", "-u", name).Output()
-	if err != nil {
-		return
-	}
-	uid := strings.TrimSpace(string(out))
+// learnerProcesses returns the pids of the processes this test's hub
+// started for a learner (their server, its kernels and builds): those
+// whose environment names this learner's hub user and this test's course,
+// never another process that happens to run under the same uid.
+func (h *hubClass) learnerProcesses(name string) []int {
+	mark := []string{"JUPYTERHUB_USER=" + name, "COURSE_ROOT=" + filepath.Join(h.work, "course")}
+	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
 		if err != nil {
 			continue
 		}
-		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		if err != nil {
-			continue
+		vars := strings.Split(string(env), "\x00")
+		if slices.Contains(vars, mark[0]) && slices.Contains(vars, mark[1]) {
+			pids = append(pids, pid)
 		}
-		for _, line := range strings.Split(string(st), "\n") {
-			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" && f[1] == uid {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
+	}
+	return pids
+}
+
+// killUserProcesses ends, by pid, what is left of a learner's processes
+// (the hub's cleanup should have stopped them).
+func (h *hubClass) killUserProcesses(name string) {
+	for _, pid := range h.learnerProcesses(name) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
@@ -616,41 +624,33 @@ func (h *hubClass) figures(users []string, homes string) {
 		home := filepath.Join(homes, u)
 		cache := filepath.Join(home, ".cache", "coalesce", "go-build")
 		all, c := duSize(t, home), duSize(t, cache)
-		out, _ := exec.Command("id", "-u", u).Output()
-		server, kernels := rssOf(strings.TrimSpace(string(out)))
+		server, kernels := h.rssOf(u)
 		t.Logf("figure: learner %s: home %s without the build cache, build cache %s, idle server %s RSS, kernels %s RSS",
 			u, humanBytes(all-c), humanBytes(c), humanBytes(server), humanBytes(kernels))
 	}
 }
 
-// rssOf sums the resident memory of uid's processes: the single-user
-// server (python) and the rest (kernels: gonb, go, ...).
-func rssOf(uid string) (server, other int64) {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+// rssOf sums the resident memory of a learner's processes: the
+// single-user server (python) and the rest (kernels: gonb, go, ...).
+func (h *hubClass) rssOf(name string) (server, other int64) {
+	for _, pid := range h.learnerProcesses(name) {
+		st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 		if err != nil {
 			continue
 		}
-		var mine bool
 		var rss int64
-		var name string
+		var comm string
 		for _, line := range strings.Split(string(st), "\n") {
 			f := strings.Fields(line)
 			switch {
-			case len(f) > 1 && f[0] == "Uid:":
-				mine = f[1] == uid
 			case len(f) > 1 && f[0] == "VmRSS:":
 				kb, _ := strconv.ParseInt(f[1], 10, 64)
 				rss = kb << 10
 			case len(f) > 1 && f[0] == "Name:":
-				name = f[1]
+				comm = f[1]
 			}
 		}
-		if !mine {
-			continue
-		}
-		if strings.HasPrefix(name, "python") || strings.HasPrefix(name, "jupyter") {
+		if strings.HasPrefix(comm, "python") || strings.HasPrefix(comm, "jupyter") {
 			server += rss
 		} else {
 			other += rss
