@@ -684,9 +684,9 @@ func (c *client) files(ctx context.Context, l *Learner, srv string) error {
 	}
 	on := map[string]bool{}
 	for _, nb := range notebooks {
-		rel := strings.TrimPrefix(strings.TrimPrefix(nb.Path, folder), "/")
-		if rel == "" || strings.Contains(rel, "..") || path.IsAbs(rel) {
-			return fmt.Errorf("%s: a path outside %s", nb.Path, folder)
+		rel, ok := strings.CutPrefix(nb.Path, folder+"/")
+		if !ok || rel == "" || rel != path.Clean(rel) || rel == ".." || strings.HasPrefix(rel, "../") {
+			return fmt.Errorf("the server listed %q in %s: a path outside it", nb.Path, folder)
 		}
 		on[rel] = true
 		local := filepath.Join(dir, filepath.FromSlash(rel))

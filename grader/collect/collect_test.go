@@ -310,3 +310,27 @@ func writeFile(t *testing.T, p, body string) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 }
+
+// TestCollectPathOutside: a listing naming a file outside the folder (a
+// hostile or broken server) is an error naming it, and nothing is written
+// outside OUT/LEARNER.
+func TestCollectPathOutside(t *testing.T) {
+	for _, p := range []string{"notebooks/../../x.ipynb", "other/x.ipynb", "notebooks/a/../../x.ipynb"} {
+		t.Run(p, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/hub/api/users":
+					fmt.Fprint(w, `{"items": [{"name": "ada", "servers": {"": {"ready": true, "url": "/user/ada/"}}}], "_pagination": {"next": null}}`)
+				default:
+					fmt.Fprintf(w, `{"type": "directory", "content": [{"name": "x.ipynb", "path": %q, "type": "notebook", "size": 2}]}`, p)
+				}
+			}))
+			defer srv.Close()
+			dir := t.TempDir()
+			res, err := Collect(context.Background(), Options{Hub: srv.URL, Token: "t", Out: filepath.Join(dir, "out")})
+			require.NoError(t, err)
+			assert.ErrorContains(t, res.Learners[0].Err, fmt.Sprintf("collect: ada: the server listed %q in notebooks: a path outside it", p))
+			assert.NoFileExists(t, filepath.Join(dir, "x.ipynb"))
+		})
+	}
+}
