@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -410,5 +411,26 @@ func TestScriptsParse(t *testing.T) {
 			out, err := exec.Command("bash", "-n", s).CombinedOutput()
 			assert.NoError(t, err, "%s", out)
 		})
+	}
+}
+
+// TestShippedVersions: notebooks/.shipped.sha256, the versions of the
+// lessons course_home.sh updates in a learner's home, is well formed and
+// holds a version of every lesson (make notebook-history writes it).
+func TestShippedVersions(t *testing.T) {
+	text := readRepoFile(t, "notebooks/.shipped.sha256")
+	line := regexp.MustCompile(`^[0-9a-f]{64}  [^/\s]+\.ipynb$`)
+	names := map[string]bool{}
+	for i, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		require.Regexp(t, line, l, "line %d", i+1)
+		names[l[66:]] = true
+	}
+	lessons, err := filepath.Glob(filepath.Join(root, "notebooks", "*.ipynb"))
+	require.NoError(t, err)
+	for _, p := range lessons {
+		assert.True(t, names[filepath.Base(p)], "%s has no shipped version: run make notebook-history", filepath.Base(p))
 	}
 }

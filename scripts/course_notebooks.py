@@ -97,17 +97,26 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
 
 
 def read_shipped(path: Path | None) -> dict[str, set[str]]:
-    """notebooks/.shipped.sha256: lines "CHECKSUM  NAME"; # comments."""
+    """notebooks/.shipped.sha256: lines "CHECKSUM  NAME"; # comments. A
+    line that is not one is skipped with a warning: the list only widens
+    what counts as untouched, so a bad line costs an offered copy, never a
+    learner's setup."""
     out: dict[str, set[str]] = {}
     if path is None or not path.is_file():
         return out
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"course_notebooks: warning: {path}: {e}: no shipped versions known", file=sys.stderr)
+        return out
+    for n, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         parts = line.split(None, 1)
-        if len(parts) != 2 or len(parts[0]) != 64:
-            raise Problem(f"{path}:{n}: want 'SHA256  NAME.ipynb', got {line!r}")
+        if len(parts) != 2 or len(parts[0]) != 64 or any(ch not in "0123456789abcdef" for ch in parts[0]):
+            print(f"course_notebooks: warning: {path}:{n}: want 'SHA256  NAME.ipynb', got {line[:80]!r}: skipped", file=sys.stderr)
+            continue
         out.setdefault(parts[1].strip(), set()).add(parts[0])
     return out
 
