@@ -104,7 +104,8 @@ RUN GOCACHE=/tmp/gocache-root scripts/install.sh \
  && install -d -o "${NB_UID}" -g "${NB_GID}" /opt/go/cache \
  && env -i HOME=/nonexistent PATH="${PATH}" jupyter kernelspec list --json \
       | python3 -c 'import json,sys; d=json.load(sys.stdin)["kernelspecs"]["gonb"]["resource_dir"]; assert d.startswith("/usr/local/share/jupyter/"), d; print("gonb kernelspec:", d)' \
- && env -i HOME=/nonexistent PATH="${PATH}" python -c 'from jupyter_server.serverapp import ServerApp as S; a = S(); a.initialize(argv=["--port=0", "--allow-root"]); k = a.kernel_manager.default_kernel_name; assert k == "gonb", k; print("default kernel:", k)' \
+ && h="$(mktemp -d)" && env -i HOME="$h" PATH="${PATH}" python -c 'from jupyter_server.serverapp import ServerApp as S; a = S(); a.initialize(argv=["--port=0", "--allow-root"]); k = a.kernel_manager.default_kernel_name; assert k == "gonb", k; print("default kernel:", k)' \
+ && rm -rf "$h" \
  && jupyterhub-singleuser --version
 
 USER ${NB_UID}
