@@ -230,8 +230,10 @@ func TestCourseHome(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, fi.Mode().IsRegular(), "notebooks are copies, not links")
 
-	// A home made before the record: an old release's 03-old, untouched.
+	// A home made before the record: an old release's 03-old, untouched, and
+	// the go.mod link course_home.sh made before DEST/go.work.
 	writeFiles(t, dest, map[string]string{"notebooks/03-old.ipynb": v1["03-old"]})
+	require.NoError(t, os.Symlink(filepath.Join(src, "go.mod"), filepath.Join(dest, "go.mod")))
 
 	// The learner works: runs index (outputs only: still untouched), makes a
 	// prediction in 01-a (edited), leaves 02-b alone, keeps a file of their
@@ -284,6 +286,8 @@ func TestCourseHome(t *testing.T) {
 	assert.Contains(t, note, "lab -> lab.mine")
 	_, err = os.Lstat(filepath.Join(dest, "old"))
 	assert.True(t, os.IsNotExist(err), "the link to a removed directory must go, got %v", err)
+	_, err = os.Lstat(filepath.Join(dest, "go.mod"))
+	assert.True(t, os.IsNotExist(err), "the old go.mod link must go (go.work stands for it), got %v", err)
 
 	// A start with nothing new changes nothing; the note of the offer stays
 	// while the offer is there, the moved-aside part is gone.
