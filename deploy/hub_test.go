@@ -66,7 +66,7 @@ func TestJupyterHub(t *testing.T) {
 	if fi, err := os.Stat(proxy); proxy == "" || err != nil || fi.Mode()&0o111 == 0 {
 		cannotRun(t, "no configurable-http-proxy at HUB_PROXY=%q: make test-hub installs it with npm (is npm on PATH?)", proxy)
 	}
-	for _, p := range []string{"bash", "go", "setpriv", "useradd", "userdel", "chown"} {
+	for _, p := range []string{"bash", "go", "useradd", "userdel", "chown", "cp"} {
 		if _, err := exec.LookPath(p); err != nil {
 			cannotRun(t, "%s not on PATH", p)
 		}
