@@ -130,6 +130,8 @@ func TestJupyterHub(t *testing.T) {
 	sum := sha256.Sum256([]byte(rootAbs))
 	tag := hex.EncodeToString(sum[:2])
 	ada, bob, cy := "ada-"+tag, "bob-"+tag, "cy-"+tag
+	// Cleanups run last first: this one after every user is deleted.
+	t.Cleanup(func() { os.Remove(filepath.Join(work, "users.txt")) })
 	for _, u := range []string{ada, bob, cy} {
 		h.addUser(u, filepath.Join(homes, u))
 	}
