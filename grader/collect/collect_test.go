@@ -276,6 +276,15 @@ func TestCollect(t *testing.T) {
 		require.NoError(t, err)
 		assert.ErrorContains(t, res.Learners[0].Err, "listing notebooks: GET "+srv.URL+"/user/ada/api/contents/notebooks?content=1: HTTP 404 Not Found: No such file or directory: notebooks")
 	})
+	t.Run("admins only when asked", func(t *testing.T) {
+		res, err := Collect(context.Background(), Options{Hub: srv.URL, Token: "s3cret", Out: t.TempDir(), Admins: true, NoStart: true})
+		require.NoError(t, err)
+		var names []string
+		for _, l := range res.Learners {
+			names = append(names, l.Name)
+		}
+		assert.Contains(t, names, "prof")
+	})
 	t.Run("no start", func(t *testing.T) {
 		res, err := Collect(context.Background(), Options{Hub: srv.URL, Token: "s3cret", Out: t.TempDir(), Users: []string{"bob"}, NoStart: true})
 		require.NoError(t, err)
