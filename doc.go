@@ -6,7 +6,9 @@
 // # Layers
 //
 // Each package imports only packages of the layers below its own
-// (TestLayers holds them to it):
+// (TestLayers holds them to it), and each top-level folder sits on one
+// floor: no package of one folder imports another folder's package while
+// that folder imports back (TestFoldersAreFloors):
 //
 //	6  cmd/coalesce        the command line over all of it
 //	   internal/notebook/cmd/numbers  the notebooks' numbers check (scripts/run_notebooks.py runs it)
@@ -22,7 +24,7 @@
 //	   lessons/simt        a learner's kernel in Go, run thread by thread, its warps priced by the model
 //	   cuda                the kernels, the harness and the live GPU; the course's recording
 //	2  lessons/sectors     the model: addresses to sectors, requests, DRAM bytes and time
-//	   measure             a measured launch, a set of them, the run-file format
+//	   lessons/measure     a measured launch, a set of them, the run-file format
 //	1  lessons/spec        the experiment spec: the kernel table and the field table
 //	   internal/attempt    a learner's attempts, recorded beside the notebook
 //	0  lessons/devices     GPU profiles (profiles.json)

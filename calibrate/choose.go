@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 // CalibratedName is the name a calibration of gpu takes among the

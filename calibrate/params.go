@@ -2,7 +2,7 @@ package calibrate
 
 import (
 	"github.com/coalescing-course/coalesce/lessons/devices"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 // param is one number of a profile that calibration sets: where it lives

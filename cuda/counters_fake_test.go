@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // ncuDenied is what ncu prints, once per kernel it tries to profile, when

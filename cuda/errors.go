@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 // Sentinels for what a machine can lack. Every *MissingError wraps one, so a

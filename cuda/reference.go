@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 // Provenance gathers what is known about the GPU, its driver and the

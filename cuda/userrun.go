@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // UserProgram is a learner's kernel compiled into a program, kept in the

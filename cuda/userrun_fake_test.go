@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // fakeUserNvcc stands in for nvcc: --version prints a version; a build

@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // A verdict against the model alone, as text: the judgement, then the

@@ -3,7 +3,7 @@ package grader
 import (
 	"sync"
 
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 // Grader holds a bank and a measurement source, and computes each

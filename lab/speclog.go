@@ -6,8 +6,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // SpecLogEnv names the variable that makes lab write down every launch a

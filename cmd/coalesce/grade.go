@@ -15,7 +15,7 @@ import (
 	"github.com/coalescing-course/coalesce/grader/gradebook"
 	"github.com/coalescing-course/coalesce/internal/progress"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 func init() {

@@ -13,10 +13,10 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/coalescing-course/coalesce/internal/atomicfile"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 func init() {

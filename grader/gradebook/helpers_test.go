@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/grader"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden from the code's output; review the diff")

@@ -9,10 +9,10 @@ import (
 
 	"gonum.org/v1/plot/cmpimg"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // The golden images, as gonum/plot tests its own: each function writes

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
