@@ -16,7 +16,7 @@
 //	   grader/gradebook    an instructor's batch grading of saved notebooks
 //	4  lessons/plots       the charts and the warp diagram (draws; never displays)
 //	   lessons/exercises   the "fix this kernel" exercises: seeded variants, Go kernels run by simt, CUDA as data
-//	   grader              the exercise bank, answer keys and verdicts
+//	   grader              the question bank, answer keys and verdicts
 //	   grader/sandbox      a learner's Go kernel vetted, built and run in a child process with limits
 //	   calibrate           the model fitted to the GPU at hand: what coalesce calibrate
 //	                       measures, the fit, the profile cache, the profile for a live GPU
@@ -69,12 +69,13 @@
 // devices.Register instead, and chosen for specs without "device" with
 // devices.Use.
 //
-// # To add an exercise
+// # To add a question
 //
-// One entry in grader/exercises.json: its id, question, unit, specs, the
+// One entry in grader/questions.json: its id, text, unit, specs, the
 // figure it asks for, what grades it and its tolerances. ParseBank refuses
 // what does not hold together; the lesson's notebook asks for it with
-// lab.Check.
+// lab.Check. (A kernel exercise, which the learner answers with code, is
+// one entry in the table of lessons/exercises; go doc ./lessons/exercises.)
 //
 // # To add a figure
 //

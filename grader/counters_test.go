@@ -37,7 +37,7 @@ func (b borrowing) Measure(ctx context.Context, specs []spec.Spec, want measure.
 	return &out, nil
 }
 
-// An exercise graded by a measured figure that needs counters is not
+// A question graded by a measured figure that needs counters is not
 // graded against the model's counters under the measurement's name: it
 // goes ungraded, saying why and what to do. The recording's counters of
 // the same launch grade, labelled. A figure that needs no counter (a

@@ -35,7 +35,7 @@ func TestTimeMissesPointTheWay(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			k := &Key{
-				Exercise: &Exercise{Specs: []spec.Spec{s}, Tolerance: Tolerance{Measured: 0.25}},
+				Question: &Question{Specs: []spec.Spec{s}, Tolerance: Tolerance{Measured: 0.25}},
 				Parts: []Part{{
 					Spec:        s,
 					Prediction:  sectors.Prediction{TimeSeconds: modelSeconds, Time: sectors.TimeParts{Bound: "latency"}},
@@ -73,7 +73,7 @@ func TestTimeArithmeticNamesRewrites(t *testing.T) {
 			require.NoError(t, err)
 			pr, err := sectors.Predict(s)
 			require.NoError(t, err)
-			e := &Exercise{Quantity: figures.TimeSeconds.Name, Specs: []spec.Spec{s}}
+			e := &Question{Quantity: figures.TimeSeconds.Name, Specs: []spec.Spec{s}}
 			text := strings.Join(partArithmetic(e, Part{Spec: s, Prediction: pr, Model: pr.TimeSeconds}), "\n")
 			assert.Contains(t, text, "DRAM longer than their bytes")
 			if c.rewrite {

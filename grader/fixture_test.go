@@ -29,7 +29,7 @@ const (
 )
 
 // fixtureTimes are the invented times, in milliseconds, of the specs the
-// measured exercises compare; the comments give the ratio the tests expect.
+// measured questions compare; the comments give the ratio the tests expect.
 var fixtureTimes = map[string]float64{
 	`{"kernel":"strided_copy","n":67108864,"stride":1}`:                            0.150, // stride 1 vs 32: 16x per useful byte
 	`{"kernel":"strided_copy","n":67108864,"stride":32}`:                           0.075,
@@ -63,7 +63,7 @@ func TestWriteReferenceFixture(t *testing.T) {
 	if !*updateFixture {
 		t.Skip("run with -update-fixture to rewrite " + fixtureFile)
 	}
-	b, err := Exercises()
+	b, err := Questions()
 	require.NoError(t, err)
 	ref := &measure.Set{Provenance: &measure.Provenance{
 		Device:  measure.DeviceInfo{GPU: "NVIDIA H200 (test fixture)", SMs: 132},
@@ -75,7 +75,7 @@ func TestWriteReferenceFixture(t *testing.T) {
 	times, dramRead := norm(t, fixtureTimes), norm(t, fixtureDRAMRead)
 	notProfiled, missing := norm(t, fixtureNotProfiled), norm(t, fixtureMissing)
 	seen := map[string]bool{}
-	for _, e := range b.Exercises {
+	for _, e := range b.Questions {
 		for _, s := range e.Specs {
 			key := s.String()
 			if seen[key] {

@@ -7,7 +7,7 @@ import (
 )
 
 // Grader holds a bank and a measurement source, and computes each
-// exercise's answer key once, the first time it is asked for. It is safe
+// question's answer key once, the first time it is asked for. It is safe
 // for concurrent use. Build one with New.
 type Grader struct {
 	bank   *Bank
@@ -20,7 +20,7 @@ type Grader struct {
 
 // Options configure New.
 type Options struct {
-	// Bank is the exercise bank; nil is the course's (Exercises).
+	// Bank is the question bank; nil is the course's (Questions).
 	Bank *Bank
 	// Source is where measured answers come from; nil is none.
 	Source measure.Source
@@ -35,7 +35,7 @@ func New(opt Options) (*Grader, error) {
 	b := opt.Bank
 	if b == nil {
 		var err error
-		if b, err = Exercises(); err != nil {
+		if b, err = Questions(); err != nil {
 			return nil, err
 		}
 	}
@@ -57,9 +57,9 @@ func (g *Grader) Source() string {
 	return "none: " + g.noMeas
 }
 
-// Key returns the answer key of exercise id, computing it on first use.
+// Key returns the answer key of question id, computing it on first use.
 func (g *Grader) Key(id string) (*Key, error) {
-	e, err := g.bank.Exercise(id)
+	e, err := g.bank.Question(id)
 	if err != nil {
 		return nil, err
 	}
@@ -73,13 +73,13 @@ func (g *Grader) Key(id string) (*Key, error) {
 	return key()
 }
 
-// Grade judges a prediction for exercise id. It never fails: a verdict
+// Grade judges a prediction for question id. It never fails: a verdict
 // that cannot be given (an unknown id) has Err set. A prediction that is
 // not a finite number (a placeholder) gets an Unanswered verdict, made
 // without computing the key.
 func (g *Grader) Grade(id string, prediction float64) *Verdict {
 	if !Answered(prediction) {
-		e, err := g.bank.Exercise(id)
+		e, err := g.bank.Question(id)
 		if err != nil {
 			return &Verdict{ID: id, Prediction: prediction, Err: err}
 		}

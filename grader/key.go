@@ -16,11 +16,11 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
-// Key is the answer key of one exercise, computed at grading time: the
+// Key is the answer key of one question, computed at grading time: the
 // model's answer, the measured one when a measurement is at hand, and the
-// explanation every verdict on the exercise shows.
+// explanation every verdict on the question shows.
 type Key struct {
-	Exercise *Exercise
+	Question *Question
 	// Model is the sector model's answer.
 	Model float64
 	// Measured is the answer from the measurement; valid when HasMeasured.
@@ -38,7 +38,7 @@ type Key struct {
 	Explanation []Section
 }
 
-// Part is the quantity of one spec of an exercise.
+// Part is the quantity of one spec of a question.
 type Part struct {
 	Spec        spec.Spec
 	Prediction  sectors.Prediction
@@ -53,31 +53,31 @@ type Part struct {
 }
 
 // Graded reports whether the key can grade a prediction: always for an
-// exercise graded by the model; for one graded by the measurement, only
+// question graded by the model; for one graded by the measurement, only
 // when there is a measured answer. An ungraded verdict still shows the
 // model's answer, for information, and earns no points of none.
 func (k *Key) Graded() bool {
-	return k.Exercise.GradedBy == Model || k.HasMeasured
+	return k.Question.GradedBy == Model || k.HasMeasured
 }
 
 // Answer returns the answer the points are judged against, with its
 // relative tolerance; ok is false when the key cannot grade (see Graded).
 func (k *Key) Answer() (value, tol float64, ok bool) {
-	if k.Exercise.GradedBy == Measurement {
-		return k.Measured, k.Exercise.Tolerance.Measured, k.HasMeasured
+	if k.Question.GradedBy == Measurement {
+		return k.Measured, k.Question.Tolerance.Measured, k.HasMeasured
 	}
-	return k.Model, k.Exercise.Tolerance.Model, true
+	return k.Model, k.Question.Tolerance.Model, true
 }
 
-// MeasureTimeout bounds the measurement of one exercise's launches on a
+// MeasureTimeout bounds the measurement of one question's launches on a
 // live GPU, profiling included.
 const MeasureTimeout = 5 * time.Minute
 
 // computeKey works out e's answers with the model and, when src is not
 // nil, the measurement.
-func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
+func computeKey(e *Question, src measure.Source, noMeas string) (*Key, error) {
 	fig := e.figure()
-	k := &Key{Exercise: e, NoMeasurement: noMeas}
+	k := &Key{Question: e, NoMeasurement: noMeas}
 	if src != nil {
 		k.Source = src.Origin().String()
 	}
@@ -148,7 +148,7 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 				// A measured answer must be a measurement: counters the
 				// model filled in (the GPU refused ncu them) would grade
 				// the learner against the model under the measurement's
-				// name. The part stays unmeasured, so an exercise graded
+				// name. The part stays unmeasured, so a question graded
 				// by the measurement goes ungraded, saying why and what
 				// lets ncu count.
 				err = modelCounters(e, s, k.Source, countersErr)
@@ -192,7 +192,7 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 // modelCounters is why the part s of e has no measured answer when its
 // counters in the source labelled src are the sector model's; why, when
 // known, is why ncu did not read them, with what to do about it.
-func modelCounters(e *Exercise, s spec.Spec, src string, why error) error {
+func modelCounters(e *Question, s spec.Spec, src string, why error) error {
 	msg := fmt.Sprintf("the counters of %s (%s) are the sector model's, not a measurement, so they give no measured %s", s.Brief(), src, e.Quantity)
 	if why == nil {
 		return errors.New(msg)
@@ -200,7 +200,7 @@ func modelCounters(e *Exercise, s spec.Spec, src string, why error) error {
 	return fmt.Errorf("%s: %w", msg, why)
 }
 
-func combine(e *Exercise, parts []Part, val func(Part) float64) (float64, error) {
+func combine(e *Question, parts []Part, val func(Part) float64) (float64, error) {
 	if e.Combine != Ratio {
 		v := val(parts[0])
 		if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestLiveGPU grades two exercises against this machine's GPU through the
+// TestLiveGPU grades two questions against this machine's GPU through the
 // cuda package: a count read with ncu and a time ratio. It skips, saying
 // why, where there is no GPU (or no nvcc); on the device machine:
 //

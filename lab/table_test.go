@@ -206,7 +206,7 @@ func TestPlanted(t *testing.T) {
 	assert.Equal(t, "planted wrong answer 128: 01-sectors/sectors-float: WRONG (0 of 1 point, graded against the model)", lines[1])
 	assert.Contains(t, lines[2], "Hint: ")
 
-	assert.ErrorIs(t, planted(g, "01-sectors/no-such-exercise", 1), grader.ErrUnknownExercise)
+	assert.ErrorIs(t, planted(g, "01-sectors/no-such-exercise", 1), grader.ErrUnknownQuestion)
 }
 
 // An exercise graded by measurement plants the measured answer.
@@ -237,5 +237,5 @@ func TestCheckUsesTheNotebooksSource(t *testing.T) {
 	assert.Contains(t, v.NoMeasurement, "no measurement source")
 
 	v = Check("08-h200/no-such-exercise", 16)
-	assert.ErrorIs(t, v.Err, grader.ErrUnknownExercise)
+	assert.ErrorIs(t, v.Err, grader.ErrUnknownQuestion)
 }

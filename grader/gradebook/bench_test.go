@@ -29,7 +29,7 @@ var (
 // broken in one of the ways the grader reports.
 func writeBatch(t testing.TB, dir string, n int) {
 	t.Helper()
-	b, err := grader.Exercises()
+	b, err := grader.Questions()
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(1, 2))
 	png := base64.StdEncoding.EncodeToString(make([]byte, 12<<10)) // a saved 12 KB plot
@@ -57,7 +57,7 @@ func writeBatch(t testing.TB, dir string, n int) {
 			if rng.IntN(2) == 0 {
 				p = "32"
 			}
-			md("Predict before you run: " + e.Question)
+			md("Predict before you run: " + e.Text)
 			code("%%\n// Your prediction:\ngrader.Check(\"" + e.ID + "\", " + p + ")")
 		}
 		nb := map[string]any{"nbformat": 4, "nbformat_minor": 5, "cells": cells,
@@ -99,7 +99,7 @@ func BenchmarkGrade2000(b *testing.B) {
 	g := testGrader(b)
 	inputs, _, err := Collect([]string{dir})
 	require.NoError(b, err)
-	for _, e := range g.Bank().Exercises {
+	for _, e := range g.Bank().Questions {
 		_, err := g.Key(e.ID)
 		require.NoError(b, err)
 	}
@@ -125,7 +125,7 @@ func BenchmarkFindCalls(b *testing.B) {
 	writeBatch(b, dir, 8)
 	data, err := os.ReadFile(filepath.Join(dir, "learner0000", "03-strided.ipynb"))
 	require.NoError(b, err)
-	bank, err := grader.Exercises()
+	bank, err := grader.Questions()
 	require.NoError(b, err)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {

@@ -127,7 +127,7 @@ func FuzzCSVCell(f *testing.F) {
 // TestPointsPossible: the points possible are the assignment's, not what
 // the batch touched. A learner who submitted 03-strided only, graded on
 // 01-sectors and 03-strided, has 7 points possible: 01-sectors' three
-// exercises of 1 point, 03-strided's 1 + 1 + 2 (exercises.json).
+// exercises of 1 point, 03-strided's 1 + 1 + 2 (questions.json).
 func TestPointsPossible(t *testing.T) {
 	subs := []Submission{sub("ada", "ada/03-strided.ipynb", map[string]float64{"03-strided/sectors-stride-32": 32})}
 	gb := gradeSubs(t, subs, Options{Lessons: []string{"01-sectors", "03-strided"}})

@@ -194,7 +194,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	if gb.Assignment == "" {
 		gb.Assignment = strings.Join(lessons, "+")
 	}
-	var exercises []*grader.Exercise
+	var exercises []*grader.Question
 	for _, l := range lessons {
 		exercises = append(exercises, b.OfLesson(l)...)
 	}
@@ -215,7 +215,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	}
 	for _, e := range exercises {
 		k := gb.keys[e.ID]
-		info := ExerciseInfo{ID: e.ID, Lesson: e.Lesson, Question: e.Question, Unit: e.Unit, GradedBy: e.GradedBy,
+		info := ExerciseInfo{ID: e.ID, Lesson: e.Lesson, Question: e.Text, Unit: e.Unit, GradedBy: e.GradedBy,
 			Graded: k.Graded(), Points: e.Points, Model: k.Model, Tolerance: e.Tol(e.GradedBy)}
 		if k.HasMeasured {
 			info.Measured = ptr(k.Measured)
@@ -331,7 +331,7 @@ func scope(b *grader.Bank, want []string) ([]string, error) {
 
 // keysFor computes the keys of the exercises concurrently: each runs the
 // model over a whole launch, which is most of a small batch's time.
-func keysFor(g *grader.Grader, exercises []*grader.Exercise, into map[string]*grader.Key) error {
+func keysFor(g *grader.Grader, exercises []*grader.Question, into map[string]*grader.Key) error {
 	keys := make([]*grader.Key, len(exercises))
 	errs := make([]error, len(exercises))
 	// Keys are worked out several at a time, but a gather's alone: it
@@ -371,7 +371,7 @@ func keysFor(g *grader.Grader, exercises []*grader.Exercise, into map[string]*gr
 }
 
 // gathers reports whether one of e's launches is a gather_copy.
-func gathers(e *grader.Exercise) bool {
+func gathers(e *grader.Question) bool {
 	return slices.ContainsFunc(e.Specs, func(s spec.Spec) bool { return s.Kernel == spec.GatherCopy })
 }
 
@@ -403,7 +403,7 @@ type located struct {
 // of the notebook counts them.
 func (l located) where() string { return fmt.Sprintf("cell %d, line %d", l.Cell+1, l.Line) }
 
-func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises []*grader.Exercise, keys map[string]*grader.Key, firstAttempt bool) []Row {
+func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises []*grader.Question, keys map[string]*grader.Key, firstAttempt bool) []Row {
 	var calls []located
 	// The attempt record of each exercise: the one with the most attempts
 	// (a cell's output holds the count when it ran, so the latest has
@@ -564,11 +564,11 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 	reported := map[string]bool{}
 	for _, c := range calls {
 		if c.ID != "" {
-			if _, err := b.Exercise(c.ID); err == nil || reported[c.ID] {
+			if _, err := b.Question(c.ID); err == nil || reported[c.ID] {
 				continue
 			}
 			reported[c.ID] = true
-			_, err := b.Exercise(c.ID)
+			_, err := b.Question(c.ID)
 			rows = append(rows, Row{Learner: learner, Notebook: c.path, Exercise: c.ID, Status: UnknownExercise,
 				PredictionText: c.Arg, Prediction: predictionPtr(c.Call),
 				Note: c.where() + ": " + strings.TrimPrefix(err.Error(), "grader: ")})

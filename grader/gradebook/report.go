@@ -238,10 +238,10 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 		fmt.Fprintf(b, "**%s**\n\n", mdText(OverrideNote(*r.Override, r.MaxPoints)))
 	}
 	if r.Status == Right && r.Prediction != nil {
-		fmt.Fprintf(b, "%s\n\n- Your prediction: %s, right.\n", k.Exercise.Question, FormatNumber(*r.Prediction))
+		fmt.Fprintf(b, "%s\n\n- Your prediction: %s, right.\n", k.Question.Text, FormatNumber(*r.Prediction))
 		return // right: no need of the explanation
 	}
-	fmt.Fprintf(b, "%s\n\n", k.Exercise.Question)
+	fmt.Fprintf(b, "%s\n\n", k.Question.Text)
 	if r.Prediction != nil {
 		fmt.Fprintf(b, "- Your prediction: %s\n", FormatNumber(*r.Prediction))
 	} else if r.PredictionText != "" {

@@ -395,7 +395,7 @@ func (r Reader) fromNotebook(in Input, nb *notebook.Notebook, err error) Submiss
 func (r Reader) lessonOfCalls(calls []Call) string {
 	lesson := ""
 	for _, c := range calls {
-		e, err := r.Bank.Exercise(c.ID)
+		e, err := r.Bank.Question(c.ID)
 		if err != nil {
 			continue
 		}
