@@ -267,8 +267,8 @@ func TestReadOverrides(t *testing.T) {
 	}{
 		{"header, comment, with and without a reason",
 			"learner,exercise,points,reason\n# regrade\nada,03-strided/sectors-stride-32,1,counted by hand\nbob, 03-strided/efficiency-stride-2 ,0.5\n",
-			[]Override{{Learner: "ada", Exercise: "03-strided/sectors-stride-32", Points: 1, Reason: "counted by hand", File: "o.csv", Line: 3},
-				{Learner: "bob", Exercise: "03-strided/efficiency-stride-2", Points: 0.5, File: "o.csv", Line: 4}}, ""},
+			[]Override{{Learner: "ada", ID: "03-strided/sectors-stride-32", Points: 1, Reason: "counted by hand", File: "o.csv", Line: 3},
+				{Learner: "bob", ID: "03-strided/efficiency-stride-2", Points: 0.5, File: "o.csv", Line: 4}}, ""},
 		{"points not a number", "ada,x,one,r\n", nil, "o.csv line 1: points \"one\": want a number"},
 		{"points NaN", "learner,exercise,points\nada,x,NaN\n", nil, "line 2: points \"NaN\""},
 		{"too few fields", "ada,x\n", nil, "line 1: 2 fields"},
@@ -305,7 +305,7 @@ func FuzzReadOverrides(f *testing.F) {
 		for _, o := range os {
 			assert.Positive(t, o.Line)
 			assert.NotEmpty(t, o.Learner)
-			assert.NotEmpty(t, o.Exercise)
+			assert.NotEmpty(t, o.ID)
 			assert.False(t, o.Points != o.Points, "NaN points")
 		}
 	})
@@ -320,8 +320,8 @@ func TestOverrides(t *testing.T) {
 		sub("=evil", "evil/03-strided.ipynb", nil),
 	}
 	opt := Options{Lessons: []string{"03-strided"}, Overrides: []Override{
-		{Learner: "ada", Exercise: "03-strided/sectors-stride-32", Points: 1, Reason: "counted warps, said so", File: "o.csv", Line: 2},
-		{Learner: "'=evil", Exercise: "03-strided/slowdown-stride-32", Points: 1.5, File: "o.csv", Line: 3},
+		{Learner: "ada", ID: "03-strided/sectors-stride-32", Points: 1, Reason: "counted warps, said so", File: "o.csv", Line: 2},
+		{Learner: "'=evil", ID: "03-strided/slowdown-stride-32", Points: 1.5, File: "o.csv", Line: 3},
 	}}
 	gb := gradeSubs(t, subs, opt)
 	// ada: 4 is wrong (32 sectors), set to 1 of 1 by hand.
@@ -329,7 +329,7 @@ func TestOverrides(t *testing.T) {
 	assert.Equal(t, 1.0, tot.Points)
 	var row Row
 	for _, r := range gb.Rows {
-		if r.Learner == "ada" && r.Exercise == "03-strided/sectors-stride-32" {
+		if r.Learner == "ada" && r.ID == "03-strided/sectors-stride-32" {
 			row = r
 		}
 	}
@@ -358,10 +358,10 @@ func TestOverrides(t *testing.T) {
 		o    Override
 		err  string
 	}{
-		{"unknown learner", Override{Learner: "nobody", Exercise: "03-strided/sectors-stride-32", Line: 7}, `line 7: learner "nobody" is not in the class`},
-		{"an exercise of another lesson", Override{Learner: "ada", Exercise: "01-sectors/sectors-float", Line: 7}, `line 7: exercise "01-sectors/sectors-float" is not an exercise of the lessons graded`},
-		{"over the maximum", Override{Learner: "ada", Exercise: "03-strided/sectors-stride-32", Points: 2, Line: 7}, "line 7: points 2 for 03-strided/sectors-stride-32: want 0 to 1"},
-		{"negative", Override{Learner: "ada", Exercise: "03-strided/sectors-stride-32", Points: -1, Line: 7}, "line 7: points -1 for 03-strided/sectors-stride-32: want 0 to 1"},
+		{"unknown learner", Override{Learner: "nobody", ID: "03-strided/sectors-stride-32", Line: 7}, `line 7: learner "nobody" is not in the class`},
+		{"an exercise of another lesson", Override{Learner: "ada", ID: "01-sectors/sectors-float", Line: 7}, `line 7: exercise "01-sectors/sectors-float" is not an exercise of the lessons graded`},
+		{"over the maximum", Override{Learner: "ada", ID: "03-strided/sectors-stride-32", Points: 2, Line: 7}, "line 7: points 2 for 03-strided/sectors-stride-32: want 0 to 1"},
+		{"negative", Override{Learner: "ada", ID: "03-strided/sectors-stride-32", Points: -1, Line: 7}, "line 7: points -1 for 03-strided/sectors-stride-32: want 0 to 1"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -372,7 +372,7 @@ func TestOverrides(t *testing.T) {
 		})
 	}
 	t.Run("twice", func(t *testing.T) {
-		o := Override{Learner: "ada", Exercise: "03-strided/sectors-stride-32", File: "o.csv", Line: 2}
+		o := Override{Learner: "ada", ID: "03-strided/sectors-stride-32", File: "o.csv", Line: 2}
 		o2 := o
 		o2.Line = 5
 		_, err := Grade(testGrader(t), subs, Options{Lessons: []string{"03-strided"}, Overrides: []Override{o, o2}})
@@ -396,7 +396,7 @@ func TestItemAnalysis(t *testing.T) {
 	gb := gradeSubs(t, subs, Options{Lessons: []string{"03-strided"}})
 	var it Item
 	for _, i := range gb.Items {
-		if i.Exercise == id {
+		if i.ID == id {
 			it = i
 		}
 	}

@@ -35,19 +35,23 @@ const (
 	// Unreadable is a Check call whose prediction is not a number written
 	// in the call, or that sits in a cell that does not compile.
 	Unreadable Status = "unreadable"
-	// UnknownExercise is a Check call with an id the bank does not have.
-	UnknownExercise Status = "unknown-exercise"
+	// UnknownQuestion is a Check call with an id the bank does not have
+	// (printed unknown-exercise, the name the gradebook's formats keep).
+	UnknownQuestion Status = "unknown-exercise"
 	// BadNotebook is a file that cannot be graded at all.
 	BadNotebook Status = "bad-notebook"
 )
 
-// Row is one line of the gradebook: one learner and one exercise, or one
-// learner and one problem (an unknown exercise, a bad notebook).
+// Row is one line of the gradebook: one learner and one question (or
+// kernel exercise), or one learner and one problem (an unknown question, a
+// bad notebook).
 type Row struct {
 	Learner  string `json:"learner"`
 	Notebook string `json:"notebook"`
-	Exercise string `json:"exercise"`
-	Lesson   string `json:"lesson"`
+	// ID is the question's id, or the kernel exercise's: the gradebook's
+	// "exercise" column.
+	ID     string `json:"exercise"`
+	Lesson string `json:"lesson"`
 	// Prediction is the value read, nil when none; PredictionText is the
 	// argument as written.
 	Prediction     *float64 `json:"prediction"`
@@ -108,9 +112,9 @@ type Gradebook struct {
 	PointsPossible float64 `json:"points_possible"`
 	// Source names the measurement source, or why there is none.
 	Source string `json:"measurement_source"`
-	// Lessons are the lessons graded, Exercises their exercises.
+	// Lessons are the lessons graded, Questions their questions.
 	Lessons   []string       `json:"lessons"`
-	Exercises []ExerciseInfo `json:"exercises"`
+	Questions []QuestionInfo `json:"exercises"`
 	Rows      []Row          `json:"rows"`
 	Totals    []Total        `json:"totals"`
 	// Items is the item analysis: one per exercise, over the class.
@@ -123,8 +127,8 @@ type Gradebook struct {
 	keys map[string]*grader.Key
 }
 
-// ExerciseInfo is an exercise of a gradebook with its answer key.
-type ExerciseInfo struct {
+// QuestionInfo is a question of a gradebook with its answer key.
+type QuestionInfo struct {
 	ID        string        `json:"id"`
 	Lesson    string        `json:"lesson"`
 	Question  string        `json:"question"`
@@ -215,12 +219,12 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	}
 	for _, e := range exercises {
 		k := gb.keys[e.ID]
-		info := ExerciseInfo{ID: e.ID, Lesson: e.Lesson, Question: e.Text, Unit: e.Unit, GradedBy: e.GradedBy,
+		info := QuestionInfo{ID: e.ID, Lesson: e.Lesson, Question: e.Text, Unit: e.Unit, GradedBy: e.GradedBy,
 			Graded: k.Graded(), Points: e.Points, Model: k.Model, Tolerance: e.Tol(e.GradedBy)}
 		if k.HasMeasured {
 			info.Measured = ptr(k.Measured)
 		}
-		gb.Exercises = append(gb.Exercises, info)
+		gb.Questions = append(gb.Questions, info)
 		if info.Graded {
 			gb.PointsPossible += info.Points
 		}
@@ -255,13 +259,13 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 		roster[k] = true
 	}
 	slices.Sort(learners)
-	overridable := gb.Exercises
+	overridable := gb.Questions
 	if opt.RunKernels {
 		// An instructor may set a kernel exercise's points too: one the
 		// sandbox could not judge, or a kernel read wrongly.
-		overridable = slices.Clone(gb.Exercises)
+		overridable = slices.Clone(gb.Questions)
 		for _, e := range opt.KernelExercises {
-			overridable = append(overridable, ExerciseInfo{ID: e.ID, Lesson: lessonOfID(e.ID), Graded: true, Points: e.Points})
+			overridable = append(overridable, QuestionInfo{ID: e.ID, Lesson: lessonOfID(e.ID), Graded: true, Points: e.Points})
 		}
 	}
 	overrides, err := checkOverrides(opt.Overrides, learners, overridable)
@@ -455,7 +459,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 	var rows []Row
 	for _, e := range exercises {
 		k := keys[e.ID]
-		r := Row{Learner: learner, Exercise: e.ID, Lesson: e.Lesson, Model: ptr(k.Model)}
+		r := Row{Learner: learner, ID: e.ID, Lesson: e.Lesson, Model: ptr(k.Model)}
 		if k.HasMeasured {
 			r.Measured, r.Source = ptr(k.Measured), k.Source
 		}
@@ -569,7 +573,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 			}
 			reported[c.ID] = true
 			_, err := b.Question(c.ID)
-			rows = append(rows, Row{Learner: learner, Notebook: c.path, Exercise: c.ID, Status: UnknownExercise,
+			rows = append(rows, Row{Learner: learner, Notebook: c.path, ID: c.ID, Status: UnknownQuestion,
 				PredictionText: c.Arg, Prediction: predictionPtr(c.Call),
 				Note: c.where() + ": " + strings.TrimPrefix(err.Error(), "grader: ")})
 			continue

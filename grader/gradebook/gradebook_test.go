@@ -56,7 +56,7 @@ func TestGradebookRows(t *testing.T) {
 	find := func(learner, exercise string, status Status) *Row {
 		for i := range gb.Rows {
 			r := &gb.Rows[i]
-			if r.Learner == learner && r.Exercise == exercise && (status == "" || r.Status == status) {
+			if r.Learner == learner && r.ID == exercise && (status == "" || r.Status == status) {
 				return r
 			}
 		}
@@ -80,7 +80,7 @@ func TestGradebookRows(t *testing.T) {
 		{"a variable", "brian", "04-scattered/sectors-random-perm", Unreadable, 0, 1, "x is a name"},
 		{"a comment only", "brian", "04-scattered/sectors-warp-shuffle", Missing, 0, 1, "one appears in a comment (cell 5, line 2)"},
 		{"a ratio upside down", "brian", "04-scattered/sorted-speedup", Wrong, 0, 2, "upside down"},
-		{"an unknown id", "brian", "04-scattered/nope", UnknownExercise, 0, 0, "04-scattered has"},
+		{"an unknown id", "brian", "04-scattered/nope", UnknownQuestion, 0, 0, "04-scattered has"},
 		{"an id that is not a literal", "brian", "", Unreadable, 0, 0, "not a string literal"},
 		{"an alias import in a later cell", "carol", "05-aos-soa/sectors-aos-16", Right, 1, 1, "cell 1, line 2"},
 		{"a call split across cells", "carol", "05-aos-soa/efficiency-aos-24", Unreadable, 0, 1, "does not compile"},
@@ -124,12 +124,12 @@ func TestGradebookRows(t *testing.T) {
 		assert.Equal(t, testGrader(t).Bank().LessonIDs(), gb.Lessons, "no -lessons: the whole bank")
 		perLearner := map[string]int{}
 		for _, r := range gb.Rows {
-			if r.Exercise != "" && r.Status != UnknownExercise {
+			if r.ID != "" && r.Status != UnknownQuestion {
 				perLearner[r.Learner]++
 			}
 		}
 		for _, tot := range gb.Totals {
-			assert.Equal(t, len(gb.Exercises), perLearner[tot.Learner], tot.Learner)
+			assert.Equal(t, len(gb.Questions), perLearner[tot.Learner], tot.Learner)
 		}
 	})
 	t.Run("no notebook lost: every file is a learner's", func(t *testing.T) {
@@ -227,7 +227,7 @@ func TestFirstAttempt(t *testing.T) {
 			require.NoError(t, err)
 			var row *Row
 			for i := range gb.Rows {
-				if gb.Rows[i].Exercise == tt.exercise {
+				if gb.Rows[i].ID == tt.exercise {
 					row = &gb.Rows[i]
 				}
 			}

@@ -63,7 +63,7 @@ func gradeTree(t *testing.T, dir string) (*Gradebook, []Submission) {
 
 func rowOf(gb *Gradebook, learner, exercise string) *Row {
 	for i := range gb.Rows {
-		if gb.Rows[i].Learner == learner && gb.Rows[i].Exercise == exercise {
+		if gb.Rows[i].Learner == learner && gb.Rows[i].ID == exercise {
 			return &gb.Rows[i]
 		}
 	}

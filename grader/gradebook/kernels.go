@@ -413,7 +413,7 @@ func reportMessage(rep exercises.Report) string {
 func kernelRows(ctx context.Context, learner string, subs []*Submission, exercises []KernelExercise, run func(context.Context, sandbox.Kernel) (*sandbox.Result, error)) []Row {
 	var rows []Row
 	for _, e := range exercises {
-		r := Row{Learner: learner, Exercise: e.ID, Lesson: lessonOfID(e.ID), MaxPoints: e.Points}
+		r := Row{Learner: learner, ID: e.ID, Lesson: lessonOfID(e.ID), MaxPoints: e.Points}
 		var try *Try
 		var others []string
 		for _, s := range subs {

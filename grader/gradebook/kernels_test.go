@@ -143,7 +143,7 @@ func TestKernelRows(t *testing.T) {
 	}
 	seen := 0
 	for _, r := range gb.Rows {
-		if r.Exercise != "10-kernels/strided-copy" {
+		if r.ID != "10-kernels/strided-copy" {
 			continue
 		}
 		seen++
@@ -154,20 +154,20 @@ func TestKernelRows(t *testing.T) {
 	}
 	assert.Equal(t, len(want), seen)
 	for _, r := range plain.Rows {
-		assert.NotEqual(t, "10-kernels/strided-copy", r.Exercise, "without RunKernels no kernel is graded")
+		assert.NotEqual(t, "10-kernels/strided-copy", r.ID, "without RunKernels no kernel is graded")
 	}
 
 	// The instructor sets the points the machine could not grade, and
 	// those of a kernel judged wrong, as for any exercise.
 	over := []Override{
-		{Learner: "machine", Exercise: "10-kernels/strided-copy", Points: 2, Reason: "ran it by hand", File: "o.csv", Line: 1},
-		{Learner: "strided", Exercise: "10-kernels/strided-copy", Points: 0, File: "o.csv", Line: 2},
+		{Learner: "machine", ID: "10-kernels/strided-copy", Points: 2, Reason: "ran it by hand", File: "o.csv", Line: 1},
+		{Learner: "strided", ID: "10-kernels/strided-copy", Points: 0, File: "o.csv", Line: 2},
 	}
 	gb, err = Grade(testGrader(t), subs, Options{Lessons: []string{"01-sectors"}, RunKernels: true, KernelExercises: ex, RunKernel: run, Overrides: over})
 	require.NoError(t, err)
 	for _, r := range gb.Rows {
 		switch {
-		case r.Exercise != "10-kernels/strided-copy":
+		case r.ID != "10-kernels/strided-copy":
 		case r.Learner == "machine":
 			assert.Equal(t, 2.0, r.Points)
 			assert.Contains(t, r.Note, "points set by the instructor: 2 of 2 — ran it by hand")
@@ -193,7 +193,7 @@ func TestKernelsInTheSandbox(t *testing.T) {
 		KernelExercises: []KernelExercise{{ID: "10-kernels/strided-copy", Points: 1}}, RunKernel: c.Run})
 	require.NoError(t, err)
 	i := len(gb.Rows) - 1
-	assert.Equal(t, "10-kernels/strided-copy", gb.Rows[i].Exercise)
+	assert.Equal(t, "10-kernels/strided-copy", gb.Rows[i].ID)
 	assert.Equal(t, Right, gb.Rows[i].Status, gb.Rows[i].Note)
 	assert.Equal(t, 1.0, gb.Rows[i].Points)
 }

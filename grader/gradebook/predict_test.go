@@ -465,7 +465,7 @@ func TestTemplateRows(t *testing.T) {
 	}
 	seen := 0
 	for _, r := range gb.Rows {
-		if r.Exercise != "03-strided/slowdown-stride-32" {
+		if r.ID != "03-strided/slowdown-stride-32" {
 			continue
 		}
 		w, ok := want[r.Learner]

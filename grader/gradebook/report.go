@@ -49,7 +49,7 @@ func (gb *Gradebook) WriteCSV(w io.Writer) error {
 			pred = txt(r.PredictionText) // as written: learner text
 		}
 		cw.write([]cell{
-			txt(r.Learner), txt(filepath.ToSlash(r.Notebook)), txt(r.Exercise), txt(r.Lesson), pred, numPtr(r.Model), numPtr(r.Measured),
+			txt(r.Learner), txt(filepath.ToSlash(r.Notebook)), txt(r.ID), txt(r.Lesson), pred, numPtr(r.Model), numPtr(r.Measured),
 			txt(r.Source), txt(string(r.Status)), num(r.Points), num(r.MaxPoints), txt(r.Note),
 			numPtr(r.FirstAttempt), attemptsCell(r.Attempts),
 		})
@@ -78,7 +78,7 @@ func (gb *Gradebook) WriteItemsCSV(w io.Writer) error {
 	for _, it := range gb.Items {
 		count := func(n int) cell { return num(float64(n)) }
 		common := numPtr(it.CommonWrong)
-		cw.write([]cell{txt(it.Exercise), txt(it.Lesson), num(it.MaxPoints), count(it.Learners), count(it.Answered), count(it.Right),
+		cw.write([]cell{txt(it.ID), txt(it.Lesson), num(it.MaxPoints), count(it.Learners), count(it.Answered), count(it.Right),
 			count(it.Wrong), count(it.Missing), count(it.Unreadable), count(it.Overridden),
 			numPtr(it.Median), numPtr(it.Model), numPtr(it.Measured), common, count(it.CommonWrongCount), txt(it.Misconception)})
 	}
@@ -127,7 +127,7 @@ func (gb *Gradebook) Summary() string {
 		if it.CommonWrong != nil {
 			common = fmt.Sprintf("%s (%d)", numText(it.CommonWrong), it.CommonWrongCount)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d of %d | %d | %s | %s | %s | %s |\n", it.Exercise, grader.Number(it.MaxPoints),
+		fmt.Fprintf(&b, "| %s | %s | %d of %d | %d | %s | %s | %s | %s |\n", it.ID, grader.Number(it.MaxPoints),
 			it.Answered, it.Learners, it.Right, numText(it.Median), answer, common, mdText(it.Misconception))
 	}
 	return b.String()
@@ -180,9 +180,9 @@ func (gb *Gradebook) Feedback(learner string) string {
 	missing := 0
 	for _, r := range gb.Rows {
 		switch {
-		case r.Learner != learner || r.Exercise == "":
+		case r.Learner != learner || r.ID == "":
 		case r.Status == Wrong || r.Status == Unreadable:
-			review = append(review, fmt.Sprintf("%s (%s)", mdText(r.Exercise), r.Status))
+			review = append(review, fmt.Sprintf("%s (%s)", mdText(r.ID), r.Status))
 		case r.Status == Missing:
 			missing++
 			if !slices.Contains(missingIn, r.Lesson) {
@@ -211,7 +211,7 @@ func (gb *Gradebook) Feedback(learner string) string {
 }
 
 func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
-	title := mdText(r.Exercise)
+	title := mdText(r.ID)
 	if title == "" {
 		title = "A call without an exercise id"
 	}
@@ -220,7 +220,7 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 	case BadNotebook:
 		fmt.Fprintf(b, "## %s: not graded\n\n%s\n", mdText(filepath.ToSlash(r.Notebook)), note)
 		return
-	case UnknownExercise:
+	case UnknownQuestion:
 		fmt.Fprintf(b, "## %s: unknown exercise\n\n%s\n", title, note)
 		return
 	}
@@ -229,7 +229,7 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 		points = ", " + grader.Points(r.Points, r.MaxPoints)
 	}
 	fmt.Fprintf(b, "## %s: %s%s\n\n", title, r.Status, points)
-	k := gb.keys[r.Exercise]
+	k := gb.keys[r.ID]
 	if k == nil {
 		fmt.Fprintf(b, "%s\n", note)
 		return
