@@ -124,7 +124,7 @@ func calibrated(t *testing.T, info measure.DeviceInfo) Calibration {
 	p, err := devices.Lookup("h200")
 	require.NoError(t, err)
 	p.Name, p.GPU, p.Match, p.SMs, p.L2Bytes = CalibratedName(info.GPU), info.GPU, nil, info.SMs, info.L2Bytes
-	p.Sources["sms"] = "measured on " + info.GPU + " by a test"
+	p.Citations["sms"] = "measured on " + info.GPU + " by a test"
 	return Calibration{Profile: p, Calibrated: "2026-12-01"}
 }
 
@@ -307,11 +307,11 @@ func TestFitWithoutCounters(t *testing.T) {
 	for _, path := range devices.Paths() {
 		switch {
 		case path == "match":
-			assert.Empty(t, p.Sources[path], "a calibration claims no driver name")
+			assert.Empty(t, p.Citations[path], "a calibration claims no driver name")
 		case strings.HasPrefix(path, "time."):
-			assert.Regexp(t, `^measured on NVIDIA H200 by coalesce run .*, \d{4}-\d\d-\d\d: `, p.Sources[path], path)
+			assert.Regexp(t, `^measured on NVIDIA H200 by coalesce run .*, \d{4}-\d\d-\d\d: `, p.Citations[path], path)
 		default:
-			assert.NotEmpty(t, p.Sources[path], path)
+			assert.NotEmpty(t, p.Citations[path], path)
 		}
 	}
 	assert.Equal(t, "h200-calibrated", p.Name)

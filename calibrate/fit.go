@@ -24,9 +24,9 @@ type Param struct {
 	// Path is its JSON path in a profile: "time.copy_bandwidth".
 	Path  string  `json:"path"`
 	Value float64 `json:"value"`
-	// Source says how it was obtained: read from the device, measured,
+	// Citation says how it was obtained: read from the device, measured,
 	// fitted to a named figure, or estimated.
-	Source string `json:"source"`
+	Citation string `json:"source"`
 	// Estimated is true when no measurement of this GPU gave it.
 	Estimated bool `json:"estimated,omitempty"`
 }
@@ -48,12 +48,12 @@ type Report struct {
 	Notes        []string `json:"notes,omitempty"`
 }
 
-// Sources returns each parameter's source by its path, estimates marked
+// Citations returns each parameter's source by its path, estimates marked
 // "estimated: ...".
-func (r Report) Sources() map[string]string {
+func (r Report) Citations() map[string]string {
 	m := make(map[string]string, len(r.Params))
 	for _, p := range r.Params {
-		m[p.Path] = p.Source
+		m[p.Path] = p.Citation
 	}
 	return m
 }
@@ -74,7 +74,7 @@ func (r *Report) add(path string, v float64, source string, estimated bool) {
 	if estimated {
 		source = "estimated: " + source
 	}
-	r.Params = append(r.Params, Param{Path: path, Value: v, Source: source, Estimated: estimated})
+	r.Params = append(r.Params, Param{Path: path, Value: v, Citation: source, Estimated: estimated})
 }
 
 // ErrNoData is a set without the launches a level needs.
@@ -169,11 +169,11 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 		rep.add(q.path, q.get(&p), fmt.Sprintf("%s: fitted to %s (%d timed launches)", by, q.from, len(timed)), false)
 	}
 	p.Provenance = provenance(info, set, lat, rep)
-	p.Sources, p.Estimated = rep.Sources(), rep.estimated()
+	p.Citations, p.Estimated = rep.Citations(), rep.estimated()
 	// Fixed by the architecture on every GPU the model describes, as the
 	// reference profile's sources say.
 	for _, path := range []string{"warp_size", "sector_bytes", "line_bytes"} {
-		p.Sources[path] = ref.Sources[path]
+		p.Citations[path] = ref.Citations[path]
 	}
 	if err := p.Validate(); err != nil {
 		return devices.Profile{}, rep, fmt.Errorf("calibrate: the fitted profile: %w", err)
@@ -216,7 +216,7 @@ func provenance(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies, 
 		fmt.Fprintf(&b, " Pointer chase (harness --calibrate): DRAM %.0f ns, L2 %.0f ns.", lat.DRAMLatencyNs, lat.L2LatencyNs)
 	}
 	for _, p := range rep.Params {
-		fmt.Fprintf(&b, " %s: %s.", p.Path, p.Source)
+		fmt.Fprintf(&b, " %s: %s.", p.Path, p.Citation)
 	}
 	return b.String()
 }

@@ -103,7 +103,7 @@ func TestRefitH200(t *testing.T) {
 			continue
 		}
 		assert.False(t, p.Estimated, p.Path)
-		assert.NotEmpty(t, p.Source, p.Path)
+		assert.NotEmpty(t, p.Citation, p.Path)
 	}
 	assert.Contains(t, got.Provenance, "Calibrated on NVIDIA H200 (132 SMs, L2 62914560 B, compute capability 9.0), driver 580.159.04, CUDA 13.0")
 

@@ -55,16 +55,16 @@ func parseNcuCSV(data []byte, want []string) ([]kernelMetrics, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &OutputError{Source: "ncu", Msg: err.Error()}
+		return nil, &OutputError{Tool: "ncu", Msg: err.Error()}
 	}
 	if table.Len() == 0 {
-		return nil, &OutputError{Source: "ncu", Msg: "no CSV table: did ncu profile any kernel? (ncu prints ==WARNING== No kernels were profiled when the --kernel-name filter matched none)"}
+		return nil, &OutputError{Tool: "ncu", Msg: "no CSV table: did ncu profile any kernel? (ncu prints ==WARNING== No kernels were profiled when the --kernel-name filter matched none)"}
 	}
 	r := csv.NewReader(&table)
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err != nil {
-		return nil, &OutputError{Source: "ncu", Msg: "header row: " + err.Error()}
+		return nil, &OutputError{Tool: "ncu", Msg: "header row: " + err.Error()}
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -72,15 +72,15 @@ func parseNcuCSV(data []byte, want []string) ([]kernelMetrics, error) {
 	}
 	idCol, ok := col["ID"]
 	if !ok {
-		return nil, &OutputError{Source: "ncu", Line: 1, Msg: fmt.Sprintf("no \"ID\" column in the header %q", header)}
+		return nil, &OutputError{Tool: "ncu", Line: 1, Msg: fmt.Sprintf("no \"ID\" column in the header %q", header)}
 	}
 	nameCol, ok := col["Kernel Name"]
 	if !ok {
-		return nil, &OutputError{Source: "ncu", Line: 1, Msg: fmt.Sprintf("no \"Kernel Name\" column in the header %q", header)}
+		return nil, &OutputError{Tool: "ncu", Line: 1, Msg: fmt.Sprintf("no \"Kernel Name\" column in the header %q", header)}
 	}
 	for _, m := range want {
 		if _, ok := col[m]; !ok {
-			return nil, &OutputError{Source: "ncu", Line: 1, Msg: fmt.Sprintf("metric %s not among the columns", m)}
+			return nil, &OutputError{Tool: "ncu", Line: 1, Msg: fmt.Sprintf("metric %s not among the columns", m)}
 		}
 	}
 	var units []string
@@ -91,22 +91,22 @@ func parseNcuCSV(data []byte, want []string) ([]kernelMetrics, error) {
 			break
 		}
 		if err != nil {
-			return nil, &OutputError{Source: "ncu", Line: line, Msg: err.Error()}
+			return nil, &OutputError{Tool: "ncu", Line: line, Msg: err.Error()}
 		}
 		if len(rec) != len(header) {
-			return nil, &OutputError{Source: "ncu", Line: line, Msg: fmt.Sprintf("%d cells, the header has %d", len(rec), len(header))}
+			return nil, &OutputError{Tool: "ncu", Line: line, Msg: fmt.Sprintf("%d cells, the header has %d", len(rec), len(header))}
 		}
 		if strings.TrimSpace(rec[idCol]) == "" {
 			// The units row: no ID. It comes once, before the kernels.
 			if units != nil || len(rows) > 0 {
-				return nil, &OutputError{Source: "ncu", Line: line, Msg: "a row without an ID"}
+				return nil, &OutputError{Tool: "ncu", Line: line, Msg: "a row without an ID"}
 			}
 			units = rec
 			continue
 		}
 		id, err := strconv.Atoi(strings.TrimSpace(rec[idCol]))
 		if err != nil {
-			return nil, &OutputError{Source: "ncu", Line: line, Msg: fmt.Sprintf("ID %q is not an integer", rec[idCol])}
+			return nil, &OutputError{Tool: "ncu", Line: line, Msg: fmt.Sprintf("ID %q is not an integer", rec[idCol])}
 		}
 		km := kernelMetrics{ID: id, Name: rec[nameCol], Metrics: metrics.Set{}}
 		for _, m := range want {
@@ -116,12 +116,12 @@ func parseNcuCSV(data []byte, want []string) ([]kernelMetrics, error) {
 			}
 			v, err := parseNumber(rec[col[m]], unit)
 			if err != nil {
-				return nil, &OutputError{Source: "ncu", Line: line, Msg: fmt.Sprintf("%s: %v", m, err)}
+				return nil, &OutputError{Tool: "ncu", Line: line, Msg: fmt.Sprintf("%s: %v", m, err)}
 			}
 			km.Metrics[m] = v
 		}
 		if n := len(rows); n > 0 && id <= rows[n-1].ID {
-			return nil, &OutputError{Source: "ncu", Line: line, Msg: fmt.Sprintf("ID %d after ID %d: rows out of launch order", id, rows[n-1].ID)}
+			return nil, &OutputError{Tool: "ncu", Line: line, Msg: fmt.Sprintf("ID %d after ID %d: rows out of launch order", id, rows[n-1].ID)}
 		}
 		rows = append(rows, km)
 	}

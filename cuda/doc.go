@@ -9,20 +9,20 @@
 //     (harness.cu) that runs a launch plan on the GPU, checks the result and
 //     times it. They are embedded in every Go binary.
 //   - the Go driver: Builder compiles the harness with nvcc once per content
-//     hash into a cache directory; GPU is the live measure.Source, which
+//     hash into a cache directory; GPU is the live measure.Measurer, which
 //     times launches with the harness and reads their counters with Nsight
 //     Compute (Measure).
 //   - reference/: the sweep the lessons use (sweep.jsonl) and its
 //     measurements on the course's H200, a run file with its provenance
-//     (h200.jsonl), for machines without a GPU (Recorded, RecordedSource).
+//     (h200.jsonl), for machines without a GPU (Recorded, RecordedMeasurer).
 //
 // A machine without nvcc, ncu, a driver or a GPU gets a *MissingError that
 // names what is missing; errors.Is tells which (ErrNoNvcc, ErrNoNcu,
-// ErrNoDriver, ErrNoGPU). OpenSource makes the choice every caller needs:
+// ErrNoDriver, ErrNoGPU). OpenMeasurer makes the choice every caller needs:
 // live where this machine can measure, else the recording, and the Origin
 // of what it returns says which and why:
 //
-//	src, err := cuda.OpenSource(ctx, os.Getenv(cuda.ModeEnv), cuda.Builder{})
+//	src, err := cuda.OpenMeasurer(ctx, os.Getenv(cuda.ModeEnv), cuda.Builder{})
 //	...
 //	set, err := src.Measure(ctx, specs, measure.Times|measure.Counters)
 //	// set.Label(): "live: NVIDIA H200, ..." or "recorded on NVIDIA H200, ..."
@@ -36,7 +36,7 @@
 // sector model, each Launch's Counters saying whose; the Set's CountersErr
 // is a *CountersDeniedError (errors.Is ErrCountersDenied) whose message
 // ends with the host setting that lets ncu count (CountersRemedy).
-// ProbeCounters finds out before any measurement. A Strict GPU (OpenSource's
+// ProbeCounters finds out before any measurement. A Strict GPU (OpenMeasurer's
 // StrictMode, COALESCE_MEASURE=strict) fails instead of borrowing, with an
 // error wrapping ErrStandIn, as it does without ncu.
 //

@@ -118,16 +118,16 @@ func (e *StartError) Unwrap() error { return e.Err }
 // a line that is not the JSON the harness writes, a CSV without the metrics
 // asked for, or a different number of answers than questions.
 type OutputError struct {
-	Source string // "harness" or "ncu"
-	Line   int    // 1-based line of the output, 0 when not about one line
-	Msg    string
+	Tool string // "harness" or "ncu"
+	Line int    // 1-based line of the output, 0 when not about one line
+	Msg  string
 }
 
 func (e *OutputError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("cuda: %s output line %d: %s", e.Source, e.Line, e.Msg)
+		return fmt.Sprintf("cuda: %s output line %d: %s", e.Tool, e.Line, e.Msg)
 	}
-	return fmt.Sprintf("cuda: %s output: %s", e.Source, e.Msg)
+	return fmt.Sprintf("cuda: %s output: %s", e.Tool, e.Msg)
 }
 
 // ErrCountersDenied is a GPU whose driver lets only administrators read

@@ -23,7 +23,7 @@ import (
 )
 
 // GPU measures launches on this machine's GPU with a harness built for it.
-// It is the live measure.Source: Measure times the launches, and reads
+// It is the live measure.Measurer: Measure times the launches, and reads
 // their counters with Nsight Compute when Ncu is set.
 type GPU struct {
 	Harness *Harness
@@ -75,7 +75,7 @@ type GPU struct {
 	denied   *CountersDeniedError
 }
 
-var _ measure.Source = (*GPU)(nil)
+var _ measure.Measurer = (*GPU)(nil)
 
 // OpenGPU builds (or finds in the cache) the harness, asks it what GPU this
 // machine has and looks for ncu. Without nvcc, a driver or a GPU it
@@ -113,7 +113,7 @@ func (h *Harness) DeviceInfo(ctx context.Context) (measure.DeviceInfo, error) {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&info); err != nil {
-		return measure.DeviceInfo{}, &OutputError{Source: "harness", Line: 1, Msg: fmt.Sprintf("--info: %v: %.200q", err, out)}
+		return measure.DeviceInfo{}, &OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--info: %v: %.200q", err, out)}
 	}
 	return info, nil
 }
@@ -156,10 +156,10 @@ func parseLatencies(out []byte) (Latencies, error) {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
-		return Latencies{}, &OutputError{Source: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: %v: %.200q", err, out)}
+		return Latencies{}, &OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: %v: %.200q", err, out)}
 	}
 	if !(l.L2LatencyNs > 0 && l.DRAMLatencyNs >= l.L2LatencyNs && l.DRAMLatencyNs < 1e6) {
-		return Latencies{}, &OutputError{Source: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: latencies DRAM %g ns, L2 %g ns: want 0 < L2 <= DRAM < 1 ms", l.DRAMLatencyNs, l.L2LatencyNs)}
+		return Latencies{}, &OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: latencies DRAM %g ns, L2 %g ns: want 0 < L2 <= DRAM < 1 ms", l.DRAMLatencyNs, l.L2LatencyNs)}
 	}
 	return l, nil
 }
@@ -572,7 +572,7 @@ func (g *GPU) runBatch(ctx context.Context, work string, p *Prepared, batch []in
 			if err != nil {
 				return res, err
 			}
-			return res, &OutputError{Source: "ncu", Msg: fmt.Sprintf("%d profiled kernels for %d launched plans: cannot tell which counts belong to which launch", len(rows), launched)}
+			return res, &OutputError{Tool: "ncu", Msg: fmt.Sprintf("%d profiled kernels for %d launched plans: cannot tell which counts belong to which launch", len(rows), launched)}
 		}
 		// ncu's output is of no use past a fault (it may have ended with
 		// the harness): the fault is settled, the plans before it go

@@ -53,7 +53,7 @@ func TestParseHarnessOutput(t *testing.T) {
 			}
 			var oe *OutputError
 			require.ErrorAs(t, err, &oe)
-			assert.Equal(t, "harness", oe.Source)
+			assert.Equal(t, "harness", oe.Tool)
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}

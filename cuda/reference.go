@@ -104,9 +104,9 @@ var Recorded = sync.OnceValues(func() (*measure.Set, error) {
 	return set, nil
 })
 
-// RecordedSource returns the recording built into the course as a Source;
+// RecordedMeasurer returns the recording built into the course as a Measurer;
 // why, when not "", says why it stands in for a live GPU.
-func RecordedSource(why string) (measure.Source, error) {
+func RecordedMeasurer(why string) (measure.Measurer, error) {
 	set, err := Recorded()
 	if err != nil {
 		return nil, err
@@ -117,10 +117,10 @@ func RecordedSource(why string) (measure.Source, error) {
 }
 
 // ModeEnv names the environment variable that picks where the notebooks'
-// and the grader's measurements come from (OpenSource).
+// and the grader's measurements come from (OpenMeasurer).
 const ModeEnv = "COALESCE_MEASURE"
 
-// Modes of OpenSource.
+// Modes of OpenMeasurer.
 const (
 	// Auto is live when this machine can measure, else recorded.
 	Auto = "auto"
@@ -136,22 +136,22 @@ const (
 	NoneMode = "none"
 )
 
-// ErrNoSource is a mode that gives no measurements: none, or live on a
+// ErrNoMeasurer is a mode that gives no measurements: none, or live on a
 // machine that cannot measure, or recorded in a build without the
 // recording.
-var ErrNoSource = errors.New("no measurement source")
+var ErrNoMeasurer = errors.New("no measurement source")
 
-// OpenSource opens where measurements come from: mode "live" (this
+// OpenMeasurer opens where measurements come from: mode "live" (this
 // machine's GPU, or an error), "strict" (live, and an error wherever live
 // would borrow counters), "recorded" (the recording built into the
-// course), "none" (an error wrapping ErrNoSource), or "" and "auto": live
+// course), "none" (an error wrapping ErrNoMeasurer), or "" and "auto": live
 // when this machine can measure, else recorded, with the Origin's Why
 // saying what it lacks.
-func OpenSource(ctx context.Context, mode string, b Builder) (measure.Source, error) {
-	recorded := func(why string) (measure.Source, error) {
-		src, err := RecordedSource(why)
+func OpenMeasurer(ctx context.Context, mode string, b Builder) (measure.Measurer, error) {
+	recorded := func(why string) (measure.Measurer, error) {
+		src, err := RecordedMeasurer(why)
 		if err != nil {
-			return nil, fmt.Errorf("cuda: %w: %s, and %v", ErrNoSource, why, err)
+			return nil, fmt.Errorf("cuda: %w: %s, and %v", ErrNoMeasurer, why, err)
 		}
 		return src, nil
 	}
@@ -159,7 +159,7 @@ func OpenSource(ctx context.Context, mode string, b Builder) (measure.Source, er
 	case RecordedMode:
 		return recorded(ModeEnv + "=recorded")
 	case NoneMode:
-		return nil, fmt.Errorf("cuda: %w: %s=none", ErrNoSource, ModeEnv)
+		return nil, fmt.Errorf("cuda: %w: %s=none", ErrNoMeasurer, ModeEnv)
 	case LiveMode, StrictMode, "", Auto:
 		g, err := OpenGPU(ctx, b)
 		if err == nil {
@@ -167,7 +167,7 @@ func OpenSource(ctx context.Context, mode string, b Builder) (measure.Source, er
 			return g, nil
 		}
 		if m == LiveMode || m == StrictMode {
-			return nil, fmt.Errorf("cuda: %w: %s=%s, but %v", ErrNoSource, ModeEnv, m, err)
+			return nil, fmt.Errorf("cuda: %w: %s=%s, but %v", ErrNoMeasurer, ModeEnv, m, err)
 		}
 		var missing *MissingError
 		if errors.As(err, &missing) {
@@ -175,5 +175,5 @@ func OpenSource(ctx context.Context, mode string, b Builder) (measure.Source, er
 		}
 		return recorded(fmt.Sprintf("the GPU could not be used: %v", err))
 	}
-	return nil, fmt.Errorf("cuda: %w: %s=%q: want live, strict, recorded, auto or none", ErrNoSource, ModeEnv, mode)
+	return nil, fmt.Errorf("cuda: %w: %s=%q: want live, strict, recorded, auto or none", ErrNoMeasurer, ModeEnv, mode)
 }

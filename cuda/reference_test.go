@@ -91,7 +91,7 @@ func TestOpenSource(t *testing.T) {
 	t.Setenv(NvccEnv, "/nonexistent/nvcc")
 	ctx := context.Background()
 
-	src, err := OpenSource(ctx, "", Builder{})
+	src, err := OpenMeasurer(ctx, "", Builder{})
 	require.NoError(t, err, "auto falls back on the recording")
 	o := src.Origin()
 	assert.Equal(t, measure.Recorded, o.Kind)
@@ -108,7 +108,7 @@ func TestOpenSource(t *testing.T) {
 	require.ErrorAs(t, set.Err(), &nm)
 	assert.NotEmpty(t, nm.Near[spec.StridedCopy], "it suggests the strided copies it holds")
 
-	rec, err := OpenSource(ctx, "recorded", Builder{})
+	rec, err := OpenMeasurer(ctx, "recorded", Builder{})
 	require.NoError(t, err)
 	assert.Equal(t, "COALESCE_MEASURE=recorded", rec.Origin().Why)
 
@@ -118,8 +118,8 @@ func TestOpenSource(t *testing.T) {
 		"strict": "COALESCE_MEASURE=strict, but cuda: nvcc not found",
 		"bogus":  `COALESCE_MEASURE="bogus": want live, strict, recorded, auto or none`,
 	} {
-		_, err := OpenSource(ctx, mode, Builder{})
-		assert.ErrorIs(t, err, ErrNoSource, mode)
+		_, err := OpenMeasurer(ctx, mode, Builder{})
+		assert.ErrorIs(t, err, ErrNoMeasurer, mode)
 		assert.ErrorContains(t, err, want, mode)
 	}
 }
@@ -245,7 +245,7 @@ func TestOpenSourceStrict(t *testing.T) {
 	// The cached harness, made to answer --info as a GPU's would.
 	require.NoError(t, os.WriteFile(h.Path, []byte("#!/bin/sh\necho '{\"gpu\":\"Fake GPU\",\"sms\":132,\"max_threads_per_sm\":2048}'\n"), 0o755))
 	for mode, strict := range map[string]bool{"live": false, "strict": true, " Strict ": true, "auto": false} {
-		src, err := OpenSource(context.Background(), mode, f.b)
+		src, err := OpenMeasurer(context.Background(), mode, f.b)
 		require.NoError(t, err, mode)
 		g, ok := src.(*GPU)
 		require.True(t, ok, "%q opens the GPU, not %T", mode, src)

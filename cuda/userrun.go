@@ -521,7 +521,7 @@ func (g *GPU) profileUserKernel(ctx context.Context, k *UserKernel, prog *UserPr
 		for i, r := range rows {
 			names[i] = r.Name
 		}
-		return &OutputError{Source: "ncu", Msg: fmt.Sprintf("profiled kernels %q: want the one launch of %s", names, k.Name)}
+		return &OutputError{Tool: "ncu", Msg: fmt.Sprintf("profiled kernels %q: want the one launch of %s", names, k.Name)}
 	}
 	res.Counters = rows[0].Metrics
 	return nil
@@ -607,13 +607,13 @@ func readAnswer(work string, k *UserKernel, under string, timeout time.Duration,
 		if runErr != nil {
 			return nil, runErr
 		}
-		return nil, &OutputError{Source: "kernel program", Msg: "no result.json: " + err.Error()}
+		return nil, &OutputError{Tool: "kernel program", Msg: "no result.json: " + err.Error()}
 	}
 	var a userAnswer
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return nil, &OutputError{Source: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: %v: %.200q", err, data)}
+		return nil, &OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: %v: %.200q", err, data)}
 	}
 	switch {
 	case a.Status == "error" && isTool && (te.ExitCode == exitNoDevice || te.ExitCode == exitNoDriver):
@@ -621,14 +621,14 @@ func readAnswer(work string, k *UserKernel, under string, timeout time.Duration,
 	case a.Status == "error":
 		return nil, &LaunchError{Kernel: k.Name, Phase: a.Phase, CUDAError: a.CUDAError, Message: a.Error, Call: a.Call}
 	case a.Status != "ok":
-		return nil, &OutputError{Source: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: status %q, want ok or error", a.Status)}
+		return nil, &OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: status %q, want ok or error", a.Status)}
 	case runErr != nil:
 		// It answered, and yet failed: the tool around it failed.
 		return nil, runErr
 	}
 	for _, t := range a.TimesMs {
 		if !(t > 0) {
-			return nil, &OutputError{Source: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: a launch of %g ms", t)}
+			return nil, &OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: a launch of %g ms", t)}
 		}
 	}
 	return &a, nil
@@ -643,10 +643,10 @@ func readOutputs(work string, k *UserKernel) (map[string][]byte, error) {
 		}
 		data, err := os.ReadFile(filepath.Join(work, fmt.Sprintf("out%d.bin", i)))
 		if err != nil {
-			return nil, &OutputError{Source: "kernel program", Msg: fmt.Sprintf("output %s: %v", a.Name, err)}
+			return nil, &OutputError{Tool: "kernel program", Msg: fmt.Sprintf("output %s: %v", a.Name, err)}
 		}
 		if int64(len(data)) != a.Bytes {
-			return nil, &OutputError{Source: "kernel program", Msg: fmt.Sprintf("output %s: %d bytes, want %d", a.Name, len(data), a.Bytes)}
+			return nil, &OutputError{Tool: "kernel program", Msg: fmt.Sprintf("output %s: %d bytes, want %d", a.Name, len(data), a.Bytes)}
 		}
 		out[a.Name] = data
 	}

@@ -20,13 +20,14 @@ type Lesson struct {
 	Title string `json:"title"`
 }
 
-// Source names what an answer comes from: the sector model or a measurement.
-type Source string
+// Judge names which answer a prediction is held against: the sector
+// model's or a measurement's.
+type Judge string
 
-// The two sources of an answer.
+// The two judges.
 const (
-	Model       Source = "model"
-	Measurement Source = "measurement"
+	Model       Judge = "model"
+	Measurement Judge = "measurement"
 )
 
 // Tolerance says how close a prediction must be to count as right: a
@@ -60,7 +61,7 @@ type Question struct {
 	// GradedBy says which answer the points come from. A measured
 	// question falls back on the model when no measurement is at hand,
 	// and its verdict says so.
-	GradedBy  Source    `json:"graded_by"`
+	GradedBy  Judge     `json:"graded_by"`
 	Tolerance Tolerance `json:"tolerance"`
 	Points    float64   `json:"points"`
 }
@@ -68,9 +69,9 @@ type Question struct {
 // Ratio is the only value Combine takes besides "".
 const Ratio = "ratio"
 
-// Tol returns the relative tolerance of the answer from src.
-func (e *Question) Tol(src Source) float64 {
-	if src == Measurement {
+// Tol returns the relative tolerance of the answer of judge j.
+func (e *Question) Tol(j Judge) float64 {
+	if j == Measurement {
 		return e.Tolerance.Measured
 	}
 	return e.Tolerance.Model

@@ -16,13 +16,13 @@ import (
 // borrowing is the fixture as a GPU that refuses ncu its counters gives
 // it: every profiled launch's counters marked as from, and why on the Set.
 type borrowing struct {
-	measure.Source
+	measure.Measurer
 	from string
 	why  error
 }
 
 func (b borrowing) Measure(ctx context.Context, specs []spec.Spec, want measure.Want) (*measure.Set, error) {
-	set, err := b.Source.Measure(ctx, specs, want)
+	set, err := b.Measurer.Measure(ctx, specs, want)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func TestGradingWithBorrowedCounters(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, k.Graded(), "a time needs no counter")
 		assert.Equal(t, timeKey.Measured, k.Measured)
-		assert.NotContains(t, k.Source, "counters")
+		assert.NotContains(t, k.Origin, "counters")
 	})
 	t.Run("recorded", func(t *testing.T) {
 		g := newGrader(t, borrowing{fixture(t), recorded, denied})
@@ -81,9 +81,9 @@ func TestGradingWithBorrowedCounters(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, k.Graded())
 		assert.Equal(t, ncuKey.Measured, k.Measured, "the recording's counts")
-		assert.Equal(t, ncuKey.Source+"; counters "+recorded, k.Source)
+		assert.Equal(t, ncuKey.Origin+"; counters "+recorded, k.Origin)
 		v := g.Grade(dram, ncuKey.Measured)
 		assert.True(t, v.Right)
-		assert.Contains(t, v.String(), "["+ncuKey.Source+"; counters "+recorded+"]")
+		assert.Contains(t, v.String(), "["+ncuKey.Origin+"; counters "+recorded+"]")
 	})
 }

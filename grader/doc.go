@@ -6,7 +6,7 @@
 // and batch grading (grader/gradebook) asks it for the same verdicts when
 // an instructor grades the saved notebooks.
 //
-//	g, _ := grader.New(grader.Options{Source: src}) // src: a measure.Source
+//	g, _ := grader.New(grader.Options{Measurer: m}) // m: a measure.Measurer
 //	v := g.Grade("03-strided/sectors-stride-32", 32)
 //	fmt.Print(v) // or v.HTML() in a notebook
 //

@@ -342,7 +342,7 @@ func comparison(k *Key, fig figures.Figure) Section {
 		}
 		return sec
 	}
-	sec.Lines = append(sec.Lines, fmt.Sprintf("Model: %s. Measured (%s): %s.", fmtAnswer(e, k.Model), k.Source, fmtAnswer(e, k.Measured)))
+	sec.Lines = append(sec.Lines, fmt.Sprintf("Model: %s. Measured (%s): %s.", fmtAnswer(e, k.Model), k.Origin, fmtAnswer(e, k.Measured)))
 	if e.Combine == Ratio {
 		for _, p := range k.Parts {
 			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: model %s, measured %s", specLabel(p.Spec, e.Specs), fmtQ(e.Quantity, p.Model), fmtQ(e.Quantity, p.Measured)))
@@ -374,8 +374,8 @@ func comparison(k *Key, fig figures.Figure) Section {
 	case figures.Time:
 		sec.Lines = append(sec.Lines, timeMisses(k)...)
 	}
-	if gpu := profileGPU(k.Parts[0].Spec); gpu != "" && !strings.Contains(k.Source, gpu) {
-		sec.Lines = append(sec.Lines, fmt.Sprintf("Note: the measurement comes from %s; the model's device profile describes an %s.", k.Source, gpu))
+	if gpu := profileGPU(k.Parts[0].Spec); gpu != "" && !strings.Contains(k.Origin, gpu) {
+		sec.Lines = append(sec.Lines, fmt.Sprintf("Note: the measurement comes from %s; the model's device profile describes an %s.", k.Origin, gpu))
 	}
 	return sec
 }

@@ -126,7 +126,7 @@ func norm[T any](t *testing.T, tbl map[string]T) map[string]T {
 }
 
 // fixture returns the invented measurements, as a recording.
-func fixture(t testing.TB) measure.Source {
+func fixture(t testing.TB) measure.Measurer {
 	t.Helper()
 	f, err := os.Open(fixtureFile)
 	require.NoError(t, err)

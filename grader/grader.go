@@ -11,7 +11,7 @@ import (
 // for concurrent use. Build one with New.
 type Grader struct {
 	bank   *Bank
-	src    measure.Source
+	src    measure.Measurer
 	noMeas string
 
 	mu   sync.Mutex
@@ -22,11 +22,11 @@ type Grader struct {
 type Options struct {
 	// Bank is the question bank; nil is the course's (Questions).
 	Bank *Bank
-	// Source is where measured answers come from; nil is none.
-	Source measure.Source
-	// NoSource says why there is no measurement source, for the verdicts,
-	// when Source is nil.
-	NoSource string
+	// Measurer is where measured answers come from; nil is none.
+	Measurer measure.Measurer
+	// NoMeasurer says why there is no measurement source, for the verdicts,
+	// when Measurer is nil.
+	NoMeasurer string
 }
 
 // New returns a Grader. It fails only when the course's bank is needed and
@@ -39,7 +39,7 @@ func New(opt Options) (*Grader, error) {
 			return nil, err
 		}
 	}
-	g := &Grader{bank: b, src: opt.Source, noMeas: opt.NoSource, keys: map[string]func() (*Key, error){}}
+	g := &Grader{bank: b, src: opt.Measurer, noMeas: opt.NoMeasurer, keys: map[string]func() (*Key, error){}}
 	if g.src == nil && g.noMeas == "" {
 		g.noMeas = "no measurement source was given"
 	}
@@ -49,8 +49,8 @@ func New(opt Options) (*Grader, error) {
 // Bank returns the grader's bank.
 func (g *Grader) Bank() *Bank { return g.bank }
 
-// Source returns the label of the measurement source, or why there is none.
-func (g *Grader) Source() string {
+// Origin returns the label of the measurement source, or why there is none.
+func (g *Grader) Origin() string {
 	if g.src != nil {
 		return g.src.Origin().String()
 	}

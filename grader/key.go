@@ -26,9 +26,9 @@ type Key struct {
 	// Measured is the answer from the measurement; valid when HasMeasured.
 	Measured    float64
 	HasMeasured bool
-	// Source labels the measurement source ("recorded on NVIDIA H200,
+	// Origin labels the measurement source ("recorded on NVIDIA H200,
 	// 2026-11-29"); "" when there is none.
-	Source string
+	Origin string
 	// NoMeasurement says why there is no measured answer, when there is none.
 	NoMeasurement string
 	// Parts are the quantity of each spec, before a ratio combines them.
@@ -75,11 +75,11 @@ const MeasureTimeout = 5 * time.Minute
 
 // computeKey works out e's answers with the model and, when src is not
 // nil, the measurement.
-func computeKey(e *Question, src measure.Source, noMeas string) (*Key, error) {
+func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) {
 	fig := e.figure()
 	k := &Key{Question: e, NoMeasurement: noMeas}
 	if src != nil {
-		k.Source = src.Origin().String()
+		k.Origin = src.Origin().String()
 	}
 	// The specs' predictions run at once, but a gather's one at a time,
 	// drawing its indices once for the model and the explanation's warp 0:
@@ -118,7 +118,7 @@ func computeKey(e *Question, src measure.Source, noMeas string) (*Key, error) {
 		set, err := src.Measure(ctx, e.Specs, measure.Times|measure.Counters)
 		cancel()
 		if err != nil {
-			k.NoMeasurement = fmt.Sprintf("measuring on %s: %v", k.Source, err)
+			k.NoMeasurement = fmt.Sprintf("measuring on %s: %v", k.Origin, err)
 		} else {
 			launches, countersErr = set.Launches, set.CountersErr
 		}
@@ -138,11 +138,11 @@ func computeKey(e *Question, src measure.Source, noMeas string) (*Key, error) {
 		if allMeasured {
 			l := launches[i]
 			if l.Failed() {
-				err = fmt.Errorf("%s was not measured (%s): %s", s.Brief(), k.Source, l.Error)
+				err = fmt.Errorf("%s was not measured (%s): %s", s.Brief(), k.Origin, l.Error)
 			} else if part.Measured, err = fig.Of(figures.Measured(l, &part.Prediction)); err != nil {
 				var de *figures.DataError
 				if errors.As(err, &de) {
-					err = fmt.Errorf("the measurement of %s (%s) gives no %s: %s", s.Brief(), k.Source, e.Quantity, de.Lacks)
+					err = fmt.Errorf("the measurement of %s (%s) gives no %s: %s", s.Brief(), k.Origin, e.Quantity, de.Lacks)
 				}
 			} else if from := fig.Borrowed(figures.Measured(l, &part.Prediction)); from == measure.CountersModel {
 				// A measured answer must be a measurement: counters the
@@ -151,7 +151,7 @@ func computeKey(e *Question, src measure.Source, noMeas string) (*Key, error) {
 				// name. The part stays unmeasured, so a question graded
 				// by the measurement goes ungraded, saying why and what
 				// lets ncu count.
-				err = modelCounters(e, s, k.Source, countersErr)
+				err = modelCounters(e, s, k.Origin, countersErr)
 			} else if from != "" && !slices.Contains(borrowed, from) {
 				// The recording's counters of the same launch on a GPU of
 				// the same name are ncu's counts of it, the ones a machine
@@ -169,7 +169,7 @@ func computeKey(e *Question, src measure.Source, noMeas string) (*Key, error) {
 		k.Parts = append(k.Parts, part)
 	}
 	if allMeasured && len(borrowed) > 0 {
-		k.Source += "; counters " + strings.Join(borrowed, ", ")
+		k.Origin += "; counters " + strings.Join(borrowed, ", ")
 	}
 	var err error
 	if k.Model, err = combine(e, k.Parts, func(p Part) float64 { return p.Model }); err != nil {

@@ -29,15 +29,15 @@ type Verdict struct {
 	// Model is the prediction against the sector model.
 	Model Judgement
 	// Measurement is the prediction against the measurement, nil when
-	// there is none; Source names where it comes from, and NoMeasurement
+	// there is none; Origin names where it comes from, and NoMeasurement
 	// says why there is none.
 	Measurement   *Judgement
-	Source        string
+	Origin        string
 	NoMeasurement string
 	// GradedBy is the judgement the points come from. Graded is false
 	// when it is the measurement and there is none: the verdict is then
 	// for information, Right is false and MaxPoints is 0.
-	GradedBy Source
+	GradedBy Judge
 	Graded   bool
 	// Right is the graded judgement; Points are MaxPoints when Right, else 0.
 	Right             bool
@@ -79,7 +79,7 @@ func (k *Key) Verdict(prediction float64) *Verdict {
 	v := &Verdict{
 		ID: e.ID, Question: e, Prediction: prediction,
 		Model:         Judgement{Value: k.Model, Tolerance: e.Tolerance.Model, Right: Within(prediction, k.Model, e.Tolerance.Model)},
-		Source:        k.Source,
+		Origin:        k.Origin,
 		NoMeasurement: k.NoMeasurement,
 		GradedBy:      e.GradedBy,
 		Graded:        k.Graded(),
@@ -89,7 +89,7 @@ func (k *Key) Verdict(prediction float64) *Verdict {
 		v.Measurement = &Judgement{Value: k.Measured, Tolerance: e.Tolerance.Measured, Right: Within(prediction, k.Measured, e.Tolerance.Measured)}
 		v.NoMeasurement = ""
 	} else {
-		v.Source = ""
+		v.Origin = ""
 	}
 	want, tol, ok := k.Answer()
 	if !ok {
@@ -226,7 +226,7 @@ func (v *Verdict) String() string {
 	fmt.Fprintf(&b, "  your prediction  %s\n", fmtNum(v.Prediction))
 	fmt.Fprintf(&b, "  model            %s, %s: %s\n", withUnit(e, v.Model.Value), tolText(v.Model.Tolerance), rightWord(v.Model.Right))
 	if v.Measurement != nil {
-		fmt.Fprintf(&b, "  measured         %s, %s: %s  [%s]\n", withUnit(e, v.Measurement.Value), tolText(v.Measurement.Tolerance), rightWord(v.Measurement.Right), v.Source)
+		fmt.Fprintf(&b, "  measured         %s, %s: %s  [%s]\n", withUnit(e, v.Measurement.Value), tolText(v.Measurement.Tolerance), rightWord(v.Measurement.Right), v.Origin)
 	} else {
 		fmt.Fprintf(&b, "  measured         none: %s\n", v.NoMeasurement)
 	}
@@ -329,7 +329,7 @@ func (v *Verdict) HTML() string {
 	row("your prediction", fmtNum(v.Prediction), "", "")
 	row("model", withUnit(e, v.Model.Value), judge(v.Model), "sector model")
 	if v.Measurement != nil {
-		row("measured", withUnit(e, v.Measurement.Value), judge(*v.Measurement), v.Source)
+		row("measured", withUnit(e, v.Measurement.Value), judge(*v.Measurement), v.Origin)
 	} else {
 		row("measured", "none", "", v.NoMeasurement)
 	}
@@ -376,13 +376,13 @@ func Number(v float64) string { return fmtNum(v) }
 // Points writes points earned of a maximum: "1 of 2 points".
 func Points(points, max float64) string { return pointsText(points, max) }
 
-// AnswerText writes the key's answer from src with its unit and tolerance,
+// AnswerText writes the answer of judge j with its unit and tolerance,
 // as a report lists it: "4 sectors per request, exact", "16.69 DRAM bytes
 // per useful byte, within 20%". It is "" for a measured answer the key
 // does not have.
-func (k *Key) AnswerText(src Source) string {
+func (k *Key) AnswerText(j Judge) string {
 	e := k.Question
-	if src == Measurement {
+	if j == Measurement {
 		if !k.HasMeasured {
 			return ""
 		}

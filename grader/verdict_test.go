@@ -18,9 +18,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata (verdicts, gradebook) from the code's output; review the diff")
 
-func newGrader(t testing.TB, src measure.Source) *Grader {
+func newGrader(t testing.TB, src measure.Measurer) *Grader {
 	t.Helper()
-	g, err := New(Options{Source: src, NoSource: "none in this test"})
+	g, err := New(Options{Measurer: src, NoMeasurer: "none in this test"})
 	require.NoError(t, err)
 	return g
 }
@@ -95,7 +95,7 @@ func TestKeyWithMeasurement(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, k.HasMeasured)
 		assert.InDelta(t, 16, k.Measured, 1e-9, "fixture: 150 µs and 75 µs for 32x the useful bytes")
-		assert.Equal(t, "recorded on NVIDIA H200 (test fixture), 2026-01-01", k.Source)
+		assert.Equal(t, "recorded on NVIDIA H200 (test fixture), 2026-01-01", k.Origin)
 		assert.True(t, k.Graded())
 	})
 	t.Run("a spec the reference lacks", func(t *testing.T) {

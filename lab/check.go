@@ -43,11 +43,11 @@ func attempts() (s attempt.Store, ok bool) {
 var theGrader = newOnDemand(newGrader)
 
 func newGrader() (*grader.Grader, error) {
-	src, err := source()
+	src, err := measurer()
 	if err != nil {
-		return grader.New(grader.Options{NoSource: err.Error()})
+		return grader.New(grader.Options{NoMeasurer: err.Error()})
 	}
-	return grader.New(grader.Options{Source: src})
+	return grader.New(grader.Options{Measurer: src})
 }
 
 // Check records a prediction and answers it at once: the verdict against

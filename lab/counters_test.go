@@ -52,8 +52,8 @@ func TestCountersDeniedNotice(t *testing.T) {
 	t.Cleanup(func() { deniedNotice.said = false })
 	out := capture(t)
 	gpu := &deniedGPU{}
-	useSource(logSpecs(gpu, t.TempDir()+"/specs.jsonl"), nil) // through the spec log, as the notebook checks run it
-	t.Cleanup(resetSource)
+	useMeasurer(logSpecs(gpu, t.TempDir()+"/specs.jsonl"), nil) // through the spec log, as the notebook checks run it
+	t.Cleanup(resetMeasurer)
 
 	Status()
 	assert.Equal(t, 1, gpu.probes)
@@ -90,8 +90,8 @@ func (d *strictDeniedGPU) Measure(context.Context, []spec.Spec, measure.Want) (*
 // Profile takes the recording for a GPU without counters, but not for a
 // strict one: its refusal ends the cell.
 func TestProfileStrictDenied(t *testing.T) {
-	useSource(&strictDeniedGPU{}, nil)
-	t.Cleanup(resetSource)
+	useMeasurer(&strictDeniedGPU{}, nil)
+	t.Cleanup(resetMeasurer)
 	m, err := Profile(Spec(`{"kernel":"coalesced_copy","n":67108864}`))
 	require.Error(t, err)
 	assert.Nil(t, m, "not the recording's counters")

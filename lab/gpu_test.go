@@ -26,17 +26,17 @@ const LiveTestEnv = "COALESCE_LIVE_TEST"
 
 // useLiveGPU makes this machine's GPU the lab's source for the rest of
 // the test, or skips the test unless LiveTestEnv asks for a GPU.
-func useLiveGPU(t *testing.T) measure.Source {
+func useLiveGPU(t *testing.T) measure.Measurer {
 	t.Helper()
 	if os.Getenv(LiveTestEnv) == "" {
 		t.Skipf("set %s=1 on a machine with an NVIDIA GPU and the CUDA toolkit", LiveTestEnv)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
-	src, err := cuda.OpenSource(ctx, cuda.LiveMode, cuda.Builder{})
+	src, err := cuda.OpenMeasurer(ctx, cuda.LiveMode, cuda.Builder{})
 	require.NoError(t, err)
-	useSource(src, nil)
-	t.Cleanup(resetSource)
+	useMeasurer(src, nil)
+	t.Cleanup(resetMeasurer)
 	return src
 }
 

@@ -383,7 +383,7 @@ func userKernel(p exercises.Problem, body string) *cuda.UserKernel {
 // liveGPU returns this machine's GPU when the notebook measures live, or
 // why not.
 func liveGPU() (*cuda.GPU, string) {
-	src, err := source()
+	src, err := measurer()
 	if err != nil {
 		return nil, err.Error()
 	}

@@ -165,7 +165,7 @@ func laneList(mask uint32) string {
 // from: the label every measured figure of the notebook carries.
 func Status() {
 	// The source first: opening a live GPU chooses the profile.
-	src, srcErr := source()
+	src, srcErr := measurer()
 	d, why := devices.Current()
 	if err := d.Validate(); err != nil {
 		fmt.Fprintf(stdout(), "Model: no device profile: %v\n", err)
@@ -196,7 +196,7 @@ func Status() {
 // GPU (COALESCE_MEASURE=strict) that cannot count says so on stderr,
 // which fails the cell in a headless run (make test-gpu) even where the
 // lesson measures nothing.
-func statusCounters(src measure.Source) {
+func statusCounters(src measure.Measurer) {
 	p, ok := src.(counterProber)
 	if !ok {
 		return

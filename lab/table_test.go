@@ -196,7 +196,7 @@ func TestDescribe(t *testing.T) {
 
 func TestPlanted(t *testing.T) {
 	src := recorded(t)
-	g, err := grader.New(grader.Options{Source: src})
+	g, err := grader.New(grader.Options{Measurer: src})
 	require.NoError(t, err)
 	out := capture(t)
 	require.NoError(t, planted(g, "01-sectors/sectors-float", 128))
@@ -212,7 +212,7 @@ func TestPlanted(t *testing.T) {
 // An exercise graded by measurement plants the measured answer.
 func TestPlantedMeasured(t *testing.T) {
 	src := recorded(t)
-	g, err := grader.New(grader.Options{Source: src})
+	g, err := grader.New(grader.Options{Measurer: src})
 	require.NoError(t, err)
 	out := capture(t)
 	require.NoError(t, planted(g, "08-h200/dram-stride-32", 1))
@@ -227,10 +227,10 @@ func TestCheckUsesTheNotebooksSource(t *testing.T) {
 	out := capture(t)
 	v := Check("08-h200/dram-stride-32", 16)
 	require.NoError(t, v.Err)
-	assert.Equal(t, src.Origin().String(), v.Source)
+	assert.Equal(t, src.Origin().String(), v.Origin)
 	assert.True(t, strings.HasPrefix(out.String(), "08-h200/dram-stride-32: "), "outside GoNB the verdict prints as text")
 
-	useSource(nil, cuda.ErrNoSource)
+	useMeasurer(nil, cuda.ErrNoMeasurer)
 	v = Check("08-h200/dram-stride-32", 16)
 	require.NoError(t, v.Err)
 	assert.Nil(t, v.Measurement, "no source: the model's answer only")

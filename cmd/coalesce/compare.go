@@ -48,9 +48,9 @@ var defaultFigures = append(append([]string{}, metrics.All...), figures.TimeSeco
 // compareHeader is the first line of compare's output: where the
 // measurements come from.
 type compareHeader struct {
-	Source string `json:"source"` // "live", "recorded" or "measured" (a run file)
-	Label  string `json:"label"`
-	Why    string `json:"why,omitempty"` // why not live
+	Kind  string `json:"source"` // "live", "recorded" or "measured" (a run file)
+	Label string `json:"label"`
+	Why   string `json:"why,omitempty"` // why not live
 	// Counters says why some counters are not ncu's (the GPU refused
 	// them), and how to let it count.
 	Counters string `json:"counters,omitempty"`
@@ -100,7 +100,7 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	// The source before the specs: a live GPU chooses the profile that a
 	// spec without "device" gets as it is read.
-	var src measure.Source
+	var src measure.Measurer
 	var err error
 	switch {
 	case *measured != "":
@@ -110,11 +110,11 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		src = measure.FromSet(set)
 	case *recorded:
-		src, err = cuda.RecordedSource("")
+		src, err = cuda.RecordedMeasurer("")
 	default:
 		st, done := statusLine(stderr)
 		defer done()
-		src, err = cuda.OpenSource(ctx, cuda.Auto, cuda.Builder{Log: st})
+		src, err = cuda.OpenMeasurer(ctx, cuda.Auto, cuda.Builder{Log: st})
 		if g, ok := src.(*cuda.GPU); ok {
 			g.Progress = st
 		}
@@ -143,7 +143,7 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	header := compareHeader{Source: sourceKind(set.Origin.Kind), Label: set.Label(), Why: set.Origin.Why, Model: model}
+	header := compareHeader{Kind: sourceKind(set.Origin.Kind), Label: set.Label(), Why: set.Origin.Why, Model: model}
 	if set.CountersErr != nil {
 		header.Counters = set.CountersErr.Error()
 	} else if set.Note != "" {
@@ -372,7 +372,7 @@ func trimZeros(s string) string {
 // which specs without "device" then get. It returns the profile's name
 // and why, for the output; "" when src is not live and the model stays on
 // the course's H200, the GPU of the recording.
-func adoptDevice(src measure.Source) (string, error) {
+func adoptDevice(src measure.Measurer) (string, error) {
 	g, ok := src.(*cuda.GPU)
 	if !ok {
 		return "", nil

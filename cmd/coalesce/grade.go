@@ -95,11 +95,11 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *timeout <= 0 {
 		return usagef("grade: -timeout %s: want a positive duration, e.g. 10m", *timeout)
 	}
-	src, why, err := gradeSource(ctx, *mode, *refFile, stderr)
+	src, why, err := gradeMeasurer(ctx, *mode, *refFile, stderr)
 	if err != nil {
 		return err
 	}
-	g, err := grader.New(grader.Options{Source: src, NoSource: why})
+	g, err := grader.New(grader.Options{Measurer: src, NoMeasurer: why})
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	fmt.Fprintf(stdout, "graded %s of %s: lessons %s; measurements: %s\n",
-		count(gb.Notebooks, "notebook"), count(len(gb.Totals), "learner"), orNone(strings.Join(gb.Lessons, ", ")), gb.Source)
+		count(gb.Notebooks, "notebook"), count(len(gb.Totals), "learner"), orNone(strings.Join(gb.Lessons, ", ")), gb.Origin)
 	for _, name := range []string{gradebook.GradebookCSV, gradebook.TotalsCSV, gradebook.GradebookJSON, gradebook.ItemsCSV, gradebook.SummaryMD} {
 		fmt.Fprintf(stdout, "wrote %s\n", filepath.ToSlash(filepath.Join(*out, name)))
 	}
@@ -188,8 +188,8 @@ func readList[T any](path string, read func(io.Reader, string) (T, error)) (T, e
 	return read(f, path)
 }
 
-// gradeSource opens the measurement source the flags name.
-func gradeSource(ctx context.Context, mode, refFile string, stderr io.Writer) (measure.Source, string, error) {
+// gradeMeasurer opens the measurement source the flags name.
+func gradeMeasurer(ctx context.Context, mode, refFile string, stderr io.Writer) (measure.Measurer, string, error) {
 	if refFile != "" {
 		set, err := measure.ReadFile(refFile)
 		if err != nil {
@@ -199,7 +199,7 @@ func gradeSource(ctx context.Context, mode, refFile string, stderr io.Writer) (m
 	}
 	switch mode {
 	case cuda.RecordedMode:
-		src, err := cuda.RecordedSource("")
+		src, err := cuda.RecordedMeasurer("")
 		if err != nil {
 			// Not fatal: exercises graded by the model still grade.
 			return nil, fmt.Sprintf("no recording in this build (%v)", err), nil
@@ -207,7 +207,7 @@ func gradeSource(ctx context.Context, mode, refFile string, stderr io.Writer) (m
 		return src, "", nil
 	case cuda.LiveMode:
 		st, done := statusLine(stderr)
-		src, err := cuda.OpenSource(ctx, cuda.LiveMode, cuda.Builder{Log: st})
+		src, err := cuda.OpenMeasurer(ctx, cuda.LiveMode, cuda.Builder{Log: st})
 		done()
 		if err != nil {
 			return nil, "", fmt.Errorf("grade -measure live: %w", err)

@@ -59,8 +59,8 @@ type Row struct {
 	// Model and Measured are the exercise's answers, nil when not known.
 	Model    *float64 `json:"model_answer"`
 	Measured *float64 `json:"measured_answer"`
-	// Source names the source of Measured ("" when there is none).
-	Source    string  `json:"measurement_source"`
+	// Origin names the source of Measured ("" when there is none).
+	Origin    string  `json:"measurement_source"`
 	Status    Status  `json:"verdict"`
 	Points    float64 `json:"points"`
 	MaxPoints float64 `json:"max_points"`
@@ -110,8 +110,8 @@ type Gradebook struct {
 	// is its points, the sum over the graded exercises.
 	Assignment     string  `json:"assignment"`
 	PointsPossible float64 `json:"points_possible"`
-	// Source names the measurement source, or why there is none.
-	Source string `json:"measurement_source"`
+	// Origin names the measurement source, or why there is none.
+	Origin string `json:"measurement_source"`
 	// Lessons are the lessons graded, Questions their questions.
 	Lessons   []string       `json:"lessons"`
 	Questions []QuestionInfo `json:"exercises"`
@@ -129,16 +129,16 @@ type Gradebook struct {
 
 // QuestionInfo is a question of a gradebook with its answer key.
 type QuestionInfo struct {
-	ID        string        `json:"id"`
-	Lesson    string        `json:"lesson"`
-	Question  string        `json:"question"`
-	Unit      string        `json:"unit"`
-	GradedBy  grader.Source `json:"graded_by"`
-	Graded    bool          `json:"graded"`
-	Points    float64       `json:"points"`
-	Model     float64       `json:"model_answer"`
-	Measured  *float64      `json:"measured_answer"`
-	Tolerance float64       `json:"tolerance"`
+	ID        string       `json:"id"`
+	Lesson    string       `json:"lesson"`
+	Question  string       `json:"question"`
+	Unit      string       `json:"unit"`
+	GradedBy  grader.Judge `json:"graded_by"`
+	Graded    bool         `json:"graded"`
+	Points    float64      `json:"points"`
+	Model     float64      `json:"model_answer"`
+	Measured  *float64     `json:"measured_answer"`
+	Tolerance float64      `json:"tolerance"`
 }
 
 // Options adjust Grade.
@@ -188,7 +188,7 @@ type Options struct {
 // item analysis are computed from the rows.
 func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error) {
 	b := g.Bank()
-	gb := &Gradebook{Course: b.Course, Source: g.Source(), keys: map[string]*grader.Key{}}
+	gb := &Gradebook{Course: b.Course, Origin: g.Origin(), keys: map[string]*grader.Key{}}
 	lessons, err := scope(b, opt.Lessons)
 	if err != nil {
 		return nil, err
@@ -461,7 +461,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 		k := keys[e.ID]
 		r := Row{Learner: learner, ID: e.ID, Lesson: e.Lesson, Model: ptr(k.Model)}
 		if k.HasMeasured {
-			r.Measured, r.Source = ptr(k.Measured), k.Source
+			r.Measured, r.Origin = ptr(k.Measured), k.Origin
 		}
 		if k.Graded() {
 			r.MaxPoints = e.Points

@@ -32,7 +32,7 @@ var fixtureGrader = sync.OnceValues(func() (*grader.Grader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return grader.New(grader.Options{Source: measure.FromSet(set)})
+	return grader.New(grader.Options{Measurer: measure.FromSet(set)})
 })
 
 func testGrader(t testing.TB) *grader.Grader {

@@ -50,7 +50,7 @@ func (gb *Gradebook) WriteCSV(w io.Writer) error {
 		}
 		cw.write([]cell{
 			txt(r.Learner), txt(filepath.ToSlash(r.Notebook)), txt(r.ID), txt(r.Lesson), pred, numPtr(r.Model), numPtr(r.Measured),
-			txt(r.Source), txt(string(r.Status)), num(r.Points), num(r.MaxPoints), txt(r.Note),
+			txt(r.Origin), txt(string(r.Status)), num(r.Points), num(r.MaxPoints), txt(r.Note),
 			numPtr(r.FirstAttempt), attemptsCell(r.Attempts),
 		})
 	}
@@ -92,7 +92,7 @@ func (gb *Gradebook) Summary() string {
 	fmt.Fprintf(&b, "# Class summary: %s\n\n", mdText(gb.Assignment))
 	fmt.Fprintf(&b, "%s of %s; %s points possible; lessons %s. Measurements: %s.\n\n",
 		words.Plural(len(gb.Totals), "learner"), words.Plural(gb.Notebooks, "notebook"), grader.Number(gb.PointsPossible),
-		strings.Join(gb.Lessons, ", "), mdText(gb.Source))
+		strings.Join(gb.Lessons, ", "), mdText(gb.Origin))
 	byStatus := map[LearnerStatus]int{}
 	var pct []float64
 	for _, t := range gb.Totals {
@@ -199,7 +199,7 @@ func (gb *Gradebook) Feedback(learner string) string {
 	} else {
 		b.WriteString("Nothing to review.\n\n")
 	}
-	fmt.Fprintf(&b, "Measurements: %s.\n", mdText(gb.Source))
+	fmt.Fprintf(&b, "Measurements: %s.\n", mdText(gb.Origin))
 	for _, r := range gb.Rows {
 		if r.Learner != learner {
 			continue
@@ -251,7 +251,7 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 	}
 	fmt.Fprintf(b, "- Model: %s\n", k.AnswerText(grader.Model))
 	if k.HasMeasured {
-		fmt.Fprintf(b, "- Measured (%s): %s\n", k.Source, k.AnswerText(grader.Measurement))
+		fmt.Fprintf(b, "- Measured (%s): %s\n", k.Origin, k.AnswerText(grader.Measurement))
 	} else {
 		fmt.Fprintf(b, "- Measured: none (%s)\n", k.NoMeasurement)
 	}

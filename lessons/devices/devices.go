@@ -2,7 +2,7 @@
 // SMs a GPU has, how large its L2 is, what it fetches from DRAM on a miss and
 // how fast it copies. They are data (profiles.json), so that adding a GPU is
 // adding a record, not editing the model, and every value says where it
-// comes from (Profile.Sources): measured on the GPU, with the command, or
+// comes from (Profile.Citations): measured on the GPU, with the command, or
 // read from a named datasheet. What only a measurement can give (the L2's
 // reuse and dirty capacities, the time model) is, for a GPU the course has
 // not measured, an estimate scaled from the H200's measurements and listed
@@ -64,17 +64,17 @@ type Profile struct {
 	DRAM DRAM `json:"dram"`
 	// Time holds the time model's parameters.
 	Time Time `json:"time"`
-	// Provenance says, in a sentence, where the profile comes from; Sources
+	// Provenance says, in a sentence, where the profile comes from; Citations
 	// says it field by field.
 	Provenance string `json:"provenance"`
 	// Estimated lists the JSON paths (see Paths) of the values that are
 	// estimates until coalesce calibrate measures them on this GPU.
 	Estimated []string `json:"estimated,omitempty"`
-	// Sources says, for every path of Paths, where its value comes from:
+	// Citations says, for every path of Paths, where its value comes from:
 	// a named datasheet or whitepaper, the CUDA C++ Programming Guide, a
 	// measurement with its GPU, driver, CUDA version, date and command, or
-	// how an estimate was derived.
-	Sources map[string]string `json:"sources"`
+	// how an estimate was derived. (In profiles.json: "sources".)
+	Citations map[string]string `json:"sources"`
 }
 
 // DRAM holds the measured parameters of the model's DRAM level.
@@ -277,7 +277,7 @@ func Names() []string {
 func (p Profile) clone() Profile {
 	p.Match = slices.Clone(p.Match)
 	p.Estimated = slices.Clone(p.Estimated)
-	p.Sources = maps.Clone(p.Sources)
+	p.Citations = maps.Clone(p.Citations)
 	return p
 }
 
@@ -285,7 +285,7 @@ func (p Profile) clone() Profile {
 // source of, in the order profiles.json writes them: "match",
 // "compute_capability", "sms", ..., "dram.reuse_l2_bytes", ...,
 // "time.copy_bandwidth", .... Name, GPU, Provenance, Estimated and
-// Sources are about the profile, not values of the device, and are not
+// Citations are about the profile, not values of the device, and are not
 // among them.
 func Paths() []string { return slices.Clone(paths()) }
 
@@ -352,7 +352,7 @@ func (p Profile) Validate() error {
 			return fmt.Errorf("devices: %s: estimated %q, want one of %s", p.Name, e, strings.Join(known, ", "))
 		}
 	}
-	for k := range p.Sources {
+	for k := range p.Citations {
 		if !slices.Contains(known, k) {
 			return fmt.Errorf("devices: %s: sources has %q, want one of %s", p.Name, k, strings.Join(known, ", "))
 		}
@@ -361,7 +361,7 @@ func (p Profile) Validate() error {
 		if k == "match" && len(p.Match) == 0 {
 			continue // no name claimed, nothing to source
 		}
-		if strings.TrimSpace(p.Sources[k]) == "" {
+		if strings.TrimSpace(p.Citations[k]) == "" {
 			return fmt.Errorf("devices: %s: no source for %s, want where its value comes from (a named datasheet, a measurement, or how it was estimated)", p.Name, k)
 		}
 	}

@@ -54,13 +54,13 @@ func TestShipped(t *testing.T) {
 			assert.Equal(t, tt.threads, p.MaxThreadsPerSM)
 			assert.Equal(t, tt.blocks, p.MaxBlocksPerSM)
 			for _, path := range Paths() {
-				src := p.Sources[path]
+				src := p.Citations[path]
 				if strings.HasPrefix(src, "estimate") {
 					assert.Contains(t, p.Estimated, path, "a value whose source is an estimate is listed as estimated")
 				}
 			}
 			for _, path := range p.Estimated {
-				assert.True(t, strings.HasPrefix(p.Sources[path], "estimate: "), "%s: an estimate says how it was derived: %q", path, p.Sources[path])
+				assert.True(t, strings.HasPrefix(p.Citations[path], "estimate: "), "%s: an estimate says how it was derived: %q", path, p.Citations[path])
 			}
 			if tt.name == Course {
 				assert.Empty(t, p.Estimated, "the course's H200 is measured")
@@ -116,8 +116,8 @@ func TestValidate(t *testing.T) {
 		{"empty match", func(p *Profile) { p.Match = []string{" "} }, "empty match entry"},
 		{"match twice", func(p *Profile) { p.Match = []string{"NVIDIA H200", "nvidia h200"} }, `match "nvidia h200" twice`},
 		{"estimate of no field", func(p *Profile) { p.Estimated = []string{"dram.size"} }, `estimated "dram.size", want one of match, compute_capability`},
-		{"source of no field", func(p *Profile) { p.Sources["clock"] = "a guess" }, `sources has "clock", want one of`},
-		{"unsourced", func(p *Profile) { delete(p.Sources, "time.block_rate") }, "no source for time.block_rate"},
+		{"source of no field", func(p *Profile) { p.Citations["clock"] = "a guess" }, `sources has "clock", want one of`},
+		{"unsourced", func(p *Profile) { delete(p.Citations, "time.block_rate") }, "no source for time.block_rate"},
 		{"negative L1 line rate", func(p *Profile) { p.Time.L1LineRate = -1 }, "l1_line_rate -1"},
 		{"negative access bytes", func(p *Profile) { p.Time.DRAMAccessBytes = -5 }, "dram_access_bytes -5"},
 	}

@@ -10,10 +10,10 @@
 // table, chart and verdict of the course names its measurements by the
 // Set's label, and nothing else makes one up.
 //
-// A Source gives Sets: this machine's GPU (package cuda), a recording
+// A Measurer gives Sets: this machine's GPU (package cuda), a recording
 // built into the course (cuda.Recorded), or a file written by `coalesce
-// run` (ReadFile). FromSet turns a Set into a Source that looks launches
-// up instead of running them; cuda.OpenSource picks live or recorded.
+// run` (ReadFile). FromSet turns a Set into a Measurer that looks launches
+// up instead of running them; cuda.OpenMeasurer picks live or recorded.
 //
 // Nothing derived is kept: a useful bandwidth or a fraction of memcpy is
 // computed from a Launch where it is shown (lessons/figures), so there is

@@ -10,7 +10,7 @@ import (
 // Want says what a measurement is for.
 type Want int
 
-// What a Source can measure. Times|Counters takes what the source can
+// What a Measurer can measure. Times|Counters takes what the measurer can
 // give and says in Set.Note what it could not; Counters alone is an error
 // wrapping ErrNoCounters where no counters can be read.
 const (
@@ -22,31 +22,31 @@ const (
 
 // Errors a caller may branch on with errors.Is.
 var (
-	// ErrNotMeasured is a launch a source could not measure or does not hold.
+	// ErrNotMeasured is a launch a measurer could not measure or does not hold.
 	ErrNotMeasured = errors.New("not measured")
-	// ErrNoCounters is a source asked for counters it cannot read (a GPU
+	// ErrNoCounters is a measurer asked for counters it cannot read (a GPU
 	// machine without ncu).
 	ErrNoCounters = errors.New("no counters")
 )
 
-// Source gives measurements: a GPU runs the launches, a recording looks
+// Measurer gives measurements: a GPU runs the launches, a recording looks
 // them up.
-type Source interface {
+type Measurer interface {
 	// Origin says where the measurements come from.
 	Origin() Origin
 	// Measure returns a Set with one Launch per spec, in order; a spec
-	// the source cannot measure has its Launch's Error set (Set.Err lists
+	// the measurer cannot measure has its Launch's Error set (Set.Err lists
 	// them). The error is for a failure of the whole.
 	Measure(ctx context.Context, specs []spec.Spec, want Want) (*Set, error)
 }
 
-// FromSet returns a Source that looks launches up in s instead of running
+// FromSet returns a Measurer that looks launches up in s instead of running
 // them: a recording or a run file.
-func FromSet(s *Set) Source { return recording{s} }
+func FromSet(s *Set) Measurer { return recording{s} }
 
 type recording struct{ s *Set }
 
-var _ Source = recording{}
+var _ Measurer = recording{}
 
 func (r recording) Origin() Origin { return r.s.Origin }
 

@@ -52,44 +52,44 @@ func (o *onDemand[T]) reset() {
 	o.mu.Unlock()
 }
 
-// theSource is the notebook's measurement source, opened from
+// theMeasurer is the notebook's measurement source, opened from
 // COALESCE_MEASURE, writing down what it is asked under SpecLogEnv; the
 // profile the model uses is chosen for it as it opens (chooseDevice).
-var theSource = newOnDemand(func() (measure.Source, error) {
-	src, err := openSource()
+var theMeasurer = newOnDemand(func() (measure.Measurer, error) {
+	src, err := openMeasurer()
 	chooseDevice(src)
 	return src, err
 })
 
-func openSource() (measure.Source, error) {
+func openMeasurer() (measure.Measurer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	// The first build of the harness takes nvcc some ten seconds.
 	line := statusLine()
 	defer line.Close()
-	src, err := cuda.OpenSource(ctx, os.Getenv(cuda.ModeEnv), cuda.Builder{Log: line})
+	src, err := cuda.OpenMeasurer(ctx, os.Getenv(cuda.ModeEnv), cuda.Builder{Log: line})
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
 	return logSpecs(src, os.Getenv(SpecLogEnv)), nil
 }
 
-// source returns the notebook's measurement source.
-func source() (measure.Source, error) { return theSource.value() }
+// measurer returns the notebook's measurement measurer.
+func measurer() (measure.Measurer, error) { return theMeasurer.value() }
 
-// useSource makes src (or err) the notebook's source, and chooses the
+// useMeasurer makes src (or err) the notebook's source, and chooses the
 // model's profile for it; tests use it. It resets the notebook's grader,
 // whose measured answers come from it.
-func useSource(src measure.Source, err error) {
-	theSource.set(src, err)
+func useMeasurer(src measure.Measurer, err error) {
+	theMeasurer.set(src, err)
 	chooseDevice(src)
 	theGrader.reset()
 }
 
-// resetSource makes the notebook open its source, and its grader, again
+// resetMeasurer makes the notebook open its source, and its grader, again
 // on first use, and the model describe the course's H200 until then.
-func resetSource() {
-	theSource.reset()
+func resetMeasurer() {
+	theMeasurer.reset()
 	theGrader.reset()
 	useCourse(devices.CourseWhy)
 }
@@ -101,7 +101,7 @@ func resetSource() {
 // predicts what this GPU measures; for the recording, or nothing, the
 // course's H200, the GPU the recording was measured on. Status prints the
 // choice.
-func chooseDevice(src measure.Source) {
+func chooseDevice(src measure.Measurer) {
 	g := gpuOf(src)
 	if g == nil {
 		useCourse(devices.CourseWhy)
@@ -113,9 +113,9 @@ func chooseDevice(src measure.Source) {
 }
 
 // gpuOf returns the live GPU that src measures on, nil for another source.
-func gpuOf(src measure.Source) *cuda.GPU {
+func gpuOf(src measure.Measurer) *cuda.GPU {
 	if l, ok := src.(*specLog); ok {
-		src = l.Source
+		src = l.Measurer
 	}
 	g, _ := src.(*cuda.GPU)
 	return g
@@ -123,7 +123,7 @@ func gpuOf(src measure.Source) *cuda.GPU {
 
 // isStrict reports whether src is a strict live GPU (cuda.StrictMode),
 // seen through the spec log.
-func isStrict(src measure.Source) bool {
+func isStrict(src measure.Measurer) bool {
 	g := gpuOf(src)
 	return g != nil && g.Strict
 }
@@ -148,7 +148,7 @@ type Measurements struct {
 // the recording made on the course's H200. A launch that fails, or that
 // is in neither place, is an error that lists it.
 func Measure(specs ...spec.Spec) (*Measurements, error) {
-	src, err := source()
+	src, err := measurer()
 	if err != nil {
 		return nil, err
 	}
@@ -160,13 +160,13 @@ func Measure(specs ...spec.Spec) (*Measurements, error) {
 // read on the H200. A GPU machine without ncu falls back on the recording
 // too, and the caption says so; under COALESCE_MEASURE=strict it fails.
 func Profile(specs ...spec.Spec) (*Measurements, error) {
-	src, err := source()
+	src, err := measurer()
 	if err != nil {
 		return nil, err
 	}
 	m, err := measureOn(src, specs, measure.Counters)
 	if errors.Is(err, measure.ErrNoCounters) && !errors.Is(err, cuda.ErrStandIn) {
-		rec, recErr := cuda.RecordedSource("no ncu on this machine, so its counters come from the recording")
+		rec, recErr := cuda.RecordedMeasurer("no ncu on this machine, so its counters come from the recording")
 		if recErr != nil {
 			return nil, fmt.Errorf("%w, and %v", err, recErr)
 		}
@@ -202,7 +202,7 @@ func noticeDenied(why error) {
 	fmt.Fprintf(stdout(), "Counters: %v\nUntil then the times are live, and counters marked (recorded) are the course's recording of the same launch on this GPU, those marked (model) the sector model's, which no exercise grades as a measurement.\n", why)
 }
 
-func measureOn(src measure.Source, specs []spec.Spec, want measure.Want) (*Measurements, error) {
+func measureOn(src measure.Measurer, specs []spec.Spec, want measure.Want) (*Measurements, error) {
 	if len(specs) == 0 {
 		return nil, errors.New("lab: no launch to measure")
 	}
