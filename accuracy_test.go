@@ -89,7 +89,7 @@ func count(ps []paired, keep func(paired) bool) int {
 // paired is one measured launch and the model's prediction of it.
 type paired struct {
 	l measure.Launch
-	p sectors.Prediction
+	p sectors.Launch
 }
 
 // readPaired reads a run file of the repository and predicts its launches,
@@ -112,7 +112,7 @@ var readPaired = func() func(path string) ([]paired, error) {
 		for i, l := range ls {
 			specs[i] = l.Spec
 		}
-		preds, err := sectors.PredictAll(specs...)
+		preds, err := sectors.ModelAll(specs...)
 		if err != nil {
 			return nil, err
 		}
@@ -305,7 +305,7 @@ func TestPublishedAccuracy(t *testing.T) {
 		require.NoError(t, err)
 		i := slices.IndexFunc(questions.Launches, func(l measure.Launch) bool { return l.Spec == s })
 		require.GreaterOrEqual(t, i, 0, "%s is not in %s", s.Brief(), timeFile)
-		p, err := sectors.Predict(s)
+		p, err := sectors.Model(s)
 		require.NoError(t, err)
 		return questions.Launches[i].Seconds() / p.TimeSeconds
 	}

@@ -62,8 +62,8 @@ func TestCalibratedOnRecording(t *testing.T) {
 		r.idx = append(r.idx, i)
 	}
 	// pick scores the launches at ix and takes the median time error.
-	pick := func(ix []int, preds []sectors.Prediction) (Score, float64) {
-		sub, subP := make([]measure.Launch, len(ix)), make([]sectors.Prediction, len(ix))
+	pick := func(ix []int, preds []sectors.Launch) (Score, float64) {
+		sub, subP := make([]measure.Launch, len(ix)), make([]sectors.Launch, len(ix))
 		var errs []float64
 		for j, i := range ix {
 			sub[j], subP[j] = launches[i], preds[i]

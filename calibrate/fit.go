@@ -336,10 +336,10 @@ func spread(ls []measure.Launch, k int) []measure.Launch {
 }
 
 // predictAll predicts every spec on d, several at a time.
-func predictAll(d devices.Profile, specs []spec.Spec) ([]sectors.Prediction, error) {
-	out := make([]sectors.Prediction, len(specs))
+func predictAll(d devices.Profile, specs []spec.Spec) ([]sectors.Launch, error) {
+	out := make([]sectors.Launch, len(specs))
 	errs := make([]error, len(specs))
-	parallel(len(specs), func(i int) { out[i], errs[i] = sectors.PredictOn(specs[i], d) })
+	parallel(len(specs), func(i int) { out[i], errs[i] = sectors.ModelOn(specs[i], d) })
 	return out, errors.Join(errs...)
 }
 
@@ -352,9 +352,9 @@ func traceAll(d devices.Profile, specs []spec.Spec) ([]*sectors.Trace, error) {
 }
 
 // replayAll predicts every traced launch on d.
-func replayAll(traces []*sectors.Trace, d devices.Profile) []sectors.Prediction {
-	out := make([]sectors.Prediction, len(traces))
-	parallel(len(traces), func(i int) { out[i] = traces[i].PredictOn(d) })
+func replayAll(traces []*sectors.Trace, d devices.Profile) []sectors.Launch {
+	out := make([]sectors.Launch, len(traces))
+	parallel(len(traces), func(i int) { out[i] = traces[i].ModelOn(d) })
 	return out
 }
 
@@ -430,7 +430,7 @@ func Accuracy(d devices.Profile, launches []measure.Launch) (Score, error) {
 }
 
 // score holds each prediction to its launch.
-func score(launches []measure.Launch, preds []sectors.Prediction) Score {
+func score(launches []measure.Launch, preds []sectors.Launch) Score {
 	var s Score
 	for i, l := range launches {
 		p := preds[i]

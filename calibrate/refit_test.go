@@ -155,7 +155,7 @@ func TestFitBusyH200(t *testing.T) {
 			if l.Spec.Kernel != kernel || !l.Profiled() {
 				continue
 			}
-			pred, err := sectors.PredictOn(l.Spec, p)
+			pred, err := sectors.ModelOn(l.Spec, p)
 			require.NoError(t, err)
 			if dramError(pred.Metrics[metrics.DRAMWrite], l.Metrics[metrics.DRAMWrite]) <= 0.15 {
 				n++

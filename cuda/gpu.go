@@ -372,7 +372,7 @@ func (g *GPU) borrowCounters(ls []measure.Launch) {
 			}
 			continue
 		}
-		if p, err := sectors.Predict(l.Spec); err == nil {
+		if p, err := sectors.Model(l.Spec); err == nil {
 			l.Metrics, l.Counters = p.Metrics, measure.CountersModel
 		}
 	}

@@ -271,7 +271,7 @@ func TestGPUProfileMatchesModel(t *testing.T) {
 	for i, r := range results {
 		t.Run(fmt.Sprintf("%d_%s", i, specs[i].Kernel), func(t *testing.T) {
 			require.False(t, r.Failed(), r.Error)
-			p, err := sectors.Predict(specs[i])
+			p, err := sectors.Model(specs[i])
 			require.NoError(t, err)
 			for _, m := range metrics.Profiled {
 				got, ok := r.Metrics[m]

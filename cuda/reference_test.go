@@ -209,7 +209,7 @@ func TestGridStrideTailCounts(t *testing.T) {
 	before, after := read("device/log/gridstride_before_ncu.csv"), read("device/log/gridstride_after_ncu.csv")
 	for i, l := range lines {
 		s := l.Spec
-		p, err := sectors.Predict(s)
+		p, err := sectors.Model(s)
 		require.NoError(t, err)
 		for _, m := range metrics.L1 {
 			assert.Equal(t, p.Metrics[m], after[i].Metrics[m], "after, %s: %s", s.Brief(), m)

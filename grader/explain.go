@@ -43,7 +43,7 @@ func explain(k *Key) []Section {
 
 // model returns the model's value of f for a part, NaN when it has none.
 func model(f figures.Figure, p Part) float64 {
-	v, err := f.Of(figures.Model(p.Prediction))
+	v, err := f.Of(figures.Model(p.Modelled))
 	if err != nil {
 		return math.NaN()
 	}
@@ -192,7 +192,7 @@ func arithmetic(k *Key, fig figures.Figure) Section {
 }
 
 func partArithmetic(e *Question, p Part) []string {
-	s, pr := p.Spec, p.Prediction
+	s, pr := p.Spec, p.Modelled
 	m := pr.Metrics
 	useful := float64(s.UsefulBytes())
 	launch := fmt.Sprintf("%s launches %s in %s of %d: %s.",
@@ -284,7 +284,7 @@ func dramSection(k *Key) Section {
 		}
 		if len(per) == 2 && per[0] > 0 && per[1] > 0 {
 			dram := func(p Part) float64 {
-				return p.Prediction.Metrics[metrics.DRAMRead] + p.Prediction.Metrics[metrics.DRAMWrite]
+				return p.Modelled.Metrics[metrics.DRAMRead] + p.Modelled.Metrics[metrics.DRAMWrite]
 			}
 			switch k.Question.Quantity {
 			case figures.UsefulBandwidth.Name:
@@ -296,7 +296,7 @@ func dramSection(k *Key) Section {
 	}
 	hasStore := false
 	for _, p := range k.Parts {
-		hasStore = hasStore || p.Prediction.Metrics[metrics.StRequests] > 0
+		hasStore = hasStore || p.Modelled.Metrics[metrics.StRequests] > 0
 	}
 	if hasStore {
 		sec.Lines = append(sec.Lines, fmt.Sprintf(
@@ -362,7 +362,7 @@ func comparison(k *Key, fig figures.Figure) Section {
 			if !p.HasMeasured || p.Launch.Metrics == nil {
 				continue
 			}
-			pm, mm := p.Prediction.Metrics, p.Launch.Metrics
+			pm, mm := p.Modelled.Metrics, p.Launch.Metrics
 			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: DRAM read %s (model %s), written %s (model %s)",
 				specLabel(p.Spec, e.Specs), bytesStr(mm[metrics.DRAMRead]), bytesStr(pm[metrics.DRAMRead]), bytesStr(mm[metrics.DRAMWrite]), bytesStr(pm[metrics.DRAMWrite])))
 		}
@@ -388,16 +388,16 @@ func timeMisses(k *Key) []string {
 	var lines []string
 	slower, faster := false, false
 	for _, p := range k.Parts {
-		if !p.HasMeasured || !p.Launch.Timed() || p.Prediction.TimeSeconds <= 0 {
+		if !p.HasMeasured || !p.Launch.Timed() || p.Modelled.TimeSeconds <= 0 {
 			continue
 		}
-		r := p.Launch.Seconds() / p.Prediction.TimeSeconds
+		r := p.Launch.Seconds() / p.Modelled.TimeSeconds
 		way := "slower"
 		if r < 1 {
 			way = "faster"
 		}
 		lines = append(lines, fmt.Sprintf("  %s: the GPU took %s× the model's time (%s than the model, which called it %s bound)",
-			specLabel(p.Spec, k.Question.Specs), fmtNum(r), way, p.Prediction.Time.Bound))
+			specLabel(p.Spec, k.Question.Specs), fmtNum(r), way, p.Modelled.Time.Bound))
 		if r > 1+k.Question.Tolerance.Measured {
 			slower = true
 		}

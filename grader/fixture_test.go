@@ -85,7 +85,7 @@ func TestWriteReferenceFixture(t *testing.T) {
 			if missing[key] {
 				continue
 			}
-			p, err := sectors.Predict(s)
+			p, err := sectors.Model(s)
 			require.NoError(t, err)
 			ms := p.TimeSeconds * 1e3 * 1.2
 			if v, ok := times[key]; ok {

@@ -41,7 +41,7 @@ type Key struct {
 // Part is the quantity of one spec of a question.
 type Part struct {
 	Spec        spec.Spec
-	Prediction  sectors.Prediction
+	Modelled    sectors.Launch
 	Model       float64
 	Measured    float64
 	HasMeasured bool
@@ -86,7 +86,7 @@ func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) 
 	// it holds all n of them while it runs (128 MiB at n = 2^25), and a
 	// batch of keys must stay within a few hundred megabytes (gradebook's
 	// BenchmarkGradeMemory85).
-	preds := make([]sectors.Prediction, len(e.Specs))
+	preds := make([]sectors.Launch, len(e.Specs))
 	errs := make([]error, len(e.Specs))
 	idx := make([][]int32, len(e.Specs))
 	idxErrs := make([]error, len(e.Specs))
@@ -95,7 +95,7 @@ func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) 
 		if s.Kernel == spec.GatherCopy {
 			continue
 		}
-		wg.Go(func() { preds[i], errs[i] = sectors.Predict(s) })
+		wg.Go(func() { preds[i], errs[i] = sectors.Model(s) })
 	}
 	var all []int32 // one array for all of them, refilled
 	for i, s := range e.Specs {
@@ -106,7 +106,7 @@ func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) 
 				idxErrs[i] = err
 				continue
 			}
-			preds[i], errs[i] = sectors.PredictIndices(s, all)
+			preds[i], errs[i] = sectors.ModelIndices(s, all)
 			idx[i] = slices.Clone(all[:min(sectors.WarpSize, len(all))])
 		}
 	}
@@ -131,7 +131,7 @@ func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) 
 		if err != nil {
 			return nil, fmt.Errorf("grader: %s: the model: %w", e.ID, err)
 		}
-		part := Part{Spec: s, Prediction: p, idx: idx[i], idxErr: idxErrs[i]}
+		part := Part{Spec: s, Modelled: p, idx: idx[i], idxErr: idxErrs[i]}
 		if part.Model, err = fig.Of(figures.Model(p)); err != nil {
 			return nil, fmt.Errorf("grader: %s: the model: %w", e.ID, err)
 		}
@@ -139,12 +139,12 @@ func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) 
 			l := launches[i]
 			if l.Failed() {
 				err = fmt.Errorf("%s was not measured (%s): %s", s.Brief(), k.Origin, l.Error)
-			} else if part.Measured, err = fig.Of(figures.Measured(l, &part.Prediction)); err != nil {
+			} else if part.Measured, err = fig.Of(figures.Measured(l, &part.Modelled)); err != nil {
 				var de *figures.DataError
 				if errors.As(err, &de) {
 					err = fmt.Errorf("the measurement of %s (%s) gives no %s: %s", s.Brief(), k.Origin, e.Quantity, de.Lacks)
 				}
-			} else if from := fig.Borrowed(figures.Measured(l, &part.Prediction)); from == measure.CountersModel {
+			} else if from := fig.Borrowed(figures.Measured(l, &part.Modelled)); from == measure.CountersModel {
 				// A measured answer must be a measurement: counters the
 				// model filled in (the GPU refused ncu them) would grade
 				// the learner against the model under the measurement's

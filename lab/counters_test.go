@@ -30,7 +30,7 @@ func (d *deniedGPU) Origin() measure.Origin {
 func (d *deniedGPU) Measure(_ context.Context, specs []spec.Spec, _ measure.Want) (*measure.Set, error) {
 	set := &measure.Set{Origin: d.Origin(), CountersErr: errDenied, Note: "Nsight Compute may not read this GPU's counters"}
 	for _, s := range specs {
-		p, err := sectors.Predict(s)
+		p, err := sectors.Model(s)
 		if err != nil {
 			return nil, err
 		}

@@ -103,7 +103,7 @@ func TestGPUNotebookSpecs(t *testing.T) {
 	}
 	m, err := Measure(specs...)
 	require.NoError(t, err)
-	preds, err := Predict(specs...)
+	preds, err := Model(specs...)
 	require.NoError(t, err)
 	require.Len(t, m.Launches, len(specs))
 	profiled := 0

@@ -198,7 +198,7 @@ func sourceKind(k measure.Kind) string {
 func compareOne(num int, l measure.Launch, figs []figures.Figure) compareRow {
 	s := l.Spec
 	row := compareRow{Line: num, Spec: &s}
-	p, err := sectors.Predict(s)
+	p, err := sectors.Model(s)
 	if err != nil {
 		row.Error = "model: " + err.Error()
 		return row

@@ -215,7 +215,7 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := sectors.PredictAll(specs...)
+		preds, err := sectors.ModelAll(specs...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
@@ -234,7 +234,7 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := sectors.PredictAll(append(specs, plots.SoAOf(b))...)
+		preds, err := sectors.ModelAll(append(specs, plots.SoAOf(b))...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
@@ -246,7 +246,7 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := sectors.PredictAll(specs...)
+		preds, err := sectors.ModelAll(specs...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
@@ -263,7 +263,7 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := sectors.PredictAll(append(specs, plots.SoAOf(b))...)
+		preds, err := sectors.ModelAll(append(specs, plots.SoAOf(b))...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}

@@ -293,7 +293,7 @@ func (e *Exercise) Run(v Variant, kernel any) (*Outcome, error) {
 	out.Correct = out.Mismatch == nil
 	out.Pass = out.Correct
 	for _, t := range in.targets {
-		got := r.Prediction.Metrics[t.metric] // an absent shared metric is 0: no shared instruction
+		got := r.Modelled.Metrics[t.metric] // an absent shared metric is 0: no shared instruction
 		tr := Target{Metric: t.metric, Want: t.want, Got: got, Pass: got <= t.want}
 		if !tr.Pass {
 			tr.Why = explain(t.metric, r)

@@ -15,7 +15,7 @@
 //	floats 32 apart            32 lines, 32 sectors    12.5 %
 //	x of 16-byte structs       512 bytes, 16 sectors   25 %
 //
-// Coalesce does this for one warp; Predict does it for every warp of a
+// Coalesce does this for one warp; Model does it for every warp of a
 // launch described by an experiment spec, and reports the counts under
 // the names Nsight Compute gives them (package metrics), so that a learner
 // can hold the model against ncu. The L1 counts are exact: they depend on

@@ -11,7 +11,7 @@
 //		}
 //	}
 //	r, err := simt.Launch{Grid: simt.Dim{X: n / 256}, Block: simt.Dim{X: 256}}.Run(copy)
-//	// dst holds the copy; r.Prediction.Metrics holds ncu's counts for it.
+//	// dst holds the copy; r.Modelled.Metrics holds ncu's counts for it.
 //
 // # SIMT
 //
@@ -31,9 +31,9 @@
 // ran a site for the k-th time since the last barrier issued it together,
 // as one instruction, with those lanes active. Each goes to the model
 // (sectors.Stream) in an order that every lane's own order agrees with,
-// warp after warp, block after block, as Predict issues the course's
+// warp after warp, block after block, as Model issues the course's
 // kernels: for those, written in Go statement by statement, simt's counts
-// are Predict's, to the byte (TestSpecKernelsMatchPredict).
+// are Model's, to the byte (TestSpecKernelsMatchModel).
 //
 // # Divergence
 //
@@ -67,7 +67,7 @@
 //     thread that skips the call leaves no trace. The tiled transpose's
 //     first shared store is one (sectors.Instruction.Predicated): where the
 //     tile does not divide the matrix, smsp__inst_executed_op_shared_st.sum
-//     is Predict's less those instructions (TestTransposeEdgePredicatedStores).
+//     is Model's less those instructions (TestTransposeEdgePredicatedStores).
 //   - A helper function Go does not inline is one site for all its calls,
 //     where CUDA inlines device functions and gives each call its own:
 //     lanes that reach it from different calls under divergence may then
