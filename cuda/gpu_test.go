@@ -288,7 +288,7 @@ func TestGPUProfileMatchesModel(t *testing.T) {
 
 // reportShared logs where ncu's shared-memory counts differ from the bank
 // rule's: how closely the H200 follows the rule is what the device runs
-// measure (cuda/device/matrix.sh), so a difference is reported, not failed.
+// measure (runs/matrix.sh), so a difference is reported, not failed.
 func reportShared(t *testing.T, s spec.Spec, model, ncu metrics.Set) {
 	t.Helper()
 	for _, m := range metrics.Shared {

@@ -60,7 +60,7 @@ func TestParseHarnessOutput(t *testing.T) {
 }
 
 // The harness's answers to the small launches of every kernel, as it gave
-// them on the H200 under compute-sanitizer (cuda/device/check.sh), parse
+// them on the H200 under compute-sanitizer (runs/check.sh), parse
 // as they are.
 func TestParseHarnessOutputRecorded(t *testing.T) {
 	data, err := os.ReadFile("testdata/sanitize.txt")

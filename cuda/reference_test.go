@@ -23,7 +23,7 @@ import (
 // asked for for every spec of the sweep (a fault, for a spec the GPU
 // refuses), and its provenance. Sweep lines of kernels the recording has
 // no launch of at all are newer than it: the test lists them and skips,
-// until the sweep is recorded again (cuda/device/matrix.sh).
+// until the sweep is recorded again (runs/matrix.sh).
 func TestRecordedCoversTheSweep(t *testing.T) {
 	set, err := Recorded()
 	if errors.Is(err, ErrNoReference) {
@@ -142,10 +142,10 @@ func TestPlanUsesTheLiveGPUsWave(t *testing.T) {
 }
 
 // The sweep was measured by three harnesses on the same H200: check runs 1
-// and 2 of issue 10 (cuda/device/check.sh; NOTES.md, the second after
+// and 2 of issue 10 (runs/check.sh; NOTES.md, the second after
 // grid_stride_copy's loop became warp-uniform), and the recording itself,
 // made again with the matrix kernels and the shared counters added
-// (cuda/device/matrix.sh, 2026-12-01). Every launch the earlier runs
+// (runs/matrix.sh, 2026-12-01). Every launch the earlier runs
 // measured must count the same in the recording and run no slower or
 // faster than the spread of two runs.
 func TestRebuiltHarnessReproducesTheRecording(t *testing.T) {
@@ -186,7 +186,7 @@ func TestRebuiltHarnessReproducesTheRecording(t *testing.T) {
 
 // What ncu counted for grid_stride_copy launches whose end falls inside a
 // warp (testdata/grid_stride_tail.jsonl), before and after the kernel's
-// loop became warp-uniform (cuda/device/gridstride.sh, logs in
+// loop became warp-uniform (runs/gridstride.sh, logs in
 // device/log/gridstride_{before,after}*). Before, the one straddling warp
 // ran lanes of two rounds in one instruction. By hand, for unroll 6 (n =
 // 247666, T = 19968 threads, 8050 vectors in the last round, so warp 251

@@ -4,7 +4,7 @@
 # spills) and the shared and global instructions of transpose_tiled's SASS,
 # runs compute-sanitizer (memcheck, racecheck, synccheck) over small
 # launches of every new body and memcheck over a misaligned vectorized_copy,
-# profiles cuda/device/matrix-specs.jsonl under ncu (the shared counters
+# profiles runs/matrix-specs.jsonl under ncu (the shared counters
 # beside the bank rule: coalesce compare), records the whole sweep again
 # (a new cuda/reference/h200.jsonl, shared counters and the new kernels
 # included) and runs the GPU tests of cuda. Everything lands in one tar,
@@ -14,12 +14,12 @@
 # the last on the device, carrying .devbin):
 #
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce && CGO_ENABLED=0 go test -c -o .devbin/cuda.test ./cuda
-#   (device, carry .devbin) bash cuda/device/matrix.sh
+#   (device, carry .devbin) bash runs/matrix.sh
 #
 # It takes about 6 to 8 minutes; each step has a time limit. To run only
 # some steps (a second command when the first ran out of time), name them:
 #
-#   bash cuda/device/matrix.sh [sanitize] [ncu] [sweep] [tests] [ptxas]
+#   bash runs/matrix.sh [sanitize] [ncu] [sweep] [tests] [ptxas]
 set -u
 STEPS=${*:-sanitize ncu sweep tests ptxas}
 want() { case " $STEPS " in *" $1 "*) return 0;; esac; return 1; }
@@ -49,7 +49,7 @@ fi
 
 if want sanitize; then
 say compute-sanitizer over small launches of every new body
-$B run -emit /tmp/mx-san-idx cuda/device/matrix-sanitize.jsonl > "$W/sanitize_plans.jsonl"
+$B run -emit /tmp/mx-san-idx runs/matrix-sanitize.jsonl > "$W/sanitize_plans.jsonl"
 for tool in memcheck racecheck synccheck; do
   timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$H" --profile --input "$W/sanitize_plans.jsonl" > "$W/sanitize_$tool.txt" 2>&1
   echo "$tool rc=$? verified=$(grep -c '"verified":true' "$W/sanitize_$tool.txt") of $(wc -l < "$W/sanitize_plans.jsonl"); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$W/sanitize_$tool.txt" | tail -1)"
@@ -65,15 +65,15 @@ fi
 
 if want ncu; then
 say the matrix specs under ncu, and the model beside them
-timeout 240 $B run -ncu -ncu-csv "$W/matrix_ncu.csv" -record "$W/matrix.jsonl" cuda/device/matrix-specs.jsonl > "$W/matrix_results.jsonl"
+timeout 240 $B run -ncu -ncu-csv "$W/matrix_ncu.csv" -record "$W/matrix.jsonl" runs/matrix-specs.jsonl > "$W/matrix_results.jsonl"
 echo "rc=$? errors=$(grep -c '"error"' "$W/matrix_results.jsonl")"; grep '"error"' "$W/matrix_results.jsonl" | cut -c1-300
 # Global L1 counts (exact), the six shared counters, time; compare exits 1
 # for the lines without a comparison (the two faults).
 F=l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum
 F=$F,smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
 F=$F,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,time_seconds
-timeout 60 $B compare -json -measured "$W/matrix.jsonl" -figures $F cuda/device/matrix-specs.jsonl > "$W/matrix_compare.jsonl" 2>&1
-timeout 60 $B compare -measured "$W/matrix.jsonl" -figures $F cuda/device/matrix-specs.jsonl > "$W/matrix_compare.txt" 2>&1
+timeout 60 $B compare -json -measured "$W/matrix.jsonl" -figures $F runs/matrix-specs.jsonl > "$W/matrix_compare.jsonl" 2>&1
+timeout 60 $B compare -measured "$W/matrix.jsonl" -figures $F runs/matrix-specs.jsonl > "$W/matrix_compare.txt" 2>&1
 echo "compare rc=$? (1: the faults have no comparison)"; cut -c1-400 "$W/matrix_compare.txt" | head -45
 fi
 

@@ -3,10 +3,10 @@
 # H200 leave more of a copy's writes in the L2 when the copy runs faster?
 #
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
-#   (device, carry .devbin) bash cuda/device/writeback.sh
+#   (device, carry .devbin) bash runs/writeback.sh
 #
 # Commit $OUT/writeback.jsonl as cuda/reference/writeback.jsonl and
-# $OUT/log.txt as cuda/device/log/writeback.txt.
+# $OUT/log.txt as runs/log/writeback.txt.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -18,8 +18,8 @@ say versions
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,pstate,temperature.gpu --format=csv
 nvcc --version | tail -2; ncu --version | tail -1
 say write-backs against speed, timed and profiled
-time timeout 400 .devbin/coalesce run -ncu -record "$OUT/writeback.jsonl" cuda/device/writeback-specs.jsonl > "$OUT/writeback_results.jsonl"
+time timeout 400 .devbin/coalesce run -ncu -record "$OUT/writeback.jsonl" runs/writeback-specs.jsonl > "$OUT/writeback_results.jsonl"
 echo "rc=$? errors=$(grep -c '"error"' "$OUT/writeback_results.jsonl")"
 grep '"error"' "$OUT/writeback_results.jsonl" | cut -c1-300 | head
-timeout 120 .devbin/coalesce compare -measured "$OUT/writeback.jsonl" -figures dram__bytes_read.sum,dram__bytes_write.sum,time_seconds cuda/device/writeback-specs.jsonl | cut -c1-220
+timeout 120 .devbin/coalesce compare -measured "$OUT/writeback.jsonl" -figures dram__bytes_read.sum,dram__bytes_write.sum,time_seconds runs/writeback-specs.jsonl | cut -c1-220
 say end

@@ -5,7 +5,7 @@
 #
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
 #   CGO_ENABLED=0 go test -c -o .devbin/cuda.test ./cuda
-#   (device) bash cuda/device/sweep.sh
+#   (device) bash runs/sweep.sh
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

@@ -4,7 +4,7 @@
 # coalesce binary built here and carried:
 #
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
-#   (device) bash cuda/device/probe.sh        # carry: .devbin
+#   (device) bash runs/probe.sh        # carry: .devbin
 #
 # It records what the machine is, builds the harness, times the lead's probe
 # (cuda/testdata/probe.jsonl) and the copy variants, profiles the probe with

@@ -7,10 +7,10 @@
 #
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
 #   CGO_ENABLED=0 go test -c -o .devbin/cuda.test ./cuda
-#   (device) bash cuda/device/holdout.sh
+#   (device) bash runs/holdout.sh
 #
 # Commit $OUT/holdout_metrics.jsonl as cuda/testdata/holdout_metrics.jsonl
-# and $OUT/gputest.txt as cuda/device/log/gputest_holdout.txt; the README's
+# and $OUT/gputest.txt as runs/log/gputest_holdout.txt; the README's
 # held-out figures are pinned to that file by TestPublishedAccuracy.
 set -u
 OUT=${OUT:-/tmp/out}

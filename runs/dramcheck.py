@@ -4,7 +4,7 @@ of the DRAM level and the time model (issue 13): four of each of ten kernels,
 fields drawn from what the kernel takes, n drawn so the launch's buffers hold
 4 MB to 512 MB (log-uniform, the regime where the L2's capacities decide the
 DRAM traffic). Written to standard output as JSON lines; the first lines are
-comments naming the seed. cuda/device/dramcheck2-specs.jsonl is seed 20261202,
+comments naming the seed. runs/dramcheck2-specs.jsonl is seed 20261202,
 drawn after the busy write-back fit; the first check, dramcheck-specs.jsonl,
 came from an earlier one-off draw of the same kind."""
 import json, math, random, sys
@@ -24,7 +24,7 @@ def footprint_per_n(spec):
             "sum_fields_aos": spec.get("struct_bytes", 16) + 4}[k]
 
 
-print(f"# dramcheck: 40 launches drawn by cuda/device/dramcheck.py {seed}, footprints from 4 MB")
+print(f"# dramcheck: 40 launches drawn by runs/dramcheck.py {seed}, footprints from 4 MB")
 print("# to 512 MB, which no fit saw: a held-out check of the DRAM level and the time model.")
 for _ in range(4):
     for k in KERNELS:

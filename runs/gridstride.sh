@@ -7,7 +7,7 @@
 # carry .devbin:
 #
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
-#   (device) bash cuda/device/gridstride.sh
+#   (device) bash runs/gridstride.sh
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/gridstride_log.txt") 2>&1

@@ -10,7 +10,7 @@
 #
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
 #   for p in cuda lab grader; do CGO_ENABLED=0 go test -c -o .devbin/$p.test ./$p; done
-#   (device) bash cuda/device/check.sh
+#   (device) bash runs/check.sh
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

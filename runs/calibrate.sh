@@ -8,9 +8,9 @@
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
 #   go test -c -o .devbin/calibrate.test ./calibrate
 # On the device (run, carry .devbin):
-#   bash cuda/device/calibrate.sh
+#   bash runs/calibrate.sh
 #
-# Commit $OUT/log.txt as cuda/device/log/calibrate.txt, and put the table
+# Commit $OUT/log.txt as runs/log/calibrate.txt, and put the table
 # in the note. $OUT/h200-calibrated.json is the profile.
 set -u
 OUT=${OUT:-/tmp/out}
