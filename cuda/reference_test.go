@@ -187,7 +187,7 @@ func TestRebuiltHarnessReproducesTheRecording(t *testing.T) {
 // What ncu counted for grid_stride_copy launches whose end falls inside a
 // warp (testdata/grid_stride_tail.jsonl), before and after the kernel's
 // loop became warp-uniform (runs/gridstride.sh, logs in
-// device/log/gridstride_{before,after}*). Before, the one straddling warp
+// runs/log/gridstride_{before,after}*). Before, the one straddling warp
 // ran lanes of two rounds in one instruction. By hand, for unroll 6 (n =
 // 247666, T = 19968 threads, 8050 vectors in the last round, so warp 251
 // has 18 lanes there): the model's warp makes 6+6+1 = 13 loads touching
@@ -206,7 +206,7 @@ func TestGridStrideTailCounts(t *testing.T) {
 		require.Len(t, rows, len(lines), "one profiled kernel a spec")
 		return rows
 	}
-	before, after := read("device/log/gridstride_before_ncu.csv"), read("device/log/gridstride_after_ncu.csv")
+	before, after := read("../runs/log/gridstride_before_ncu.csv"), read("../runs/log/gridstride_after_ncu.csv")
 	for i, l := range lines {
 		s := l.Spec
 		p, err := sectors.Model(s)
