@@ -31,7 +31,8 @@
 //	   lessons/metrics     Nsight Compute's metric names
 //	   internal/...        plumbing: words, notebook (ipynb reading), atomicfile (a file replaced whole), dockerfile,
 //	                       constexpr (a Go constant expression valued as the compiler values it),
-//	                       progress (a status line kept up to date while a slow step runs)
+//	                       progress (a status line kept up to date while a slow step runs),
+//	                       procgroup (a program and all it starts, stopped together)
 //
 // deploy holds only the tests of the Docker image and its install.
 //

@@ -26,6 +26,7 @@ var layers = map[string]int{
 	"internal/attempt":              1,
 	"internal/atomicfile":           0,
 	"internal/progress":             0,
+	"internal/procgroup":            0,
 	"internal/constexpr":            0,
 	"internal/dockerfile":           0,
 	"lessons/devices":               0,

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coalescing-course/coalesce/internal/procgroup"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 )
 
@@ -67,7 +68,7 @@ func (inv Invocation) Run(ctx context.Context) (stdout []byte, err error) {
 	cmd := exec.CommandContext(ctx, inv.Path, inv.Args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	if inv.Group {
-		setGroup(cmd)
+		procgroup.Own(cmd, os.Interrupt)
 	}
 	cmd.WaitDelay = waitDelay
 	if inv.WaitDelay > 0 {
@@ -91,7 +92,7 @@ func (inv Invocation) Run(ctx context.Context) (stdout []byte, err error) {
 	werr := cmd.Wait()
 	survived := false
 	if inv.Group && ctx.Err() != nil {
-		survived = !killGroup(cmd.Process.Pid, groupGoneWithin)
+		survived = !procgroup.Kill(cmd.Process.Pid, groupGoneWithin)
 	}
 	if werr == nil {
 		return out.Bytes(), nil

@@ -1,15 +1,19 @@
 //go:build !unix
 
-package cuda
+package procgroup
 
 import (
+	"os"
 	"os/exec"
 	"time"
 )
 
-// setGroup does nothing where there are no process groups: the timeout
-// interrupts the program alone.
-func setGroup(*exec.Cmd) {}
+// Own leaves cmd as it is where there are no process groups: the end of
+// its context stops the program alone.
+func Own(*exec.Cmd, os.Signal) {}
 
-// killGroup cannot see a group here; the program itself was killed.
-func killGroup(int, time.Duration) bool { return true }
+// Kill cannot see a group here; the program itself was stopped.
+func Kill(int, time.Duration) bool { return true }
+
+// Alive cannot see a group here.
+func Alive(int) bool { return false }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package cuda
+package procgroup
 
 import (
 	"bytes"
@@ -12,20 +12,29 @@ import (
 	"time"
 )
 
-// setGroup starts cmd in a process group of its own, whose id is its pid,
-// and makes the timeout interrupt the whole group.
-func setGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
+// Own makes cmd, once started, the leader of a new process group, whose id
+// is its pid, and makes the end of cmd's context send sig to the whole
+// group (a sig that is not a syscall.Signal sends SIGKILL). What else
+// cmd.SysProcAttr sets is kept.
+func Own(cmd *exec.Cmd, sig os.Signal) {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		s = syscall.SIGKILL
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, s) }
 }
 
-// killGroup kills every process of group pgid and waits up to within for
-// them to be gone; it reports whether they are.
-func killGroup(pgid int, within time.Duration) bool {
+// Kill kills every process of group pgid and waits up to within for them
+// to be gone; it reports whether they are.
+func Kill(pgid int, within time.Duration) bool {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	deadline := time.Now().Add(within)
 	for {
-		if !groupAlive(pgid) {
+		if !Alive(pgid) {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -35,11 +44,11 @@ func killGroup(pgid int, within time.Duration) bool {
 	}
 }
 
-// groupAlive reports whether a process of group pgid still runs. A zombie
+// Alive reports whether a process of group pgid still runs. A zombie
 // does not: it has ended, and waits only for its parent (which, for an
 // orphan, a container's first process may never be) to collect it. Where
 // /proc cannot tell, any process of the group counts.
-func groupAlive(pgid int) bool {
+func Alive(pgid int) bool {
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")
 	if err != nil || len(stats) == 0 {
 		return syscall.Kill(-pgid, 0) == nil
