@@ -48,7 +48,7 @@ func writeBatch(t testing.TB, dir string, n int) {
 		code("import (\n\t\"fmt\"\n\n\t\"" + graderPath + "\"\n\t\"" + ModulePath + "/lessons/sectors\"\n)")
 		for j := range 10 {
 			md(fmt.Sprintf("## Step %d\n\nA warp issues one instruction for its 32 lanes; the addresses decide how many sectors it touches.\nChange the stride and run the cell again: what happens to the sector count?\n", j))
-			code(fmt.Sprintf("%%%%\ns, _ := spec.Parse([]byte(`{\"kernel\":\"strided_copy\",\"n\":1048576,\"stride\":%d}`))\np, _ := sectors.Predict(s)\nfmt.Println(p.LdSectorsPerRequest)", j+1),
+			code(fmt.Sprintf("%%%%\ns, _ := spec.Parse([]byte(`{\"kernel\":\"strided_copy\",\"n\":1048576,\"stride\":%d}`))\np, _ := sectors.Model(s)\nfmt.Println(p.LdSectorsPerRequest)", j+1),
 				map[string]any{"output_type": "stream", "name": "stdout", "text": []string{"4\n"}})
 		}
 		code("%%\nplot(\"stride\")", map[string]any{"output_type": "display_data", "metadata": map[string]any{}, "data": map[string]any{"image/png": png, "text/plain": "<plot>"}})
