@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -40,7 +40,7 @@ func TestCalibratedOnRecording(t *testing.T) {
 	require.NoError(t, cal.Validate())
 	shipped, err := devices.Lookup("h200")
 	require.NoError(t, err)
-	rec, err := cuda.Recorded()
+	rec, err := reference.Recorded()
 	require.NoError(t, err)
 	launches := distinct(rec.Measured())
 	traces, err := traceAll(shipped, specsOf(launches))

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/cuda/usercuda"
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/lessons/plots"
@@ -242,7 +244,7 @@ func diagramOf(out *exercises.Outcome) *simt.Traced {
 // CUDAResult is what TryCUDA found: the GPU's run of the learner's body,
 // the output's check, and the model's counts for the Go kernel beside.
 type CUDAResult struct {
-	Run *cuda.UserResult
+	Run *usercuda.Result
 	// Wrong is the output check's error: nil when the output is right.
 	Wrong error
 	// Model is the Go kernel's outcome through the model, nil when none
@@ -264,10 +266,10 @@ func TryCUDA(id, body string, goKernel any) *CUDAResult {
 }
 
 // CUDAOptions are TryCUDAWith's: the checks of compute-sanitizer to run
-// the kernel under (cuda.Memcheck, cuda.Racecheck; "" none) and the time
+// the kernel under (toolkit.Memcheck, toolkit.Racecheck; "" none) and the time
 // allowed.
 type CUDAOptions struct {
-	Sanitizer cuda.Check
+	Sanitizer toolkit.Check
 	Timeout   time.Duration
 }
 
@@ -292,7 +294,7 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 	defer cancel()
 	line := statusLine()
 	fmt.Fprintf(line, "cuda: compiling and running %s on %s\n", p.Name, g.Info.GPU)
-	run, err := g.RunUserKernel(ctx, k, cuda.UserOptions{Timeout: o.Timeout, Check: o.Sanitizer, Counters: true})
+	run, err := usercuda.Run(ctx, g, k, usercuda.Options{Timeout: o.Timeout, Check: o.Sanitizer, Counters: true})
 	line.Close()
 	if err != nil {
 		if note, ok := kernelFailure(err); ok {
@@ -320,10 +322,10 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 // shows them as a result.
 func kernelFailure(err error) (string, bool) {
 	var (
-		ce *cuda.CompileError
-		le *cuda.LaunchError
-		se *cuda.SanitizerError
-		te *cuda.TimeoutError
+		ce *usercuda.CompileError
+		le *usercuda.LaunchError
+		se *usercuda.SanitizerError
+		te *usercuda.TimeoutError
 	)
 	switch {
 	case errors.As(err, &ce):
@@ -364,12 +366,12 @@ func cudaProblem(id string, goKernel any) (*CUDAResult, *exercises.Exercise, exe
 }
 
 // userKernel is the CUDA harness's description of a problem's launch.
-func userKernel(p exercises.Problem, body string) *cuda.UserKernel {
-	k := &cuda.UserKernel{Name: p.Name, Body: body, SharedBytes: p.DynamicShared,
-		Grid:  cuda.Dim3{X: p.Grid.X, Y: p.Grid.Y, Z: 1},
-		Block: cuda.Dim3{X: p.Block.X, Y: p.Block.Y, Z: 1}}
+func userKernel(p exercises.Problem, body string) *usercuda.Kernel {
+	k := &usercuda.Kernel{Name: p.Name, Body: body, SharedBytes: p.DynamicShared,
+		Grid:  usercuda.Dim3{X: p.Grid.X, Y: p.Grid.Y, Z: 1},
+		Block: usercuda.Dim3{X: p.Block.X, Y: p.Block.Y, Z: 1}}
 	for _, a := range p.Args {
-		u := cuda.UserArg{Name: a.Name, CType: a.CType, Out: a.Output}
+		u := usercuda.Arg{Name: a.Name, CType: a.CType, Out: a.Output}
 		if a.Scalar() {
 			u.Int = a.Value
 		} else {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
@@ -166,7 +167,7 @@ func Profile(specs ...spec.Spec) (*Measurements, error) {
 	}
 	m, err := measureOn(src, specs, measure.Counters)
 	if errors.Is(err, measure.ErrNoCounters) && !errors.Is(err, cuda.ErrStandIn) {
-		rec, recErr := cuda.RecordedMeasurer("no ncu on this machine, so its counters come from the recording")
+		rec, recErr := reference.Measurer("no ncu on this machine, so its counters come from the recording")
 		if recErr != nil {
 			return nil, fmt.Errorf("%w, and %v", err, recErr)
 		}
@@ -190,7 +191,7 @@ var deniedNotice struct {
 	said bool
 }
 
-// noticeDenied prints why, the *cuda.CountersDeniedError, for a cell, the
+// noticeDenied prints why, the *toolkit.CountersDeniedError, for a cell, the
 // first time a cell meets it.
 func noticeDenied(why error) {
 	deniedNotice.mu.Lock()

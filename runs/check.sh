@@ -1,7 +1,8 @@
 #!/bin/bash
 # check.sh: the run on the device machine that checks the harness and the
 # measurement layer after a change to either. It builds the harness,
-# runs the GPU tests of cuda (random launches too), lab and grader, runs
+# runs the GPU tests of cuda (random launches too), cuda/usercuda, lab and
+# grader, runs
 # compute-sanitizer over
 # small launches of every kernel (whose answers become
 # cuda/testdata/sanitize.txt, which TestParseHarnessOutputRecorded reads),
@@ -9,7 +10,7 @@
 # with. Build here first, and carry .devbin:
 #
 #   CGO_ENABLED=0 go build -o .devbin/coalesce ./cmd/coalesce
-#   for p in cuda lab grader; do CGO_ENABLED=0 go test -c -o .devbin/$p.test ./$p; done
+#   for p in cuda cuda/usercuda lab grader; do CGO_ENABLED=0 go test -c -o .devbin/${p//\//_}.test ./$p; done
 #   (device) bash runs/check.sh
 set -u
 OUT=${OUT:-/tmp/out}
@@ -33,10 +34,11 @@ echo "rc=$?"; grep -c '"verified":true' "$OUT/sanitize.txt"; grep -v '"verified"
 
 say GPU tests
 export COALESCE_LIVE_TEST=1
-for p in cuda lab grader; do
-  if [ -x .devbin/$p.test ]; then
-    (cd $p && ../.devbin/$p.test -test.run 'GPU|Live' -test.v -test.timeout 20m > "$OUT/gputest_$p.txt" 2>&1; echo "$p rc=$?")
-    grep -E '^(--- |ok|PASS|FAIL)|SKIP' "$OUT/gputest_$p.txt" | grep -v '^    ---' | head -40
+for p in cuda cuda/usercuda lab grader; do
+  n=${p//\//_}
+  if [ -x .devbin/$n.test ]; then
+    (cd $p && "$OLDPWD/.devbin/$n.test" -test.run 'GPU|Live' -test.v -test.timeout 20m > "$OUT/gputest_$n.txt" 2>&1; echo "$p rc=$?")
+    grep -E '^(--- |ok|PASS|FAIL)|SKIP' "$OUT/gputest_$n.txt" | grep -v '^    ---' | head -40
   fi
 done
 

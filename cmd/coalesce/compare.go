@@ -14,6 +14,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
@@ -110,7 +111,7 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		src = measure.FromSet(set)
 	case *recorded:
-		src, err = cuda.RecordedMeasurer("")
+		src, err = reference.Measurer("")
 	default:
 		st, done := statusLine(stderr)
 		defer done()

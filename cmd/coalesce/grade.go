@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/grader/gradebook"
 	"github.com/coalescing-course/coalesce/internal/progress"
@@ -199,7 +200,7 @@ func gradeMeasurer(ctx context.Context, mode, refFile string, stderr io.Writer) 
 	}
 	switch mode {
 	case cuda.RecordedMode:
-		src, err := cuda.RecordedMeasurer("")
+		src, err := reference.Measurer("")
 		if err != nil {
 			// Not fatal: exercises graded by the model still grade.
 			return nil, fmt.Sprintf("no recording in this build (%v)", err), nil

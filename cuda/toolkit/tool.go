@@ -1,4 +1,4 @@
-package cuda
+package toolkit
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -194,8 +196,8 @@ func findNvcc(look func() (string, error)) (Nvcc, error) {
 
 // The architecture flags the harness is built with: for the GPU in this
 // machine as nvcc sees it; where it cannot (a container whose driver nvcc
-// does not find), for the compute capability nvidia-smi names (archFor);
-// and without either, archFat: machine code for every architecture the
+// does not find), for the compute capability nvidia-smi names (ArchFor);
+// and without either, ArchFat: machine code for every architecture the
 // course's learners have, Turing (T4) to Hopper (H100, H200), and PTX the
 // driver compiles for anything newer.
 var (
@@ -209,9 +211,9 @@ var (
 	}
 )
 
-// archFor returns the flags that build for compute capability cc, as
+// ArchFor returns the flags that build for compute capability cc, as
 // nvidia-smi writes it ("8.9"): its machine code and its PTX.
-func archFor(cc string) ([]string, error) {
+func ArchFor(cc string) ([]string, error) {
 	major, minor, ok := strings.Cut(strings.TrimSpace(cc), ".")
 	if !ok || !allDigits(major) || len(minor) != 1 || !allDigits(minor) || len(major) > 2 {
 		return nil, fmt.Errorf("cuda: compute capability %q: want major.minor, such as 8.9", cc)
@@ -224,10 +226,22 @@ func allDigits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
-// buildFlags are the flags every harness build uses besides the
-// architecture: full optimization, and line information so that a profiler
-// can show which source line a load came from.
+// buildFlags are the flags every build uses besides the architecture: full
+// optimization, and line information so that a profiler can show which
+// source line a load came from.
 var buildFlags = []string{"-O3", "-lineinfo", "-std=c++17"}
+
+// BuildFlags returns the flags every build uses besides the architecture,
+// for a cache key that must change when they do.
+func BuildFlags() []string { return slices.Clone(buildFlags) }
+
+// ArchNative returns the flags that build for the GPU in this machine, as
+// nvcc sees it.
+func ArchNative() []string { return slices.Clone(archNative) }
+
+// ArchFat returns the flags that build for every architecture the course's
+// learners have, with PTX for anything newer.
+func ArchFat() []string { return slices.Clone(archFat) }
 
 // VersionCmd is `nvcc --version`.
 func (n Nvcc) VersionCmd() Invocation {
@@ -284,7 +298,7 @@ func (n Ncu) VersionCmd() Invocation {
 	return Invocation{Tool: "ncu", Path: n.Path, Args: []string{"--version"}, Timeout: time.Minute}
 }
 
-// profileArgs are ncu's arguments for reading the course's metrics from
+// ProfileArgs are ncu's arguments for reading the course's metrics from
 // every k_ kernel the harness launches:
 //
 //   - --clock-control none leaves the GPU's clocks as they are (ncu would
@@ -297,7 +311,7 @@ func (n Ncu) VersionCmd() Invocation {
 //
 // ncu's default cache control stays on: it flushes the caches before each
 // profiled kernel, so DRAM counts are those of a cold L2.
-func profileArgs(harness string, harnessArgs []string) []string {
+func ProfileArgs(harness string, harnessArgs []string) []string {
 	return ncuArgs("regex:^k_", harness, harnessArgs)
 }
 
@@ -316,5 +330,27 @@ func ncuArgs(filter, program string, programArgs []string) []string {
 
 // ProfileCmd runs the harness under ncu.
 func (n Ncu) ProfileCmd(harness string, harnessArgs []string, timeout time.Duration) Invocation {
-	return Invocation{Tool: "ncu", Path: n.Path, Args: profileArgs(harness, harnessArgs), Timeout: timeout}
+	return Invocation{Tool: "ncu", Path: n.Path, Args: ProfileArgs(harness, harnessArgs), Timeout: timeout}
+}
+
+// ProfileKernelCmd runs program under ncu, profiling the first launch of
+// the kernel named kernel (an extern "C" name, as ncu prints it) for the
+// course's metrics: the harness's ncu arguments (ProfileArgs) with that
+// kernel in place of the k_ ones.
+func (n Ncu) ProfileKernelCmd(kernel, program string, args []string, timeout time.Duration) Invocation {
+	a := ncuArgs("regex:^"+regexp.QuoteMeta(kernel)+"$", program, args)
+	a = slices.Insert(a, slices.Index(a, program), "--launch-count", "1")
+	return Invocation{Tool: "ncu", Path: n.Path, Args: a, Timeout: timeout, Group: true}
+}
+
+// NcuDiagnostics returns the lines ncu writes about itself (==ERROR==,
+// ==WARNING==) from its standard output, where its CSV also goes.
+func NcuDiagnostics(stdout []byte) string {
+	var keep []string
+	for line := range strings.Lines(string(stdout)) {
+		if strings.HasPrefix(line, "==ERROR==") || strings.HasPrefix(line, "==WARNING==") {
+			keep = append(keep, strings.TrimRight(line, "\r\n"))
+		}
+	}
+	return strings.Join(keep, "\n")
 }

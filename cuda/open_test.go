@@ -3,92 +3,24 @@ package cuda
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/cuda/reference"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
-// The recording holds a verified launch with every metric its ncu was
-// asked for for every spec of the sweep (a fault, for a spec the GPU
-// refuses), and its provenance. Sweep lines of kernels the recording has
-// no launch of at all are newer than it: the test lists them and skips,
-// until the sweep is recorded again (runs/matrix.sh).
-func TestRecordedCoversTheSweep(t *testing.T) {
-	set, err := Recorded()
-	if errors.Is(err, ErrNoReference) {
-		t.Skip("this build has no recording yet")
-	}
-	require.NoError(t, err)
-	p := set.Provenance
-	require.NotNil(t, p)
-	assert.NotEmpty(t, p.Device.GPU)
-	assert.NotEmpty(t, p.Driver)
-	assert.NotEmpty(t, p.CUDA)
-	assert.NotEmpty(t, p.Nvcc)
-	assert.NotEmpty(t, p.Ncu)
-	assert.Contains(t, p.Command, "coalesce run -ncu -record")
-	assert.Equal(t, "recorded on NVIDIA H200, 2026-12-01", set.Label())
-	lines := readSpecFile(t, "reference/sweep.jsonl")
-	require.NotEmpty(t, lines)
-	recorded := map[spec.Kernel]bool{}
-	for _, l := range set.Launches {
-		recorded[l.Spec.Kernel] = true
-	}
-	// The metrics the recording's ncu was asked for: its command line.
-	var asked []string
-	for _, m := range metrics.Profiled {
-		if strings.Contains(p.Profiling, m) {
-			asked = append(asked, m)
-		}
-	}
-	assert.Subset(t, asked, metrics.L1, "the recording's ncu read at least the exact metrics")
-	var newer []string
-	for _, l := range lines {
-		if !recorded[l.Spec.Kernel] {
-			newer = append(newer, fmt.Sprintf("line %d: %s", l.Num, l.Spec.Brief()))
-			continue
-		}
-		// A vectorized_copy whose offset is not a multiple of its width
-		// faults; the offset is newer than the recording too.
-		if l.Spec.Kernel == spec.VectorizedCopy && l.Spec.Offset%int64(l.Spec.Width) != 0 {
-			if f, ok := set.Fault(l.Spec); ok {
-				assert.Equal(t, "cudaErrorMisalignedAddress", f.CUDAError, "line %d", l.Num)
-			} else {
-				newer = append(newer, fmt.Sprintf("line %d: %s (a fault)", l.Num, l.Spec.Brief()))
-			}
-			continue
-		}
-		r, ok := set.Lookup(l.Spec)
-		if !assert.True(t, ok, "line %d not recorded: %s", l.Num, l.Spec) {
-			continue
-		}
-		assert.True(t, r.Verified)
-		assert.Greater(t, r.TimeMs, 0.0)
-		assert.Greater(t, r.MemcpyBandwidth(), 0.0)
-		for _, m := range asked {
-			_, ok := r.Metrics[m]
-			assert.True(t, ok, "line %d: no %s", l.Num, m)
-		}
-	}
-	if len(newer) > 0 {
-		t.Skipf("%d sweep lines of kernels newer than the recording; record the sweep again:\n%s", len(newer), strings.Join(newer, "\n"))
-	}
-}
-
-func TestOpenSource(t *testing.T) {
+func TestOpenMeasurer(t *testing.T) {
 	// No nvcc here, whatever the machine has.
-	t.Setenv(NvccEnv, "/nonexistent/nvcc")
+	t.Setenv(toolkit.NvccEnv, "/nonexistent/nvcc")
 	ctx := context.Background()
 
 	src, err := OpenMeasurer(ctx, "", Builder{})
@@ -149,7 +81,7 @@ func TestPlanUsesTheLiveGPUsWave(t *testing.T) {
 // measured must count the same in the recording and run no slower or
 // faster than the spread of two runs.
 func TestRebuiltHarnessReproducesTheRecording(t *testing.T) {
-	rec, err := Recorded()
+	rec, err := reference.Recorded()
 	require.NoError(t, err)
 	for _, file := range []string{"testdata/sweep_check1.jsonl", "testdata/sweep_check2.jsonl"} {
 		t.Run(file, func(t *testing.T) {
@@ -198,10 +130,10 @@ func TestRebuiltHarnessReproducesTheRecording(t *testing.T) {
 // model.
 func TestGridStrideTailCounts(t *testing.T) {
 	lines := readSpecFile(t, "testdata/grid_stride_tail.jsonl")
-	read := func(file string) []kernelMetrics {
+	read := func(file string) []toolkit.KernelMetrics {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
-		rows, err := parseNcuCSV(data, metrics.L1)
+		rows, err := toolkit.ParseNcuCSV(data, metrics.L1)
 		require.NoError(t, err)
 		require.Len(t, rows, len(lines), "one profiled kernel a spec")
 		return rows
@@ -238,7 +170,7 @@ func readSpecFile(t *testing.T, path string) []spec.Line {
 
 // Live and strict open the same GPU; only strict makes it refuse stand-ins
 // (TestStrictRefusesStandIns).
-func TestOpenSourceStrict(t *testing.T) {
+func TestOpenMeasurerStrict(t *testing.T) {
 	f := newFakeBuild(t)
 	h, err := f.b.Build(context.Background())
 	require.NoError(t, err)

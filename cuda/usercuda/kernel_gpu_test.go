@@ -1,11 +1,13 @@
-package cuda_test
+package usercuda_test
 
 import (
 	"context"
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,16 +15,37 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/cuda/usercuda"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 )
 
 // The tests of learners' kernels on a GPU; each skips without one. On the
 // device machine:
 //
-//	go test -c -o .devbin/cuda.test ./cuda                     # here
-//	cd cuda && ../.devbin/cuda.test -test.run UserKernel -test.v  # there
+//	go test -c -o .devbin/usercuda.test ./cuda/usercuda                     # here
+//	cd cuda/usercuda && ../../.devbin/usercuda.test -test.run GPU -test.v  # there
 //
 // They log what they measured.
+
+// openGPU builds the harness and opens the GPU, once for all the tests.
+var openGPU = sync.OnceValues(func() (*cuda.GPU, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	return cuda.OpenGPU(ctx, cuda.Builder{CacheDir: os.Getenv(cuda.CacheEnv)})
+})
+
+// needGPU returns the GPU, or skips the test with the reason there is none.
+func needGPU(t *testing.T) *cuda.GPU {
+	t.Helper()
+	gpu, err := openGPU()
+	var missing *toolkit.MissingError
+	if errors.As(err, &missing) {
+		t.Skipf("no GPU to measure on: %v", err)
+	}
+	require.NoError(t, err, "building the harness or reading the device")
+	return gpu
+}
 
 // floats returns n float32s 0, 1, 2, ... as bytes.
 func floats(n int) []byte {
@@ -33,26 +56,26 @@ func floats(n int) []byte {
 	return b
 }
 
-func gpuCopy(n, block int) *cuda.UserKernel {
-	return &cuda.UserKernel{
+func gpuCopy(n, block int) *usercuda.Kernel {
+	return &usercuda.Kernel{
 		Name: "copy",
 		Body: "int i = blockIdx.x * blockDim.x + threadIdx.x;\nif (i < n) out[i] = in[i];\n",
-		Args: []cuda.UserArg{
+		Args: []usercuda.Arg{
 			{Name: "in", CType: "const float*", Data: floats(n), Bytes: int64(4 * n)},
 			{Name: "out", CType: "float*", Bytes: int64(4 * n), Out: true},
 			{Name: "n", CType: "int", Int: int64(n)},
 		},
-		Grid:  cuda.Dim3{X: (n + block - 1) / block},
-		Block: cuda.Dim3{X: block},
+		Grid:  usercuda.Dim3{X: (n + block - 1) / block},
+		Block: usercuda.Dim3{X: block},
 	}
 }
 
-func runUser(t *testing.T, g *cuda.GPU, k *cuda.UserKernel, o cuda.UserOptions) (*cuda.UserResult, error) {
+func runUser(t *testing.T, g *cuda.GPU, k *usercuda.Kernel, o usercuda.Options) (*usercuda.Result, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	res, err := g.RunUserKernel(ctx, k, o)
+	res, err := usercuda.Run(ctx, g, k, o)
 	t.Logf("%s: %v, returned after %v", k.Name, err, time.Since(start).Round(time.Millisecond))
 	return res, err
 }
@@ -61,7 +84,7 @@ func TestGPUUserKernelCopy(t *testing.T) {
 	g := needGPU(t)
 	const n = 1 << 20
 	k := gpuCopy(n, 256)
-	res, err := runUser(t, g, k, cuda.UserOptions{Counters: true})
+	res, err := runUser(t, g, k, usercuda.Options{Counters: true})
 	require.NoError(t, err)
 	t.Logf("GPU %s, program %s (cached %v), %d registers; times %v ms, median %g ms",
 		res.GPU, res.Program.Path, res.Program.Cached, res.Registers, res.TimesMs, res.MedianMs)
@@ -84,7 +107,7 @@ func TestGPUUserKernelCopy(t *testing.T) {
 	assert.Equal(t, float64(n/32), res.Counters[metrics.StRequests])
 
 	// The same kernel on a partial block, clean under memcheck.
-	small, err := runUser(t, g, gpuCopy(1000, 256), cuda.UserOptions{Check: cuda.Memcheck})
+	small, err := runUser(t, g, gpuCopy(1000, 256), usercuda.Options{Check: toolkit.Memcheck})
 	require.NoError(t, err)
 	require.NotNil(t, small.Sanitizer)
 	assert.True(t, small.Sanitizer.Clean(), small.Sanitizer.Text)
@@ -96,16 +119,16 @@ func TestGPUUserKernelCopy(t *testing.T) {
 func TestGPUUserKernelInPlace(t *testing.T) {
 	g := needGPU(t)
 	const n = 4096
-	k := &cuda.UserKernel{
+	k := &usercuda.Kernel{
 		Name: "add_one",
 		Body: "int i = blockIdx.x * blockDim.x + threadIdx.x;\nif (i < n) x[i] += 1.0f;\n",
-		Args: []cuda.UserArg{
+		Args: []usercuda.Arg{
 			{Name: "x", CType: "float*", Data: floats(n), Bytes: 4 * n, Out: true},
 			{Name: "n", CType: "int", Int: n},
 		},
-		Grid: cuda.Dim3{X: n / 256}, Block: cuda.Dim3{X: 256},
+		Grid: usercuda.Dim3{X: n / 256}, Block: usercuda.Dim3{X: 256},
 	}
-	res, err := runUser(t, g, k, cuda.UserOptions{})
+	res, err := runUser(t, g, k, usercuda.Options{})
 	require.NoError(t, err)
 	out := res.Outputs["x"]
 	for i := range n {
@@ -118,8 +141,8 @@ func TestGPUUserKernelCompileError(t *testing.T) {
 	g := needGPU(t)
 	k := gpuCopy(1000, 256)
 	k.Body = "int i = blockIdx.x * blockDim.x + threadIdx.x;\nif (i < n) out[i] = in[j];\n"
-	_, err := runUser(t, g, k, cuda.UserOptions{})
-	var ce *cuda.CompileError
+	_, err := runUser(t, g, k, usercuda.Options{})
+	var ce *usercuda.CompileError
 	require.ErrorAs(t, err, &ce)
 	t.Logf("nvcc said:\n%s", ce.Log)
 	require.NotEmpty(t, ce.Diagnostics)
@@ -138,9 +161,9 @@ func TestGPUUserKernelOutOfBounds(t *testing.T) {
 	k := gpuCopy(1000, 256)
 	k.Name = "oob_copy"
 	k.Body = "int i = blockIdx.x * blockDim.x + threadIdx.x;\nout[i] = in[i];\n"
-	k.Grid = cuda.Dim3{X: 8}
-	res, err := runUser(t, g, k, cuda.UserOptions{Check: cuda.Memcheck})
-	var se *cuda.SanitizerError
+	k.Grid = usercuda.Dim3{X: 8}
+	res, err := runUser(t, g, k, usercuda.Options{Check: toolkit.Memcheck})
+	var se *usercuda.SanitizerError
 	require.ErrorAs(t, err, &se)
 	require.NotNil(t, res)
 	t.Logf("report:\n%s", res.Sanitizer.Text)
@@ -160,8 +183,8 @@ func TestGPUUserKernelRace(t *testing.T) {
 	k := gpuCopy(1024, 256)
 	k.Name = "reverse_block"
 	k.Body = "__shared__ float t[256];\nint i = blockIdx.x * blockDim.x + threadIdx.x;\nt[threadIdx.x] = in[i];\nout[i] = t[255 - threadIdx.x];\n"
-	res, err := runUser(t, g, k, cuda.UserOptions{Check: cuda.Racecheck})
-	var se *cuda.SanitizerError
+	res, err := runUser(t, g, k, usercuda.Options{Check: toolkit.Racecheck})
+	var se *usercuda.SanitizerError
 	require.ErrorAs(t, err, &se)
 	t.Logf("report:\n%s", res.Sanitizer.Text)
 	require.NotEmpty(t, se.Report.Findings)
@@ -172,18 +195,18 @@ func TestGPUUserKernelTimeout(t *testing.T) {
 	g := needGPU(t)
 	// A flag no thread ever sets: read through volatile, the loop cannot
 	// be optimized away.
-	k := &cuda.UserKernel{
+	k := &usercuda.Kernel{
 		Name: "spin",
 		Body: "volatile int* f = flag;\nwhile (f[0] == 0) { }\n",
-		Args: []cuda.UserArg{{Name: "flag", CType: "int*", Data: make([]byte, 4), Bytes: 4}},
-		Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 32},
+		Args: []usercuda.Arg{{Name: "flag", CType: "int*", Data: make([]byte, 4), Bytes: 4}},
+		Grid: usercuda.Dim3{X: 1}, Block: usercuda.Dim3{X: 32},
 	}
-	_, err := runUser(t, g, k, cuda.UserOptions{Timeout: 10 * time.Second})
-	var te *cuda.TimeoutError
+	_, err := runUser(t, g, k, usercuda.Options{Timeout: 10 * time.Second})
+	var te *usercuda.TimeoutError
 	require.ErrorAs(t, err, &te)
 	assert.False(t, te.Err.Survived, "the program was still running after it was killed")
 	// The GPU is free again.
-	res, err := runUser(t, g, gpuCopy(1000, 256), cuda.UserOptions{})
+	res, err := runUser(t, g, gpuCopy(1000, 256), usercuda.Options{})
 	require.NoError(t, err)
 	assert.Greater(t, res.MedianMs, 0.0)
 }
@@ -191,18 +214,18 @@ func TestGPUUserKernelTimeout(t *testing.T) {
 func TestGPUUserKernelMisaligned(t *testing.T) {
 	g := needGPU(t)
 	const n = 1024 // floats read as float4s, one float past the start
-	k := &cuda.UserKernel{
+	k := &usercuda.Kernel{
 		Name: "shifted_vec",
 		Body: "int i = blockIdx.x * blockDim.x + threadIdx.x;\nconst float4* v = reinterpret_cast<const float4*>(in + 1);\nif (i < n / 4) out[i] = v[i];\n",
-		Args: []cuda.UserArg{
+		Args: []usercuda.Arg{
 			{Name: "in", CType: "const float*", Data: floats(n + 4), Bytes: 4 * (n + 4)},
 			{Name: "out", CType: "float4*", Bytes: 4 * n, Out: true},
 			{Name: "n", CType: "int", Int: n},
 		},
-		Grid: cuda.Dim3{X: 1}, Block: cuda.Dim3{X: 256},
+		Grid: usercuda.Dim3{X: 1}, Block: usercuda.Dim3{X: 256},
 	}
-	_, err := runUser(t, g, k, cuda.UserOptions{})
-	var le *cuda.LaunchError
+	_, err := runUser(t, g, k, usercuda.Options{})
+	var le *usercuda.LaunchError
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, "cudaErrorMisalignedAddress", le.CUDAError)
 	assert.Equal(t, "run", le.Phase)

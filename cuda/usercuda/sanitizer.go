@@ -1,67 +1,18 @@
-package cuda
+package usercuda
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 )
-
-// ErrNoSanitizer is a machine without compute-sanitizer on its PATH.
-var ErrNoSanitizer = errors.New("compute-sanitizer not found")
-
-// SanitizerEnv names the environment variable that names
-// compute-sanitizer's executable instead of the PATH lookup.
-const SanitizerEnv = "COALESCE_COMPUTE_SANITIZER"
-
-var lookSanitizer = sync.OnceValues(func() (string, error) { return lookTool("compute-sanitizer", SanitizerEnv) })
-
-// Sanitizer is compute-sanitizer, the CUDA toolkit's checker of memory
-// accesses (memcheck) and shared-memory races (racecheck).
-type Sanitizer struct{ Path string }
-
-// FindSanitizer returns compute-sanitizer from the PATH, or a
-// *MissingError wrapping ErrNoSanitizer.
-func FindSanitizer() (Sanitizer, error) {
-	p, err := lookSanitizer()
-	if err != nil {
-		return Sanitizer{}, missingTool(err, ErrNoSanitizer, "the CUDA toolkit (compute-sanitizer comes with it)")
-	}
-	return Sanitizer{Path: p}, nil
-}
-
-// Check names a compute-sanitizer tool a learner's kernel can run under.
-type Check string
-
-// The checks: memcheck finds out-of-bounds and misaligned accesses to
-// global, local and shared memory; racecheck finds shared-memory hazards
-// (a missing __syncthreads()).
-const (
-	Memcheck  Check = "memcheck"
-	Racecheck Check = "racecheck"
-)
-
-// sanitizerExit is the status compute-sanitizer exits with when it found
-// errors (--error-exitcode), so that they are told from the program's own.
-const sanitizerExit = 86
-
-// maxFindings is how many findings compute-sanitizer prints
-// (--print-limit): the first are what a learner reads.
-const maxFindings = 20
-
-// CheckCmd runs program under the check.
-func (s Sanitizer) CheckCmd(c Check, program string, args []string, timeout time.Duration) Invocation {
-	a := []string{"--tool", string(c), "--error-exitcode", strconv.Itoa(sanitizerExit), "--print-limit", strconv.Itoa(maxFindings), program}
-	return Invocation{Tool: "compute-sanitizer", Path: s.Path, Args: append(a, args...), Timeout: timeout, Group: true}
-}
 
 // SanitizerReport is what compute-sanitizer said about one run: its
 // findings, first first, and its summary's count.
 type SanitizerReport struct {
-	Check    Check
+	Check    toolkit.Check
 	Findings []SanitizerFinding
 	// Errors is the summary's count ("ERROR SUMMARY: 2 errors",
 	// "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)"): it
@@ -146,7 +97,7 @@ var (
 // until a line of the prefix alone. The program's own lines, the banner,
 // the summary and the host and device backtraces are not findings. The
 // build directory's paths are cut to the file's name.
-func parseSanitizer(c Check, out string) *SanitizerReport {
+func parseSanitizer(c toolkit.Check, out string) *SanitizerReport {
 	r := &SanitizerReport{Check: c}
 	var text []string
 	var cur *SanitizerFinding

@@ -1,4 +1,4 @@
-package cuda
+package usercuda
 
 import (
 	"flag"
@@ -15,20 +15,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/userkernel_copy.cu from UserKernel.Source")
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/userkernel_copy.cu from Kernel.Source")
 
 // copyKernel is a learner's copy of n floats: 1000 threads in blocks of
 // 256, so 4 blocks, the last one partly idle.
-func copyKernel() *UserKernel {
+func copyKernel() *Kernel {
 	const n = 1000
 	in := make([]byte, 4*n)
 	for i := range in {
 		in[i] = byte(i)
 	}
-	return &UserKernel{
+	return &Kernel{
 		Name: "copy",
 		Body: "int i = blockIdx.x * blockDim.x + threadIdx.x;\nif (i < n) out[i] = in[i];\n",
-		Args: []UserArg{
+		Args: []Arg{
 			{Name: "in", CType: "const float*", Data: in, Bytes: 4 * n},
 			{Name: "out", CType: "float*", Bytes: 4 * n, Out: true},
 			{Name: "n", CType: "int", Int: n},
@@ -41,43 +41,43 @@ func copyKernel() *UserKernel {
 func TestUserKernelValidate(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(k *UserKernel)
+		edit func(k *Kernel)
 		want string // substring of the error; "" for none
 	}{
-		{"the copy is valid", func(*UserKernel) {}, ""},
-		{"types spelled with other spaces", func(k *UserKernel) { k.Args[0].CType = "const  float *" }, ""},
-		{"a matching signature", func(k *UserKernel) {
+		{"the copy is valid", func(*Kernel) {}, ""},
+		{"types spelled with other spaces", func(k *Kernel) { k.Args[0].CType = "const  float *" }, ""},
+		{"a matching signature", func(k *Kernel) {
 			k.Signature = `extern "C" __global__ void copy(const float *in, float *out, int n)`
 		}, ""},
-		{"a float value", func(k *UserKernel) { k.Args[2] = UserArg{Name: "scale", CType: "float", Float: 2.5} }, ""},
-		{"a 2D launch", func(k *UserKernel) { k.Grid, k.Block = Dim3{8, 8, 0}, Dim3{32, 8, 0} }, ""},
-		{"a bad kernel name", func(k *UserKernel) { k.Name = "2copy" }, `kernel name: "2copy" is not a C identifier`},
-		{"a keyword for a name", func(k *UserKernel) { k.Name = "float" }, `"float" is a C++ keyword or a CUDA built-in`},
-		{"the program's prefix", func(k *UserKernel) { k.Name = "coalesce_launch" }, "names starting with coalesce_ or __ are the generated program's"},
-		{"a built-in as an arg", func(k *UserKernel) { k.Args[2].Name = "threadIdx" }, `arg 2 (threadIdx): name: "threadIdx" is a C++ keyword or a CUDA built-in`},
-		{"a type not in the list", func(k *UserKernel) { k.Args[1].CType = "half*" }, `arg 1 (out): C type "half*" is not allowed: want one of const double*, const float*, const float2*, const float4*`},
-		{"two args of one name", func(k *UserKernel) { k.Args[1].Name = "in" }, `arg 1: the name "in" is taken`},
-		{"an arg named as the kernel", func(k *UserKernel) { k.Args[2].Name = "copy" }, `arg 2: the name "copy" is taken`},
-		{"no args", func(k *UserKernel) { k.Args = nil }, "0 args, want 1 to 16"},
-		{"an empty buffer", func(k *UserKernel) { k.Args[1].Bytes = 0 }, "float* buffer of 0 bytes: want 1 to 4294967296"},
-		{"a buffer too large", func(k *UserKernel) { k.Args[1].Bytes = 8 << 30 }, "want 1 to 4294967296"},
-		{"a buffer of part of a float4", func(k *UserKernel) { k.Args[1].CType = "float4*"; k.Args[1].Bytes = 4000 + 4 }, "float4* buffer of 4004 bytes: not a whole number of 16-byte elements"},
-		{"data of another size", func(k *UserKernel) { k.Args[0].Data = k.Args[0].Data[:10] }, "10 bytes of data for a buffer of 4000"},
-		{"a const output", func(k *UserKernel) { k.Args[0].Out = true }, "const float* is read only, so it cannot be an output"},
-		{"a value with bytes", func(k *UserKernel) { k.Args[2].Bytes = 4 }, "the int value has no Bytes, Data or Out"},
-		{"an int given a Float", func(k *UserKernel) { k.Args[2].Float = 1.5 }, "the int value takes Int, not Float (1.5)"},
-		{"an int out of range", func(k *UserKernel) { k.Args[2].Int = 1 << 31 }, "2147483648 does not fit in the type int (-2147483648 to 2147483647)"},
-		{"a negative unsigned", func(k *UserKernel) { k.Args[2].CType = "unsigned int"; k.Args[2].Int = -1 }, "-1 does not fit in the type unsigned int"},
-		{"a float too large", func(k *UserKernel) { k.Args[2] = UserArg{Name: "s", CType: "float", Float: 1e39} }, "1e+39 is not a finite float"},
-		{"a NaN", func(k *UserKernel) { k.Args[2] = UserArg{Name: "s", CType: "double", Float: math.NaN()} }, "NaN is not a finite double"},
-		{"a pointer given an Int", func(k *UserKernel) { k.Args[1].Int = 3 }, "the float* buffer has no Int or Float value"},
-		{"no grid", func(k *UserKernel) { k.Grid = Dim3{} }, "grid (0,1,1): want X in 1..2147483647"},
-		{"a block too wide", func(k *UserKernel) { k.Block = Dim3{X: 2048} }, "block (2048,1,1): want X and Y in 1..1024"},
-		{"a block of too many threads", func(k *UserKernel) { k.Block = Dim3{64, 32, 1} }, "block (64,32,1) has 2048 threads, at most 1024 allowed"},
-		{"too much shared memory", func(k *UserKernel) { k.SharedBytes = 228 << 10 }, "shared bytes 233472: want 0 to 232448"},
-		{"a body not text", func(k *UserKernel) { k.Body = "int i;\x00" }, "the body is not text"},
-		{"a body too long", func(k *UserKernel) { k.Body = strings.Repeat(" ", 64<<10+1) }, "the body is 65537 bytes, at most 65536 allowed"},
-		{"a signature of other args", func(k *UserKernel) { k.Signature = "__global__ void copy(const float* in, float* out, long long n)" }, `does not declare the kernel's args: want "__global__ void copy(const float* in, float* out, int n)"`},
+		{"a float value", func(k *Kernel) { k.Args[2] = Arg{Name: "scale", CType: "float", Float: 2.5} }, ""},
+		{"a 2D launch", func(k *Kernel) { k.Grid, k.Block = Dim3{8, 8, 0}, Dim3{32, 8, 0} }, ""},
+		{"a bad kernel name", func(k *Kernel) { k.Name = "2copy" }, `kernel name: "2copy" is not a C identifier`},
+		{"a keyword for a name", func(k *Kernel) { k.Name = "float" }, `"float" is a C++ keyword or a CUDA built-in`},
+		{"the program's prefix", func(k *Kernel) { k.Name = "coalesce_launch" }, "names starting with coalesce_ or __ are the generated program's"},
+		{"a built-in as an arg", func(k *Kernel) { k.Args[2].Name = "threadIdx" }, `arg 2 (threadIdx): name: "threadIdx" is a C++ keyword or a CUDA built-in`},
+		{"a type not in the list", func(k *Kernel) { k.Args[1].CType = "half*" }, `arg 1 (out): C type "half*" is not allowed: want one of const double*, const float*, const float2*, const float4*`},
+		{"two args of one name", func(k *Kernel) { k.Args[1].Name = "in" }, `arg 1: the name "in" is taken`},
+		{"an arg named as the kernel", func(k *Kernel) { k.Args[2].Name = "copy" }, `arg 2: the name "copy" is taken`},
+		{"no args", func(k *Kernel) { k.Args = nil }, "0 args, want 1 to 16"},
+		{"an empty buffer", func(k *Kernel) { k.Args[1].Bytes = 0 }, "float* buffer of 0 bytes: want 1 to 4294967296"},
+		{"a buffer too large", func(k *Kernel) { k.Args[1].Bytes = 8 << 30 }, "want 1 to 4294967296"},
+		{"a buffer of part of a float4", func(k *Kernel) { k.Args[1].CType = "float4*"; k.Args[1].Bytes = 4000 + 4 }, "float4* buffer of 4004 bytes: not a whole number of 16-byte elements"},
+		{"data of another size", func(k *Kernel) { k.Args[0].Data = k.Args[0].Data[:10] }, "10 bytes of data for a buffer of 4000"},
+		{"a const output", func(k *Kernel) { k.Args[0].Out = true }, "const float* is read only, so it cannot be an output"},
+		{"a value with bytes", func(k *Kernel) { k.Args[2].Bytes = 4 }, "the int value has no Bytes, Data or Out"},
+		{"an int given a Float", func(k *Kernel) { k.Args[2].Float = 1.5 }, "the int value takes Int, not Float (1.5)"},
+		{"an int out of range", func(k *Kernel) { k.Args[2].Int = 1 << 31 }, "2147483648 does not fit in the type int (-2147483648 to 2147483647)"},
+		{"a negative unsigned", func(k *Kernel) { k.Args[2].CType = "unsigned int"; k.Args[2].Int = -1 }, "-1 does not fit in the type unsigned int"},
+		{"a float too large", func(k *Kernel) { k.Args[2] = Arg{Name: "s", CType: "float", Float: 1e39} }, "1e+39 is not a finite float"},
+		{"a NaN", func(k *Kernel) { k.Args[2] = Arg{Name: "s", CType: "double", Float: math.NaN()} }, "NaN is not a finite double"},
+		{"a pointer given an Int", func(k *Kernel) { k.Args[1].Int = 3 }, "the float* buffer has no Int or Float value"},
+		{"no grid", func(k *Kernel) { k.Grid = Dim3{} }, "grid (0,1,1): want X in 1..2147483647"},
+		{"a block too wide", func(k *Kernel) { k.Block = Dim3{X: 2048} }, "block (2048,1,1): want X and Y in 1..1024"},
+		{"a block of too many threads", func(k *Kernel) { k.Block = Dim3{64, 32, 1} }, "block (64,32,1) has 2048 threads, at most 1024 allowed"},
+		{"too much shared memory", func(k *Kernel) { k.SharedBytes = 228 << 10 }, "shared bytes 233472: want 0 to 232448"},
+		{"a body not text", func(k *Kernel) { k.Body = "int i;\x00" }, "the body is not text"},
+		{"a body too long", func(k *Kernel) { k.Body = strings.Repeat(" ", 64<<10+1) }, "the body is 65537 bytes, at most 65536 allowed"},
+		{"a signature of other args", func(k *Kernel) { k.Signature = "__global__ void copy(const float* in, float* out, long long n)" }, `does not declare the kernel's args: want "__global__ void copy(const float* in, float* out, int n)"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +97,7 @@ func TestUserKernelValidate(t *testing.T) {
 }
 
 func TestUserArgTypes(t *testing.T) {
-	types := UserArgTypes()
+	types := ArgTypes()
 	// 10 element types, each const and not, and 5 value types.
 	assert.Len(t, types, 25)
 	for _, ty := range types {

@@ -1,4 +1,4 @@
-package cuda
+package usercuda
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 )
 
 // The samples are written from the documented report format, not
@@ -18,7 +20,7 @@ func TestParseSanitizer(t *testing.T) {
 		return string(data)
 	}
 	t.Run("memcheck: two out-of-bounds writes and the API error they cause", func(t *testing.T) {
-		r := parseSanitizer(Memcheck, read("sanitizer_memcheck.txt"))
+		r := parseSanitizer(toolkit.Memcheck, read("sanitizer_memcheck.txt"))
 		assert.Equal(t, 3, r.Errors)
 		require.Len(t, r.Findings, 3)
 		f := r.Findings[0]
@@ -51,7 +53,7 @@ func TestParseSanitizer(t *testing.T) {
 			err.Error())
 	})
 	t.Run("racecheck: one race between two lines", func(t *testing.T) {
-		r := parseSanitizer(Racecheck, read("sanitizer_racecheck.txt"))
+		r := parseSanitizer(toolkit.Racecheck, read("sanitizer_racecheck.txt"))
 		assert.Equal(t, 1, r.Errors)
 		require.Len(t, r.Findings, 1)
 		f := r.Findings[0]
@@ -62,7 +64,7 @@ func TestParseSanitizer(t *testing.T) {
 		assert.False(t, f.HasThread)
 	})
 	t.Run("a clean run among the program's own lines", func(t *testing.T) {
-		r := parseSanitizer(Memcheck, "========= COMPUTE-SANITIZER\nsome output of the program\n========= ERROR SUMMARY: 0 errors\n")
+		r := parseSanitizer(toolkit.Memcheck, "========= COMPUTE-SANITIZER\nsome output of the program\n========= ERROR SUMMARY: 0 errors\n")
 		assert.True(t, r.Clean())
 		assert.Empty(t, r.Findings)
 		assert.NotContains(t, r.Text, "some output")

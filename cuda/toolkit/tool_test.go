@@ -1,4 +1,4 @@
-package cuda
+package toolkit
 
 import (
 	"context"
@@ -12,25 +12,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/internal/faketool"
 )
 
-// script writes an executable shell script into dir and returns its path.
-func script(t *testing.T, dir, name, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755))
-	return p
-}
-
-func needSh(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh to run fake tools with")
-	}
-}
-
 func TestInvocationRun(t *testing.T) {
-	needSh(t)
+	faketool.NeedSh(t)
 	dir := t.TempDir()
 	notExec := filepath.Join(dir, "not-executable")
 	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644))
@@ -45,12 +32,12 @@ func TestInvocationRun(t *testing.T) {
 	}{
 		{
 			name:    "success returns stdout",
-			inv:     Invocation{Tool: "echo", Path: script(t, dir, "ok", `echo "out $1"; echo noise >&2`), Args: []string{"a b"}},
+			inv:     Invocation{Tool: "echo", Path: faketool.Script(t, dir, "ok", `echo "out $1"; echo noise >&2`), Args: []string{"a b"}},
 			wantOut: "out a b\n",
 		},
 		{
 			name:      "exit status and stderr kept",
-			inv:       Invocation{Tool: "nvcc", Path: script(t, dir, "fail", `echo partial; echo "harness.cu(3): error: expected a ;" >&2; exit 2`)},
+			inv:       Invocation{Tool: "nvcc", Path: faketool.Script(t, dir, "fail", `echo partial; echo "harness.cu(3): error: expected a ;" >&2; exit 2`)},
 			wantOut:   "partial\n",
 			wantErr:   new(*ToolError),
 			wantCode:  2,
@@ -70,7 +57,7 @@ func TestInvocationRun(t *testing.T) {
 		},
 		{
 			name:       "timeout interrupts",
-			inv:        Invocation{Tool: "harness", Path: script(t, dir, "slow", "sleep 10\n"), Timeout: 100 * time.Millisecond, WaitDelay: 100 * time.Millisecond},
+			inv:        Invocation{Tool: "harness", Path: faketool.Script(t, dir, "slow", "sleep 10\n"), Timeout: 100 * time.Millisecond, WaitDelay: 100 * time.Millisecond},
 			wantErr:    new(*ToolError),
 			wantCode:   -1,
 			wantInErr:  "harness did not finish within 100ms",
@@ -78,7 +65,7 @@ func TestInvocationRun(t *testing.T) {
 		},
 		{
 			name:    "stdin and extra environment",
-			inv:     Invocation{Tool: "cat", Path: script(t, dir, "cat", `cat; echo "$EXTRA"`), Stdin: strings.NewReader("in\n"), Env: []string{"EXTRA=env"}},
+			inv:     Invocation{Tool: "cat", Path: faketool.Script(t, dir, "cat", `cat; echo "$EXTRA"`), Stdin: strings.NewReader("in\n"), Env: []string{"EXTRA=env"}},
 			wantOut: "in\nenv\n",
 		},
 	}
@@ -108,9 +95,9 @@ func TestInvocationRun(t *testing.T) {
 }
 
 func TestInvocationStderrTee(t *testing.T) {
-	needSh(t)
+	faketool.NeedSh(t)
 	var b strings.Builder
-	inv := Invocation{Tool: "nvcc", Path: script(t, t.TempDir(), "warn", `echo "nvcc warning : careful" >&2`), Stderr: &b}
+	inv := Invocation{Tool: "nvcc", Path: faketool.Script(t, t.TempDir(), "warn", `echo "nvcc warning : careful" >&2`), Stderr: &b}
 	_, err := inv.Run(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "nvcc warning : careful\n", b.String())
@@ -163,16 +150,16 @@ func TestMissingTools(t *testing.T) {
 }
 
 func TestLookTool(t *testing.T) {
-	needSh(t)
+	faketool.NeedSh(t)
 	dir := t.TempDir()
-	nvcc := script(t, dir, "nvcc", "")
+	nvcc := faketool.Script(t, dir, "nvcc", "")
 	t.Setenv("PATH", dir)
 	t.Setenv("TEST_NVCC", "")
 	p, err := lookTool("nvcc", "TEST_NVCC")
 	require.NoError(t, err)
 	assert.Equal(t, nvcc, p)
 
-	other := script(t, t.TempDir(), "my-nvcc", "")
+	other := faketool.Script(t, t.TempDir(), "my-nvcc", "")
 	t.Setenv("TEST_NVCC", other)
 	p, err = lookTool("nvcc", "TEST_NVCC")
 	require.NoError(t, err)
@@ -190,7 +177,7 @@ func TestCommandLines(t *testing.T) {
 	assert.Equal(t, "/cuda/bin/nvcc", b.Path)
 	assert.Equal(t, "/tmp/w", b.Dir)
 	assert.Equal(t, []string{"-O3", "-lineinfo", "-std=c++17", "-arch=native", "-o", "/tmp/w/harness", "harness.cu"}, b.Args)
-	ada, err := archFor("8.9")
+	ada, err := ArchFor("8.9")
 	require.NoError(t, err)
 	fb := nv.BuildCmd("/tmp/w", "harness.cu", "/tmp/w/harness", ada, time.Minute)
 	assert.Equal(t, []string{"-O3", "-lineinfo", "-std=c++17", "-gencode", "arch=compute_89,code=[sm_89,compute_89]", "-o", "/tmp/w/harness", "harness.cu"}, fb.Args)
@@ -217,4 +204,31 @@ func TestCommandLines(t *testing.T) {
 		"--kernel-name", "regex:^k_",
 		"/cache/harness-1", "--input", "in", "--output", "out", "--profile",
 	}, p.Args)
+}
+
+func TestArchFor(t *testing.T) {
+	tests := []struct {
+		cc   string
+		want []string
+		err  bool
+	}{
+		{"9.0", []string{"-gencode", "arch=compute_90,code=[sm_90,compute_90]"}, false},
+		{" 7.5 ", []string{"-gencode", "arch=compute_75,code=[sm_75,compute_75]"}, false},
+		{"12.0", []string{"-gencode", "arch=compute_120,code=[sm_120,compute_120]"}, false},
+		{"N/A", nil, true},
+		{"9.0a", nil, true},
+		{"9", nil, true},
+		{"-9.0", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cc, func(t *testing.T) {
+			got, err := ArchFor(tt.cc)
+			if tt.err {
+				assert.ErrorContains(t, err, "want major.minor")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
 }

@@ -1,4 +1,4 @@
-package cuda
+package usercuda
 
 import (
 	_ "embed"
@@ -28,10 +28,10 @@ func (d Dim3) norm() Dim3 {
 // String writes d as CUDA writes a dim3 or a thread's index: "(256,1,1)".
 func (d Dim3) String() string { return fmt.Sprintf("(%d,%d,%d)", d.X, d.Y, d.Z) }
 
-// UserKernel is a learner's CUDA kernel and one launch of it, described
+// Kernel is a learner's CUDA kernel and one launch of it, described
 // without any knowledge of the exercise it answers: the entry's name, its
 // parameters (Args, in order), the learner's body, and the launch's grid,
-// block and dynamic shared memory. RunUserKernel compiles the body inside
+// block and dynamic shared memory. Run compiles the body inside
 //
 //	extern "C" __global__ void NAME(ARGS)
 //	{
@@ -45,7 +45,7 @@ func (d Dim3) String() string { return fmt.Sprintf("(%d,%d,%d)", d.X, d.Y, d.Z) 
 // The program runs the learner's code as the user who runs it, with the
 // user's rights: it is no sandbox, and is meant for a learner's own
 // notebook on their own machine.
-type UserKernel struct {
+type Kernel struct {
 	Name string // the entry's name: a C identifier
 	// Signature, when set, is the declaration the learner is shown (such
 	// as "__global__ void copy(const float* in, float* out, int n)"); it
@@ -54,20 +54,20 @@ type UserKernel struct {
 	// Declaration returns.
 	Signature   string
 	Body        string // the learner's text: what goes between the braces
-	Args        []UserArg
+	Args        []Arg
 	Grid, Block Dim3
 	SharedBytes int // dynamic shared memory of each block
 }
 
-// UserArg is one parameter of a UserKernel. A pointer (CType ending in
+// Arg is one parameter of a Kernel. A pointer (CType ending in
 // "*") is a device buffer of Bytes bytes, holding Data before the launch
 // (0xA5 in every byte when Data is nil, so that what the kernel never
 // writes shows); Out marks a buffer read back after the launch. A value
 // (int, float...) is Int for the integer types and Float for the floating
 // ones.
-type UserArg struct {
+type Arg struct {
 	Name  string // a C identifier
-	CType string // one of UserArgTypes
+	CType string // one of ArgTypes
 	Data  []byte
 	Bytes int64
 	Out   bool
@@ -75,15 +75,15 @@ type UserArg struct {
 	Float float64
 }
 
-// Limits on a UserKernel, so that a mistake cannot ask the GPU for what
+// Limits on a Kernel, so that a mistake cannot ask the GPU for what
 // no course launch needs.
 const (
-	MaxUserArgs        = 16
-	MaxUserBodyBytes   = 64 << 10
-	MaxUserArgBytes    = 4 << 30  // one buffer
-	MaxUserTotalBytes  = 16 << 30 // all buffers
-	MaxUserSharedBytes = 227 << 10
-	maxNameLen         = 64
+	MaxArgs        = 16
+	MaxBodyBytes   = 64 << 10
+	MaxArgBytes    = 4 << 30  // one buffer
+	MaxTotalBytes  = 16 << 30 // all buffers
+	MaxSharedBytes = 227 << 10
+	maxNameLen     = 64
 )
 
 // The C types an arg may have: pointers to these element types, const or
@@ -97,9 +97,9 @@ var (
 	userFloatTypes = map[string]bool{"float": true, "double": true}
 )
 
-// UserArgTypes returns every C type an arg may have, sorted: each element
+// ArgTypes returns every C type an arg may have, sorted: each element
 // type as "T*" and "const T*", and the value types.
-func UserArgTypes() []string {
+func ArgTypes() []string {
 	var out []string
 	for t := range userElemBytes {
 		out = append(out, t+"*", "const "+t+"*")
@@ -114,7 +114,7 @@ func UserArgTypes() []string {
 	return out
 }
 
-// normType spells a C type as UserArgTypes does: single spaces, the star
+// normType spells a C type as ArgTypes does: single spaces, the star
 // against the type.
 func normType(t string) string {
 	t = strings.Join(strings.Fields(t), " ")
@@ -167,18 +167,18 @@ func checkIdent(name string) error {
 
 // Validate says what is wrong with k, naming the field and what is
 // allowed; nil when the program can be generated and launched.
-func (k *UserKernel) Validate() error {
+func (k *Kernel) Validate() error {
 	if err := checkIdent(k.Name); err != nil {
 		return fmt.Errorf("cuda: kernel name: %w", err)
 	}
-	if len(k.Body) > MaxUserBodyBytes {
-		return fmt.Errorf("cuda: kernel %s: the body is %d bytes, at most %d allowed", k.Name, len(k.Body), MaxUserBodyBytes)
+	if len(k.Body) > MaxBodyBytes {
+		return fmt.Errorf("cuda: kernel %s: the body is %d bytes, at most %d allowed", k.Name, len(k.Body), MaxBodyBytes)
 	}
 	if !utf8.ValidString(k.Body) || strings.ContainsRune(k.Body, 0) {
 		return fmt.Errorf("cuda: kernel %s: the body is not text (invalid UTF-8 or a NUL byte)", k.Name)
 	}
-	if len(k.Args) == 0 || len(k.Args) > MaxUserArgs {
-		return fmt.Errorf("cuda: kernel %s: %d args, want 1 to %d", k.Name, len(k.Args), MaxUserArgs)
+	if len(k.Args) == 0 || len(k.Args) > MaxArgs {
+		return fmt.Errorf("cuda: kernel %s: %d args, want 1 to %d", k.Name, len(k.Args), MaxArgs)
 	}
 	seen := map[string]bool{k.Name: true}
 	var total int64
@@ -192,8 +192,8 @@ func (k *UserKernel) Validate() error {
 		seen[a.Name] = true
 		total += a.Bytes
 	}
-	if total > MaxUserTotalBytes {
-		return fmt.Errorf("cuda: kernel %s: the buffers hold %d bytes in all, at most %d allowed", k.Name, total, int64(MaxUserTotalBytes))
+	if total > MaxTotalBytes {
+		return fmt.Errorf("cuda: kernel %s: the buffers hold %d bytes in all, at most %d allowed", k.Name, total, int64(MaxTotalBytes))
 	}
 	g, b := k.Grid.norm(), k.Block.norm()
 	switch {
@@ -203,8 +203,8 @@ func (k *UserKernel) Validate() error {
 		return fmt.Errorf("cuda: kernel %s: block %v: want X and Y in 1..1024, Z in 1..64 (0 counts as 1)", k.Name, b)
 	case b.X*b.Y*b.Z > 1024:
 		return fmt.Errorf("cuda: kernel %s: block %v has %d threads, at most 1024 allowed", k.Name, b, b.X*b.Y*b.Z)
-	case k.SharedBytes < 0 || k.SharedBytes > MaxUserSharedBytes:
-		return fmt.Errorf("cuda: kernel %s: shared bytes %d: want 0 to %d", k.Name, k.SharedBytes, MaxUserSharedBytes)
+	case k.SharedBytes < 0 || k.SharedBytes > MaxSharedBytes:
+		return fmt.Errorf("cuda: kernel %s: shared bytes %d: want 0 to %d", k.Name, k.SharedBytes, MaxSharedBytes)
 	}
 	if k.Signature != "" && !slices.Equal(declTokens(k.Signature), declTokens(k.Declaration())) {
 		return fmt.Errorf("cuda: kernel %s: the signature %q does not declare the kernel's args: want %q", k.Name, k.Signature, k.Declaration())
@@ -212,19 +212,19 @@ func (k *UserKernel) Validate() error {
 	return nil
 }
 
-func (a UserArg) validate() error {
+func (a Arg) validate() error {
 	if err := checkIdent(a.Name); err != nil {
 		return fmt.Errorf("name: %w", err)
 	}
 	kind, elem, ok := argKind(a.CType)
 	if !ok {
-		return fmt.Errorf("C type %q is not allowed: want one of %s", a.CType, strings.Join(UserArgTypes(), ", "))
+		return fmt.Errorf("C type %q is not allowed: want one of %s", a.CType, strings.Join(ArgTypes(), ", "))
 	}
 	t := normType(a.CType)
 	if kind == 'p' {
 		switch {
-		case a.Bytes < 1 || a.Bytes > MaxUserArgBytes:
-			return fmt.Errorf("%s buffer of %d bytes: want 1 to %d", t, a.Bytes, int64(MaxUserArgBytes))
+		case a.Bytes < 1 || a.Bytes > MaxArgBytes:
+			return fmt.Errorf("%s buffer of %d bytes: want 1 to %d", t, a.Bytes, int64(MaxArgBytes))
 		case a.Bytes%elem != 0:
 			return fmt.Errorf("%s buffer of %d bytes: not a whole number of %d-byte elements", t, a.Bytes, elem)
 		case a.Data != nil && int64(len(a.Data)) != a.Bytes:
@@ -255,7 +255,7 @@ func (a UserArg) validate() error {
 
 // Declaration returns the kernel's declaration as the learner sees it:
 // "__global__ void copy(const float* in, float* out, int n)".
-func (k *UserKernel) Declaration() string {
+func (k *Kernel) Declaration() string {
 	params := make([]string, len(k.Args))
 	for i, a := range k.Args {
 		params[i] = normType(a.CType) + " " + a.Name
@@ -284,14 +284,14 @@ const (
 	hostFile = "coalesce_host.cu"
 )
 
-// Source returns the program RunUserKernel compiles for k: the kernel,
+// Source returns the program Run compiles for k: the kernel,
 // with `#line 1 "kernel.cu"` before the body so that nvcc numbers the
 // learner's own lines; the glue that launches it with its args; the host
 // program (kernelsrc/host.cu). The generated lines are named
 // coalesce_host.cu, numbered as in the whole text. It depends on the
 // kernel's code and its args' names and types only, not on the launch,
 // the sizes or the values, so that one build serves every launch.
-func (k *UserKernel) Source() (string, error) {
+func (k *Kernel) Source() (string, error) {
 	if err := k.Validate(); err != nil {
 		return "", err
 	}

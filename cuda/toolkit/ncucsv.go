@@ -1,4 +1,4 @@
-package cuda
+package toolkit
 
 import (
 	"bufio"
@@ -13,8 +13,8 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 )
 
-// kernelMetrics is one row of ncu's raw page: one profiled kernel launch.
-type kernelMetrics struct {
+// KernelMetrics is one row of ncu's raw page: one profiled kernel launch.
+type KernelMetrics struct {
 	ID      int    // ncu's launch ID, in launch order
 	Name    string // the kernel's name as ncu prints it
 	Metrics metrics.Set
@@ -34,14 +34,14 @@ var unitScale = map[string]float64{
 	"wavefront": 1, "Kwavefront": 1e3, "Mwavefront": 1e6, "Gwavefront": 1e9,
 }
 
-// parseNcuCSV reads what `ncu --csv --page raw` prints: lines of its own
+// ParseNcuCSV reads what `ncu --csv --page raw` prints: lines of its own
 // (==PROF==, ==WARNING==) and, once the program has exited, a CSV table of
 // a header row ("ID", ..., "Kernel Name", ..., one column per metric), a
 // units row (empty cells under the non-metric columns, "byte", "sector"...)
 // and one row per profiled kernel. Numbers may carry thousands separators
 // ("1,048,576"). Every metric in want must be a column, and every value a
 // number.
-func parseNcuCSV(data []byte, want []string) ([]kernelMetrics, error) {
+func ParseNcuCSV(data []byte, want []string) ([]KernelMetrics, error) {
 	// Keep the CSV lines: those starting with a quote. ncu's own messages
 	// start with "==", the harness's output goes to a file.
 	var table bytes.Buffer
@@ -84,7 +84,7 @@ func parseNcuCSV(data []byte, want []string) ([]kernelMetrics, error) {
 		}
 	}
 	var units []string
-	var rows []kernelMetrics
+	var rows []KernelMetrics
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -108,7 +108,7 @@ func parseNcuCSV(data []byte, want []string) ([]kernelMetrics, error) {
 		if err != nil {
 			return nil, &OutputError{Tool: "ncu", Line: line, Msg: fmt.Sprintf("ID %q is not an integer", rec[idCol])}
 		}
-		km := kernelMetrics{ID: id, Name: rec[nameCol], Metrics: metrics.Set{}}
+		km := KernelMetrics{ID: id, Name: rec[nameCol], Metrics: metrics.Set{}}
 		for _, m := range want {
 			unit := ""
 			if units != nil {

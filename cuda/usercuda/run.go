@@ -1,4 +1,4 @@
-package cuda
+package usercuda
 
 import (
 	"bytes"
@@ -18,14 +18,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 )
 
-// UserProgram is a learner's kernel compiled into a program, kept in the
+// Program is a learner's kernel compiled into a program, kept in the
 // cache directory under the hash of its source, the nvcc version and the
 // flags.
-type UserProgram struct {
+type Program struct {
 	Path   string
 	Key    string
 	Arch   []string
@@ -102,7 +104,7 @@ func parseNvccLog(log string) []Diagnostic {
 // the flags.
 func userKey(src, version string, arch []string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "coalesce user kernel v1\x00%s\x00nvcc %s\x00flags %s\x00arch %s\x00", src, version, strings.Join(buildFlags, " "), strings.Join(arch, " "))
+	fmt.Fprintf(h, "coalesce user kernel v1\x00%s\x00nvcc %s\x00flags %s\x00arch %s\x00", src, version, strings.Join(toolkit.BuildFlags(), " "), strings.Join(arch, " "))
 	return hex.EncodeToString(h.Sum(nil))[:20]
 }
 
@@ -110,29 +112,29 @@ func userKey(src, version string, arch []string) string {
 // recently used go first. Each edit of a kernel is a new program.
 const keepPrograms = 64
 
-// CompileUserKernel returns k compiled for arch (nil: every architecture
-// the course's learners have, archFat; a GPU's: its Harness.Arch), from
+// Compile returns k compiled for arch (nil: every architecture
+// the course's learners have, toolkit.ArchFat(); a GPU's: its Harness.Arch), from
 // the cache when it holds it. nvcc refusing the learner's text is a
 // *CompileError.
-func (b Builder) CompileUserKernel(ctx context.Context, k *UserKernel, arch []string) (*UserProgram, error) {
+func Compile(ctx context.Context, b cuda.Builder, k *Kernel, arch []string) (*Program, error) {
 	src, err := k.Source()
 	if err != nil {
 		return nil, err
 	}
 	nv := b.Nvcc
 	if nv.Path == "" {
-		if nv, err = FindNvcc(); err != nil {
+		if nv, err = toolkit.FindNvcc(); err != nil {
 			return nil, err
 		}
 	}
 	dir := b.CacheDir
 	if dir == "" {
-		if dir, err = CacheDir(); err != nil {
+		if dir, err = cuda.CacheDir(); err != nil {
 			return nil, err
 		}
 	}
 	if arch == nil {
-		arch = archFat
+		arch = toolkit.ArchFat()
 	}
 	timeout := b.Timeout
 	if timeout == 0 {
@@ -143,7 +145,7 @@ func (b Builder) CompileUserKernel(ctx context.Context, k *UserKernel, arch []st
 		return nil, err
 	}
 	key := userKey(src, version, arch)
-	p := &UserProgram{Path: filepath.Join(dir, "kernel-"+key), Key: key, Arch: arch}
+	p := &Program{Path: filepath.Join(dir, "kernel-"+key), Key: key, Arch: arch}
 	if fi, err := os.Stat(p.Path); err == nil && fi.Mode().IsRegular() {
 		now := time.Now()
 		_ = os.Chtimes(p.Path, now, now) // for keepPrograms' order
@@ -168,7 +170,7 @@ func (b Builder) CompileUserKernel(ctx context.Context, k *UserKernel, arch []st
 	stdout, runErr := inv.Run(ctx)
 	log := cleanLog(string(stdout)+stderr.String(), work)
 	if runErr != nil {
-		var te *ToolError
+		var te *toolkit.ToolError
 		if errors.As(runErr, &te) && te.Timeout == 0 && te.ExitCode > 0 {
 			return nil, &CompileError{Kernel: k.Name, Log: log, Diagnostics: parseNvccLog(log)}
 		}
@@ -200,7 +202,7 @@ func cleanLog(s, work string) string {
 }
 
 // nvccVersionOf returns nvcc --version, asked once per nvcc.
-func nvccVersionOf(ctx context.Context, nv Nvcc) (string, error) {
+func nvccVersionOf(ctx context.Context, nv toolkit.Nvcc) (string, error) {
 	if v, ok := nvccVersion.Load(nv.Path); ok {
 		return v.(string), nil
 	}
@@ -240,10 +242,10 @@ func pruneKernels(dir string, keep int) {
 	}
 }
 
-// UserOptions says how RunUserKernel runs a kernel.
-type UserOptions struct {
+// Options says how Run runs a kernel.
+type Options struct {
 	// Timeout bounds each run of the program (timed, under the
-	// sanitizer, under ncu); 0 is DefaultUserTimeout. A kernel that
+	// sanitizer, under ncu); 0 is DefaultTimeout. A kernel that
 	// never returns is killed at it, with its program.
 	Timeout time.Duration
 	// Warmup and Reps are the untimed and the timed launches after the
@@ -254,22 +256,25 @@ type UserOptions struct {
 	NoFlush bool
 	// Check runs the kernel once under compute-sanitizer first ("" for
 	// none); a finding stops the run with a *SanitizerError.
-	Check Check
+	Check toolkit.Check
+	// Sanitizer runs the check; nil is toolkit.FindSanitizer's, looked
+	// up when a check is asked.
+	Sanitizer *toolkit.Sanitizer
 	// Counters profiles one launch under Nsight Compute for the course's
 	// metrics (metrics.Profiled).
 	Counters bool
 }
 
-// DefaultUserTimeout bounds a run of a learner's program when
-// UserOptions.Timeout is 0: far more than any course launch takes, and a
+// DefaultTimeout bounds a run of a learner's program when
+// Options.Timeout is 0: far more than any course launch takes, and a
 // short wait for a kernel that never returns.
-const DefaultUserTimeout = time.Minute
+const DefaultTimeout = time.Minute
 
-// UserResult is what a run of a learner's kernel gave.
-type UserResult struct {
+// Result is what a run of a learner's kernel gave.
+type Result struct {
 	Kernel  string
 	GPU     string // the GPU's name, as the driver gives it
-	Program *UserProgram
+	Program *Program
 	// Outputs holds, for each arg marked Out, its buffer after the first
 	// launch.
 	Outputs map[string][]byte
@@ -346,7 +351,7 @@ type TimeoutError struct {
 	Kernel  string
 	Under   string // "" for a plain run, else "compute-sanitizer" or "ncu"
 	Timeout time.Duration
-	Err     *ToolError
+	Err     *toolkit.ToolError
 }
 
 func (e *TimeoutError) Error() string {
@@ -364,7 +369,7 @@ func (e *TimeoutError) Error() string {
 // Unwrap returns the *ToolError, which wraps context.DeadlineExceeded.
 func (e *TimeoutError) Unwrap() error { return e.Err }
 
-// RunUserKernel compiles the learner's kernel k for this GPU (or finds it
+// Run compiles the learner's kernel k for this GPU (or finds it
 // in the cache), runs it under compute-sanitizer first when o.Check asks
 // (a finding is a *SanitizerError, returned with the result holding the
 // report), then launches it: once for its outputs, then o.Warmup + o.Reps
@@ -376,7 +381,7 @@ func (e *TimeoutError) Unwrap() error { return e.Err }
 // *LaunchError (a fault: cudaErrorMisalignedAddress,
 // cudaErrorIllegalAddress...), *SanitizerError, *TimeoutError; a machine
 // without a GPU, a *MissingError.
-func (g *GPU) RunUserKernel(ctx context.Context, k *UserKernel, o UserOptions) (*UserResult, error) {
+func Run(ctx context.Context, g *cuda.GPU, k *Kernel, o Options) (*Result, error) {
 	if err := k.Validate(); err != nil {
 		return nil, err
 	}
@@ -384,7 +389,7 @@ func (g *GPU) RunUserKernel(ctx context.Context, k *UserKernel, o UserOptions) (
 	if g.Harness != nil {
 		arch = g.Harness.Arch
 	}
-	prog, err := g.Builder.CompileUserKernel(ctx, k, arch)
+	prog, err := Compile(ctx, g.Builder, k, arch)
 	if err != nil {
 		return nil, err
 	}
@@ -398,12 +403,12 @@ func (g *GPU) RunUserKernel(ctx context.Context, k *UserKernel, o UserOptions) (
 	}
 	timeout := o.Timeout
 	if timeout == 0 {
-		timeout = DefaultUserTimeout
+		timeout = DefaultTimeout
 	}
-	res := &UserResult{Kernel: k.Name, GPU: g.Info.GPU, Program: prog}
+	res := &Result{Kernel: k.Name, GPU: g.Info.GPU, Program: prog}
 
 	if o.Check != "" {
-		rep, err := g.checkUserKernel(ctx, k, o.Check, prog, work, timeout)
+		rep, err := sanitize(ctx, o.Sanitizer, k, o.Check, prog, work, timeout)
 		if rep != nil {
 			res.Sanitizer = rep
 		}
@@ -415,7 +420,7 @@ func (g *GPU) RunUserKernel(ctx context.Context, k *UserKernel, o UserOptions) (
 	if err := writeLaunch(work, k, o, false); err != nil {
 		return nil, err
 	}
-	inv := Invocation{Tool: "kernel " + k.Name, Path: prog.Path, Args: []string{work}, Timeout: timeout, Group: true}
+	inv := toolkit.Invocation{Tool: "kernel " + k.Name, Path: prog.Path, Args: []string{work}, Timeout: timeout, Group: true}
 	_, runErr := inv.Run(ctx)
 	a, err := readAnswer(work, k, "", timeout, runErr)
 	if err != nil {
@@ -429,33 +434,32 @@ func (g *GPU) RunUserKernel(ctx context.Context, k *UserKernel, o UserOptions) (
 	res.MedianMs = median(a.TimesMs)
 
 	if o.Counters {
-		if err := g.profileUserKernel(ctx, k, prog, work, timeout, res); err != nil {
+		if err := profile(ctx, g, k, prog, work, timeout, res); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
 }
 
-// checkUserKernel runs one launch of k under compute-sanitizer's check c.
-func (g *GPU) checkUserKernel(ctx context.Context, k *UserKernel, c Check, prog *UserProgram, work string, timeout time.Duration) (*SanitizerReport, error) {
-	if c != Memcheck && c != Racecheck {
-		return nil, fmt.Errorf("cuda: check %q: want %q or %q", c, Memcheck, Racecheck)
+// sanitize runs one launch of k under compute-sanitizer's check c.
+func sanitize(ctx context.Context, san *toolkit.Sanitizer, k *Kernel, c toolkit.Check, prog *Program, work string, timeout time.Duration) (*SanitizerReport, error) {
+	if c != toolkit.Memcheck && c != toolkit.Racecheck {
+		return nil, fmt.Errorf("cuda: check %q: want %q or %q", c, toolkit.Memcheck, toolkit.Racecheck)
 	}
-	san := g.Sanitizer
 	if san == nil {
-		s, err := FindSanitizer()
+		s, err := toolkit.FindSanitizer()
 		if err != nil {
 			return nil, err
 		}
 		san = &s
 	}
-	if err := writeLaunch(work, k, UserOptions{}, true); err != nil {
+	if err := writeLaunch(work, k, Options{}, true); err != nil {
 		return nil, err
 	}
 	inv := san.CheckCmd(c, prog.Path, []string{work}, timeout)
 	stdout, runErr := inv.Run(ctx)
 	var stderr string
-	var te *ToolError
+	var te *toolkit.ToolError
 	if errors.As(runErr, &te) {
 		stderr = te.Stderr
 	}
@@ -466,7 +470,7 @@ func (g *GPU) checkUserKernel(ctx context.Context, k *UserKernel, c Check, prog 
 	if !rep.Clean() {
 		return rep, &SanitizerError{Kernel: k.Name, Report: rep}
 	}
-	if te != nil && te.ExitCode == sanitizerExit {
+	if te != nil && te.ExitCode == toolkit.SanitizerExit {
 		// It found errors it printed in no form read here.
 		return rep, &SanitizerError{Kernel: k.Name, Report: &SanitizerReport{Check: c, Errors: 1, Text: rep.Text + "\n" + strings.TrimSpace(stderr)}}
 	}
@@ -476,11 +480,11 @@ func (g *GPU) checkUserKernel(ctx context.Context, k *UserKernel, c Check, prog 
 	return rep, nil
 }
 
-// profileUserKernel runs one launch of k under ncu and sets res's
+// profile runs one launch of k under ncu and sets res's
 // Counters, or its CountersErr when there can be none (the driver refuses
 // them, or there is no ncu); an error is a run that failed otherwise.
-func (g *GPU) profileUserKernel(ctx context.Context, k *UserKernel, prog *UserProgram, work string, timeout time.Duration, res *UserResult) error {
-	if d := g.deniedErr(); d != nil {
+func profile(ctx context.Context, g *cuda.GPU, k *Kernel, prog *Program, work string, timeout time.Duration, res *Result) error {
+	if d := g.CountersDenied(); d != nil {
 		res.CountersErr = d
 		return nil
 	}
@@ -488,29 +492,29 @@ func (g *GPU) profileUserKernel(ctx context.Context, k *UserKernel, prog *UserPr
 		res.CountersErr = fmt.Errorf("cuda: %w: %s", measure.ErrNoCounters, g.NoNcu)
 		return nil
 	}
-	if err := writeLaunch(work, k, UserOptions{}, true); err != nil {
+	if err := writeLaunch(work, k, Options{}, true); err != nil {
 		return err
 	}
 	inv := g.Ncu.ProfileKernelCmd(k.Name, prog.Path, []string{work}, timeout)
 	stdout, runErr := inv.Run(ctx)
 	var stderr string
-	var te *ToolError
+	var te *toolkit.ToolError
 	if errors.As(runErr, &te) {
 		stderr = te.Stderr
 	}
-	if d := countersDenied(res.GPU, string(stdout), stderr); d != nil {
-		g.deny(d)
+	if d := toolkit.CountersDeniedIn(res.GPU, string(stdout), stderr); d != nil {
+		g.DenyCounters(d)
 		res.CountersErr = d
 		return nil
 	}
 	if te != nil && te.Timeout == 0 {
 		// ncu reports its own failures on stdout.
-		te.Stderr = strings.TrimSpace(te.Stderr + "\n" + ncuDiagnostics(stdout))
+		te.Stderr = strings.TrimSpace(te.Stderr + "\n" + toolkit.NcuDiagnostics(stdout))
 	}
 	if _, err := readAnswer(work, k, "ncu", timeout, runErr); err != nil {
 		return err
 	}
-	rows, err := parseNcuCSV(stdout, metrics.Profiled)
+	rows, err := toolkit.ParseNcuCSV(stdout, metrics.Profiled)
 	if err != nil {
 		return err
 	}
@@ -521,24 +525,14 @@ func (g *GPU) profileUserKernel(ctx context.Context, k *UserKernel, prog *UserPr
 		for i, r := range rows {
 			names[i] = r.Name
 		}
-		return &OutputError{Tool: "ncu", Msg: fmt.Sprintf("profiled kernels %q: want the one launch of %s", names, k.Name)}
+		return &toolkit.OutputError{Tool: "ncu", Msg: fmt.Sprintf("profiled kernels %q: want the one launch of %s", names, k.Name)}
 	}
 	res.Counters = rows[0].Metrics
 	return nil
 }
 
-// ProfileKernelCmd runs program under ncu, profiling the first launch of
-// the kernel named kernel (an extern "C" name, as ncu prints it) for the
-// course's metrics: the harness's ncu arguments (profileArgs) with that
-// kernel in place of the k_ ones.
-func (n Ncu) ProfileKernelCmd(kernel, program string, args []string, timeout time.Duration) Invocation {
-	a := ncuArgs("regex:^"+regexp.QuoteMeta(kernel)+"$", program, args)
-	a = slices.Insert(a, slices.Index(a, program), "--launch-count", "1")
-	return Invocation{Tool: "ncu", Path: n.Path, Args: a, Timeout: timeout, Group: true}
-}
-
 // writeInputs writes each buffer's input bytes to work/inI.bin.
-func writeInputs(work string, k *UserKernel) error {
+func writeInputs(work string, k *Kernel) error {
 	for i, a := range k.Args {
 		if a.Data == nil {
 			continue
@@ -552,7 +546,7 @@ func writeInputs(work string, k *UserKernel) error {
 
 // writeLaunch writes work/launch.txt, the launch the program reads
 // (kernelsrc/host.cu); once launches the kernel only once.
-func writeLaunch(work string, k *UserKernel, o UserOptions, once bool) error {
+func writeLaunch(work string, k *Kernel, o Options, once bool) error {
 	warmup, reps := o.Warmup, o.Reps
 	if warmup <= 0 {
 		warmup = 3
@@ -593,8 +587,8 @@ func b2i(b bool) int {
 // readAnswer reads the program's result.json after a run (under the tool
 // under, "" for none) that ended with runErr, and turns what went wrong
 // into the error a caller branches on.
-func readAnswer(work string, k *UserKernel, under string, timeout time.Duration, runErr error) (*userAnswer, error) {
-	var te *ToolError
+func readAnswer(work string, k *Kernel, under string, timeout time.Duration, runErr error) (*userAnswer, error) {
+	var te *toolkit.ToolError
 	isTool := errors.As(runErr, &te)
 	if isTool && te.Timeout > 0 {
 		return nil, &TimeoutError{Kernel: k.Name, Under: under, Timeout: timeout, Err: te}
@@ -607,35 +601,35 @@ func readAnswer(work string, k *UserKernel, under string, timeout time.Duration,
 		if runErr != nil {
 			return nil, runErr
 		}
-		return nil, &OutputError{Tool: "kernel program", Msg: "no result.json: " + err.Error()}
+		return nil, &toolkit.OutputError{Tool: "kernel program", Msg: "no result.json: " + err.Error()}
 	}
 	var a userAnswer
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return nil, &OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: %v: %.200q", err, data)}
+		return nil, &toolkit.OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: %v: %.200q", err, data)}
 	}
 	switch {
-	case a.Status == "error" && isTool && (te.ExitCode == exitNoDevice || te.ExitCode == exitNoDriver):
-		return nil, harnessError(&ToolError{Tool: te.Tool, ExitCode: te.ExitCode, Stderr: a.Error, Err: te.Err})
+	case a.Status == "error" && isTool && (te.ExitCode == cuda.ExitNoDevice || te.ExitCode == cuda.ExitNoDriver):
+		return nil, cuda.AsMissing(&toolkit.ToolError{Tool: te.Tool, ExitCode: te.ExitCode, Stderr: a.Error, Err: te.Err})
 	case a.Status == "error":
 		return nil, &LaunchError{Kernel: k.Name, Phase: a.Phase, CUDAError: a.CUDAError, Message: a.Error, Call: a.Call}
 	case a.Status != "ok":
-		return nil, &OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: status %q, want ok or error", a.Status)}
+		return nil, &toolkit.OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: status %q, want ok or error", a.Status)}
 	case runErr != nil:
 		// It answered, and yet failed: the tool around it failed.
 		return nil, runErr
 	}
 	for _, t := range a.TimesMs {
 		if !(t > 0) {
-			return nil, &OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: a launch of %g ms", t)}
+			return nil, &toolkit.OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: a launch of %g ms", t)}
 		}
 	}
 	return &a, nil
 }
 
 // readOutputs reads back the buffers marked Out.
-func readOutputs(work string, k *UserKernel) (map[string][]byte, error) {
+func readOutputs(work string, k *Kernel) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for i, a := range k.Args {
 		if !a.Out {
@@ -643,10 +637,10 @@ func readOutputs(work string, k *UserKernel) (map[string][]byte, error) {
 		}
 		data, err := os.ReadFile(filepath.Join(work, fmt.Sprintf("out%d.bin", i)))
 		if err != nil {
-			return nil, &OutputError{Tool: "kernel program", Msg: fmt.Sprintf("output %s: %v", a.Name, err)}
+			return nil, &toolkit.OutputError{Tool: "kernel program", Msg: fmt.Sprintf("output %s: %v", a.Name, err)}
 		}
 		if int64(len(data)) != a.Bytes {
-			return nil, &OutputError{Tool: "kernel program", Msg: fmt.Sprintf("output %s: %d bytes, want %d", a.Name, len(data), a.Bytes)}
+			return nil, &toolkit.OutputError{Tool: "kernel program", Msg: fmt.Sprintf("output %s: %d bytes, want %d", a.Name, len(data), a.Bytes)}
 		}
 		out[a.Name] = data
 	}

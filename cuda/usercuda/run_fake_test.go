@@ -1,4 +1,4 @@
-package cuda
+package usercuda
 
 import (
 	"bytes"
@@ -15,6 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/internal/faketool"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 )
@@ -78,21 +81,28 @@ exit "${FAKE_TOOL_EXIT:-$code}"
 type userFake struct {
 	t   *testing.T
 	dir string
-	gpu *GPU
+	gpu *cuda.GPU
+	san *toolkit.Sanitizer
+}
+
+// run runs k on the fake GPU under the fake compute-sanitizer.
+func (f *userFake) run(ctx context.Context, k *Kernel, o Options) (*Result, error) {
+	o.Sanitizer = f.san
+	return Run(ctx, f.gpu, k, o)
 }
 
 func newUserFake(t *testing.T, prog string) *userFake {
 	t.Helper()
-	needSh(t)
+	faketool.NeedSh(t)
 	dir := t.TempDir()
 	f := &userFake{t: t, dir: dir}
-	wrapper := script(t, dir, "wrapper", fakeWrapper)
-	f.gpu = &GPU{
-		Info:      measure.DeviceInfo{GPU: "Fake GPU"},
-		Ncu:       &Ncu{Path: wrapper},
-		Sanitizer: &Sanitizer{Path: wrapper},
-		Builder:   Builder{Nvcc: Nvcc{Path: script(t, dir, "nvcc", fakeUserNvcc)}, CacheDir: filepath.Join(dir, "cache")},
+	wrapper := faketool.Script(t, dir, "wrapper", fakeWrapper)
+	f.gpu = &cuda.GPU{
+		Info:    measure.DeviceInfo{GPU: "Fake GPU"},
+		Ncu:     &toolkit.Ncu{Path: wrapper},
+		Builder: cuda.Builder{Nvcc: toolkit.Nvcc{Path: faketool.Script(t, dir, "nvcc", fakeUserNvcc)}, CacheDir: filepath.Join(dir, "cache")},
 	}
+	f.san = &toolkit.Sanitizer{Path: wrapper}
 	env := map[string]string{
 		"FAKE_NVCC_CALLS": "nvcc-calls", "FAKE_NVCC_SRC": "compiled.cu", "FAKE_LAUNCHES": "launches",
 		"FAKE_PID": "pid", "FAKE_TOOL_ARGS": "tool-args", "FAKE_TOOL_CALLS": "tool-calls",
@@ -103,7 +113,7 @@ func newUserFake(t *testing.T, prog string) *userFake {
 	for _, k := range []string{"FAKE_NVCC_STDERR", "FAKE_NVCC_EXIT", "FAKE_TOOL_STDOUT", "FAKE_TOOL_EXIT"} {
 		t.Setenv(k, "")
 	}
-	t.Setenv("FAKE_PROGRAM", script(t, dir, "program", fakeProgram))
+	t.Setenv("FAKE_PROGRAM", faketool.Script(t, dir, "program", fakeProgram))
 	t.Setenv("FAKE_PROG", prog)
 	return f
 }
@@ -123,23 +133,23 @@ func (f *userFake) toolOutput(text string) {
 	f.t.Setenv("FAKE_TOOL_STDOUT", p)
 }
 
-func TestCompileUserKernel(t *testing.T) {
+func TestCompile(t *testing.T) {
 	t.Run("compiled once, then from the cache", func(t *testing.T) {
 		f := newUserFake(t, "ok")
 		k := copyKernel()
-		p, err := f.gpu.Builder.CompileUserKernel(context.Background(), k, archNative)
+		p, err := Compile(context.Background(), f.gpu.Builder, k, toolkit.ArchNative())
 		require.NoError(t, err)
 		assert.False(t, p.Cached)
 		assert.Equal(t, filepath.Join(f.dir, "cache", "kernel-"+p.Key), p.Path)
 		src, err := k.Source()
 		require.NoError(t, err)
 		assert.Equal(t, src, f.read("compiled.cu"), "nvcc gets the generated program")
-		again, err := f.gpu.Builder.CompileUserKernel(context.Background(), k, archNative)
+		again, err := Compile(context.Background(), f.gpu.Builder, k, toolkit.ArchNative())
 		require.NoError(t, err)
 		assert.True(t, again.Cached)
 		assert.Equal(t, p.Path, again.Path)
 		assert.Equal(t, 1, strings.Count(f.read("nvcc-calls"), "run"), "the second is a file lookup")
-		other, err := f.gpu.Builder.CompileUserKernel(context.Background(), k, archFat)
+		other, err := Compile(context.Background(), f.gpu.Builder, k, toolkit.ArchFat())
 		require.NoError(t, err)
 		assert.NotEqual(t, p.Key, other.Key, "another architecture is another program")
 	})
@@ -154,7 +164,7 @@ WORK/kernel.cu(3): error: identifier "x" is undefined
                ^
 
 1 error detected in the compilation of "WORK/kernel.cu".`)
-		_, err := f.gpu.Builder.CompileUserKernel(context.Background(), copyKernel(), archNative)
+		_, err := Compile(context.Background(), f.gpu.Builder, copyKernel(), toolkit.ArchNative())
 		var ce *CompileError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, `kernel.cu(2): warning #177-D: variable "j" was declared but never referenced
@@ -178,7 +188,7 @@ kernel.cu(3): error: identifier "x" is undefined
 		f := newUserFake(t, "ok")
 		t.Setenv("FAKE_NVCC_EXIT", "1")
 		t.Setenv("FAKE_NVCC_STDERR", `coalesce_host.cu(22): error: expected a declaration`)
-		_, err := f.gpu.Builder.CompileUserKernel(context.Background(), copyKernel(), archNative)
+		_, err := Compile(context.Background(), f.gpu.Builder, copyKernel(), toolkit.ArchNative())
 		var ce *CompileError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, []Diagnostic{{File: "coalesce_host.cu", Line: 22, Severity: "error", Message: "expected a declaration"}}, ce.Diagnostics)
@@ -211,12 +221,12 @@ func TestPruneKernels(t *testing.T) {
 		"the least recently used program goes; a build directory is not a program")
 }
 
-func TestRunUserKernelFake(t *testing.T) {
+func TestRunFake(t *testing.T) {
 	ctx := context.Background()
 	t.Run("outputs and times", func(t *testing.T) {
 		f := newUserFake(t, "ok")
 		k := copyKernel()
-		res, err := f.gpu.RunUserKernel(ctx, k, UserOptions{})
+		res, err := f.run(ctx, k, Options{})
 		require.NoError(t, err)
 		assert.Equal(t, "Fake GPU", res.GPU)
 		assert.Equal(t, map[string][]byte{"out": k.Args[0].Data}, res.Outputs)
@@ -243,9 +253,9 @@ arg 2 int 1000
 	t.Run("a float value, a 2D launch, no flush", func(t *testing.T) {
 		f := newUserFake(t, "ok")
 		k := copyKernel()
-		k.Args[2] = UserArg{Name: "scale", CType: "float", Float: -1.5}
+		k.Args[2] = Arg{Name: "scale", CType: "float", Float: -1.5}
 		k.Grid, k.Block, k.SharedBytes = Dim3{X: 2, Y: 3}, Dim3{X: 32, Y: 8}, 4224
-		_, err := f.gpu.RunUserKernel(ctx, k, UserOptions{NoFlush: true, Warmup: 1, Reps: 5})
+		_, err := f.run(ctx, k, Options{NoFlush: true, Warmup: 1, Reps: 5})
 		require.NoError(t, err)
 		// -1.5 as a hex float, which strtod reads back exactly.
 		assert.Contains(t, f.read("launches"), "grid 2 3 1\nblock 32 8 1\nshared 4224\nwarmup 1\nreps 5\nflush 0\nonce 0\n")
@@ -253,7 +263,7 @@ arg 2 int 1000
 	})
 	t.Run("a fault", func(t *testing.T) {
 		f := newUserFake(t, "fault")
-		_, err := f.gpu.RunUserKernel(ctx, copyKernel(), UserOptions{})
+		_, err := f.run(ctx, copyKernel(), Options{})
 		var le *LaunchError
 		require.ErrorAs(t, err, &le)
 		assert.Equal(t, LaunchError{Kernel: "copy", Phase: "run", CUDAError: "cudaErrorMisalignedAddress", Message: "misaligned address", Call: "cudaDeviceSynchronize()"}, *le)
@@ -261,13 +271,13 @@ arg 2 int 1000
 	})
 	t.Run("no GPU", func(t *testing.T) {
 		f := newUserFake(t, "nodevice")
-		_, err := f.gpu.RunUserKernel(ctx, copyKernel(), UserOptions{})
-		assert.ErrorIs(t, err, ErrNoGPU)
+		_, err := f.run(ctx, copyKernel(), Options{})
+		assert.ErrorIs(t, err, toolkit.ErrNoGPU)
 		assert.ErrorContains(t, err, "no CUDA device")
 	})
 	t.Run("a kernel that never returns is killed, its process group with it", func(t *testing.T) {
 		f := newUserFake(t, "hang")
-		_, err := f.gpu.RunUserKernel(ctx, copyKernel(), UserOptions{Timeout: 300 * time.Millisecond})
+		_, err := f.run(ctx, copyKernel(), Options{Timeout: 300 * time.Millisecond})
 		var te *TimeoutError
 		require.ErrorAs(t, err, &te)
 		assert.Equal(t, 300*time.Millisecond, te.Timeout)
@@ -284,8 +294,8 @@ arg 2 int 1000
 		sample, err := os.ReadFile(filepath.Join("testdata", "sanitizer_memcheck.txt"))
 		require.NoError(t, err)
 		f.toolOutput(string(sample))
-		t.Setenv("FAKE_TOOL_EXIT", strconv.Itoa(sanitizerExit))
-		res, err := f.gpu.RunUserKernel(ctx, copyKernel(), UserOptions{Check: Memcheck})
+		t.Setenv("FAKE_TOOL_EXIT", strconv.Itoa(toolkit.SanitizerExit))
+		res, err := f.run(ctx, copyKernel(), Options{Check: toolkit.Memcheck})
 		var se *SanitizerError
 		require.ErrorAs(t, err, &se)
 		require.NotNil(t, res)
@@ -301,7 +311,7 @@ arg 2 int 1000
 	t.Run("a clean check, then the timed run", func(t *testing.T) {
 		f := newUserFake(t, "ok")
 		f.toolOutput("========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n")
-		res, err := f.gpu.RunUserKernel(ctx, copyKernel(), UserOptions{Check: Racecheck})
+		res, err := f.run(ctx, copyKernel(), Options{Check: toolkit.Racecheck})
 		require.NoError(t, err)
 		require.NotNil(t, res.Sanitizer)
 		assert.True(t, res.Sanitizer.Clean())
@@ -310,7 +320,7 @@ arg 2 int 1000
 	})
 	t.Run("an unknown check", func(t *testing.T) {
 		f := newUserFake(t, "ok")
-		_, err := f.gpu.RunUserKernel(ctx, copyKernel(), UserOptions{Check: "initcheck"})
+		_, err := f.run(ctx, copyKernel(), Options{Check: "initcheck"})
 		assert.ErrorContains(t, err, `check "initcheck": want "memcheck" or "racecheck"`)
 	})
 }
@@ -349,7 +359,7 @@ func TestRunUserKernelCounters(t *testing.T) {
 		f := newUserFake(t, "ok")
 		// 1000 floats: 4000 bytes, 125 sectors of 32 bytes.
 		f.toolOutput(ncuCSV("copy", map[string]string{metrics.LdSectors: "125", metrics.StSectors: "125", metrics.LdRequests: "32"}))
-		res, err := f.gpu.RunUserKernel(ctx, copyKernel(), UserOptions{Counters: true})
+		res, err := f.run(ctx, copyKernel(), Options{Counters: true})
 		require.NoError(t, err)
 		assert.NoError(t, res.CountersErr)
 		assert.Equal(t, 125.0, res.Counters[metrics.LdSectors])
@@ -363,23 +373,23 @@ func TestRunUserKernelCounters(t *testing.T) {
 	t.Run("another kernel profiled", func(t *testing.T) {
 		f := newUserFake(t, "ok")
 		f.toolOutput(ncuCSV("coalesce_flush_l2", nil))
-		_, err := f.gpu.RunUserKernel(ctx, copyKernel(), UserOptions{Counters: true})
-		var oe *OutputError
+		_, err := f.run(ctx, copyKernel(), Options{Counters: true})
+		var oe *toolkit.OutputError
 		require.ErrorAs(t, err, &oe)
 		assert.Contains(t, err.Error(), `profiled kernels ["coalesce_flush_l2"]: want the one launch of copy`)
 	})
 	t.Run("counters denied: times kept, ncu not asked again", func(t *testing.T) {
 		f := newUserFake(t, "ok")
-		f.toolOutput(ncuDenied)
+		f.toolOutput(faketool.NcuDenied)
 		t.Setenv("FAKE_TOOL_EXIT", "1")
 		for range 2 {
-			res, err := f.gpu.RunUserKernel(ctx, copyKernel(), UserOptions{Counters: true})
+			res, err := f.run(ctx, copyKernel(), Options{Counters: true})
 			require.NoError(t, err)
 			assert.Equal(t, 0.2, res.MedianMs)
 			assert.Nil(t, res.Counters)
-			var d *CountersDeniedError
+			var d *toolkit.CountersDeniedError
 			require.ErrorAs(t, res.CountersErr, &d)
-			assert.ErrorIs(t, res.CountersErr, ErrCountersDenied)
+			assert.ErrorIs(t, res.CountersErr, toolkit.ErrCountersDenied)
 			assert.ErrorIs(t, res.CountersErr, measure.ErrNoCounters)
 			assert.Equal(t, "Fake GPU", d.GPU)
 		}
@@ -388,7 +398,7 @@ func TestRunUserKernelCounters(t *testing.T) {
 	t.Run("no ncu", func(t *testing.T) {
 		f := newUserFake(t, "ok")
 		f.gpu.Ncu, f.gpu.NoNcu = nil, "ncu not found on PATH"
-		res, err := f.gpu.RunUserKernel(ctx, copyKernel(), UserOptions{Counters: true})
+		res, err := f.run(ctx, copyKernel(), Options{Counters: true})
 		require.NoError(t, err)
 		assert.ErrorIs(t, res.CountersErr, measure.ErrNoCounters)
 		assert.ErrorContains(t, res.CountersErr, "ncu not found on PATH")
