@@ -1,4 +1,4 @@
-package gradebook
+package answers
 
 import (
 	"encoding/json"
@@ -56,6 +56,23 @@ const (
 
 // Placeholder is the name of the placeholder prediction in lab.
 const Placeholder = "YourPrediction"
+
+// What the reader takes of lab, by name: the calls a notebook answers
+// with. TestReaderMatchesLab reads lab's exported API and fails when one
+// of them is no longer what the reader takes it for, or when lab gains an
+// entry point that takes an id the reader does not know.
+const (
+	// checkFunc is lab.Check(id string, prediction float64): a prediction.
+	checkFunc = "Check"
+	// tryFunc is lab.Try(id string, kernel any): a kernel exercise
+	// answered in Go, with the name of the learner's func, or a Gather.
+	tryFunc = "Try"
+	// gatherType is lab.Gather{Order: O, Kernel: K}, the gather's answer,
+	// given to Try: two funcs.
+	gatherType, gatherOrder, gatherKernel = "Gather", "Order", "Kernel"
+	// callArgs is how many arguments Check and Try take.
+	callArgs = 2
+)
 
 func (f Form) String() string {
 	switch f {
@@ -283,12 +300,12 @@ func FindCalls(nb *notebook.Notebook) Found {
 	}
 	for i, c := range nb.Cells {
 		if c.Type != notebook.Code {
-			if strings.Contains(c.Source, "Check") {
+			if strings.Contains(c.Source, checkFunc) {
 				f.Mentions = append(f.Mentions, mentionsIn(c.Source, i, 0, "a "+cellTypeName(c.Type)+" cell")...)
 			}
 			continue
 		}
-		if !strings.Contains(c.Source, "Check") {
+		if !strings.Contains(c.Source, checkFunc) {
 			continue
 		}
 		if parsed[i] == nil {
@@ -535,7 +552,7 @@ func (ca *cellAST) calls(cell int, names, shadowed map[string]bool, dot bool) []
 					c.Arg = text(call.Args[1])
 				}
 				c.Problem = "never ran: a call outside %% does not run (GoNB needs %% before statements, and fails to compile the cell); put %% on a line above it"
-			case len(call.Args) != 2 || call.Ellipsis.IsValid():
+			case len(call.Args) != callArgs || call.Ellipsis.IsValid():
 				c.Problem = fmt.Sprintf("Check takes an exercise id and a number; this call has %s", words.Plural(len(call.Args), "argument"))
 				if len(call.Args) > 1 {
 					c.Arg = text(call.Args[1])
@@ -582,9 +599,9 @@ func isCheck(fun ast.Expr, names map[string]bool, dot bool) bool {
 	switch f := fun.(type) {
 	case *ast.SelectorExpr:
 		id, ok := f.X.(*ast.Ident)
-		return ok && f.Sel.Name == "Check" && names[id.Name]
+		return ok && f.Sel.Name == checkFunc && names[id.Name]
 	case *ast.Ident:
-		return dot && f.Name == "Check"
+		return dot && f.Name == checkFunc
 	case *ast.ParenExpr:
 		return isCheck(f.X, names, dot)
 	}
@@ -624,7 +641,7 @@ func scanTokens(src string, mk func(line int, id, idText string) Call, names map
 		}
 		// Look for [NAME .] Check ( STRING
 		n := len(win)
-		if n < 2 || win[n-1].tok != token.LPAREN || win[n-2].tok != token.IDENT || win[n-2].lit != "Check" {
+		if n < 2 || win[n-1].tok != token.LPAREN || win[n-2].tok != token.IDENT || win[n-2].lit != checkFunc {
 			continue
 		}
 		start := win[n-2]
@@ -657,7 +674,7 @@ func scanTokens(src string, mk func(line int, id, idText string) Call, names map
 }
 
 // checkInText finds Check("id" in free text: comments, markdown.
-var checkInText = regexp.MustCompile(`Check\s*\(\s*"([^"\n]*)"`)
+var checkInText = regexp.MustCompile(checkFunc + `\s*\(\s*"([^"\n]*)"`)
 
 func mentionsIn(text string, cell, line0 int, where string) []Mention {
 	var out []Mention
@@ -673,7 +690,7 @@ func (ca *cellAST) comments(cell int) []Mention {
 	for fi, f := range ca.files {
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
-				if !strings.Contains(c.Text, "Check") {
+				if !strings.Contains(c.Text, checkFunc) {
 					continue
 				}
 				line := ca.fset.Position(c.Pos()).Line - ca.offset[fi]
