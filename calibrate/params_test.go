@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 )
 
@@ -34,4 +36,28 @@ func TestParamsArePaths(t *testing.T) {
 		})
 	}
 	assert.Len(t, seen, 19, "7 DRAM capacities, the busy one, 11 time parameters")
+}
+
+// AdoptGPU is the one choice of the model's profile for where measurements
+// come from: a live GPU's by its device (Adopt), then nothing live (nil)
+// back to the course's H200 with the course's reason.
+func TestAdoptGPU(t *testing.T) {
+	testCache(t)
+	t.Cleanup(func() { require.NoError(t, devices.Use(devices.Course, devices.CourseWhy)) })
+
+	p, why, err := AdoptGPU(&cuda.GPU{Info: t4Info})
+	require.NoError(t, err)
+	assert.Equal(t, "t4", p.Name)
+	cur, curWhy := devices.Current()
+	assert.Equal(t, "t4", cur.Name)
+	assert.Equal(t, "this machine's Tesla T4, by its name", why)
+	assert.Equal(t, why, curWhy)
+
+	p, why, err = AdoptGPU(nil)
+	require.NoError(t, err)
+	assert.Equal(t, devices.Course, p.Name)
+	assert.Equal(t, devices.CourseWhy, why)
+	cur, curWhy = devices.Current()
+	assert.Equal(t, devices.Course, cur.Name)
+	assert.Equal(t, devices.CourseWhy, curWhy)
 }
