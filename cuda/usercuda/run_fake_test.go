@@ -353,7 +353,7 @@ func ncuCSV(kernel string, values map[string]string) string {
 	return "==PROF== Connected to process 4242\n" + strings.Join(header, ",") + "\n" + strings.Join(units, ",") + "\n" + strings.Join(row, ",") + "\n"
 }
 
-func TestRunUserKernelCounters(t *testing.T) {
+func TestRunCounters(t *testing.T) {
 	ctx := context.Background()
 	t.Run("ncu's counts for the kernel's launch", func(t *testing.T) {
 		f := newUserFake(t, "ok")

@@ -18,7 +18,7 @@
 //
 // # JSON schema
 //
-// gradebook.json, written by (*Gradebook).WriteJSON, is one object:
+// gradebook.json, written by WriteJSON, is one object:
 //
 //	{
 //	  "course": "coalesce",
