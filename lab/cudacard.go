@@ -227,12 +227,16 @@ func lineTable(p exercises.Problem, body string, r *CUDAResult) twin.Table {
 // goLine names a Go site as the learner wrote it: the kernel's name and
 // the line within its function (line 1 is the func line), as GoNB's
 // generated main.go numbers nothing the learner sees.
-func goLine(kernel any, s simt.Site) string {
+func goLine(kernel any, s simt.Site) string { return lineName(kernel, s.File, s.Line) }
+
+// lineName is goLine for a file and line: "MyTranspose line 7", or
+// "file:line" when the line is not in the kernel's function.
+func lineName(kernel any, file string, line int) string {
 	name, first := funcStart(kernel)
-	if name == "" || first == 0 || s.Line < first {
-		return fmt.Sprintf("%s:%d", s.File, s.Line)
+	if name == "" || first == 0 || line < first {
+		return fmt.Sprintf("%s:%d", file, line)
 	}
-	return fmt.Sprintf("%s line %d", name, s.Line-first+1)
+	return fmt.Sprintf("%s line %d", name, line-first+1)
 }
 
 // funcStart returns the name of the kernel's function and the source line

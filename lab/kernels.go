@@ -106,7 +106,7 @@ func Try(id string, kernel any) *exercises.Outcome {
 		fail(err)
 		return nil
 	}
-	showHTML(outcomeHTML(e, out), outcomeText(e, out))
+	showHTML(outcomeHTML(e, out, kernel), outcomeText(e, out, kernel))
 	if d := diagramOf(out); d != nil {
 		if p, err := plots.TracedDiagram(*d); err == nil {
 			showPNG(plots.Diagram, p)
@@ -115,7 +115,7 @@ func Try(id string, kernel any) *exercises.Outcome {
 	return out
 }
 
-func outcomeText(e *exercises.Exercise, out *exercises.Outcome) string {
+func outcomeText(e *exercises.Exercise, out *exercises.Outcome, kernel any) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, %s (%s): %s\n", e.ID, out.Variant, who(out.Variant.Learner), verdictWord(out))
 	switch {
@@ -126,7 +126,7 @@ func outcomeText(e *exercises.Exercise, out *exercises.Outcome) string {
 	default:
 		b.WriteString("Output: right.\n")
 	}
-	if why := raceNote(out); why != "" {
+	if why := raceNote(out, kernel); why != "" {
 		b.WriteString(why + "\n")
 	}
 	for _, t := range out.Targets {
@@ -137,12 +137,12 @@ func outcomeText(e *exercises.Exercise, out *exercises.Outcome) string {
 		b.WriteByte('\n')
 	}
 	if out.Result != nil {
-		b.WriteString(sitesText(out.Result))
+		b.WriteString(sitesText(out.Result, kernel))
 	}
 	return b.String()
 }
 
-func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome) string {
+func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome, kernel any) string {
 	var b strings.Builder
 	color := "#b00"
 	if out.Pass {
@@ -158,7 +158,7 @@ func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome) string {
 	default:
 		b.WriteString(`<p style="margin:0.2em 0">Output: right.</p>`)
 	}
-	if why := raceNote(out); why != "" {
+	if why := raceNote(out, kernel); why != "" {
 		fmt.Fprintf(&b, `<p style="margin:0.2em 0;color:#b00">%s</p>`, esc(why))
 	}
 	b.WriteString(`<table><tr><th></th><th>metric (Nsight Compute)</th><th>model</th><th>target, at most</th><th>why</th></tr>`)
@@ -168,7 +168,7 @@ func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome) string {
 	}
 	b.WriteString(`</table>`)
 	if out.Result != nil {
-		fmt.Fprintf(&b, `<pre style="font-size:90%%">%s</pre>`, esc(sitesText(out.Result)))
+		fmt.Fprintf(&b, `<pre style="font-size:90%%">%s</pre>`, esc(sitesText(out.Result, kernel)))
 	}
 	b.WriteString(`</div>`)
 	return b.String()
@@ -177,7 +177,7 @@ func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome) string {
 // raceNote says what simt saw when threads of a block raced on shared
 // memory: a read of a word another thread writes with no Sync between is
 // why an output is wrong, which the mismatch alone does not say.
-func raceNote(out *exercises.Outcome) string {
+func raceNote(out *exercises.Outcome, kernel any) string {
 	if out.Result == nil || out.Result.RaceCount == 0 {
 		return ""
 	}
@@ -187,7 +187,7 @@ func raceNote(out *exercises.Outcome) string {
 		what = "one thread reads a word another writes with no t.Sync() between: put t.Sync() after the writes and before the reads"
 	}
 	return fmt.Sprintf("simt saw %d data races on shared memory (%s): the first, %s, on %s[%d] in block %s, threads %s and %s, at %s",
-		out.Result.RaceCount, what, r.Kind, r.Shared, r.Index, r.Block, r.First, r.Second, fmt.Sprintf("%s:%d", r.File, r.Line))
+		out.Result.RaceCount, what, r.Kind, r.Shared, r.Index, r.Block, r.First, r.Second, lineName(kernel, r.File, r.Line))
 }
 
 func verdictWord(out *exercises.Outcome) string {
@@ -214,28 +214,28 @@ var esc = html.EscapeString
 // sitesText lists what each access site of the kernel cost: a global one
 // its requests and sectors per request, a shared one its wavefronts per
 // instruction, and the instructions some lanes sat out.
-func sitesText(r *simt.Result) string {
+func sitesText(r *simt.Result, kernel any) string {
 	var b strings.Builder
-	b.WriteString("site                 access        requests  sectors/request  partial  code\n")
+	b.WriteString("site                      access        requests  sectors/request  partial  code\n")
 	for _, s := range r.Sites {
 		op := "load"
 		if s.Store {
 			op = "store"
 		}
-		where := fmt.Sprintf("%s:%d", s.File, s.Line)
+		where := goLine(kernel, s)
 		if s.Shared {
 			per := 0.0
 			if s.Instructions > 0 {
 				per = float64(s.Wavefronts) / float64(s.Instructions)
 			}
-			fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %5.2f wavefronts  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
+			fmt.Fprintf(&b, "%-25s %-5s %-7s %9d  %5.2f wavefronts  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
 			continue
 		}
 		per := 0.0
 		if s.Instructions > 0 {
 			per = float64(s.Sectors) / float64(s.Instructions)
 		}
-		fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %15.2f  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
+		fmt.Fprintf(&b, "%-25s %-5s %-7s %9d  %15.2f  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
 	}
 	return b.String()
 }
