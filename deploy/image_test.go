@@ -296,7 +296,7 @@ func TestDockerignore(t *testing.T) {
 		{"scripts/install.sh", false},
 		{"notebooks/index.ipynb", false},
 		{"lab/show.go", false},
-		{"grader/exercises.json", false},
+		{"grader/questions.json", false},
 		{"cuda/reference/h200.jsonl", false},
 	}
 	for _, tt := range tests {

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 )
 
 // nbWith is a course notebook with metadata md (a JSON object) whose one
@@ -51,12 +52,12 @@ func writeTree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-func gradeTree(t *testing.T, dir string) (*Gradebook, []Submission) {
+func gradeTree(t *testing.T, dir string) (*Gradebook, []intake.Submission) {
 	t.Helper()
 	g := testGrader(t)
-	inputs, _, err := Collect([]string{dir})
+	inputs, _, err := intake.Collect([]string{dir})
 	require.NoError(t, err)
-	subs := Reader{Bank: g.Bank(), Timeout: time.Minute}.ReadAll(inputs, nil)
+	subs := intake.Reader{Bank: g.Bank(), Timeout: time.Minute}.ReadAll(inputs, nil)
 	gb, err := Grade(g, subs, Options{Lessons: []string{"01-sectors"}})
 	require.NoError(t, err)
 	return gb, subs
@@ -64,7 +65,7 @@ func gradeTree(t *testing.T, dir string) (*Gradebook, []Submission) {
 
 func rowOf(gb *Gradebook, learner, exercise string) *Row {
 	for i := range gb.Rows {
-		if gb.Rows[i].Learner == learner && gb.Rows[i].Exercise == exercise {
+		if gb.Rows[i].Learner == learner && gb.Rows[i].ID == exercise {
 			return &gb.Rows[i]
 		}
 	}
@@ -76,17 +77,17 @@ func rowOf(gb *Gradebook, learner, exercise string) *Row {
 func TestReadAllTimeout(t *testing.T) {
 	g := testGrader(t)
 	dir := writeTree(t, map[string]string{"a.ipynb": nbWith(`{}`, "")})
-	inputs := slices.Repeat([]Input{{Path: filepath.Join(dir, "a.ipynb")}}, 50)
+	inputs := slices.Repeat([]intake.Input{{Path: filepath.Join(dir, "a.ipynb")}}, 50)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // already past: nothing need be read
-	subs := Reader{Bank: g.Bank(), Timeout: time.Hour}.ReadAllContext(ctx, inputs, nil)
+	subs := intake.Reader{Bank: g.Bank(), Timeout: time.Hour}.ReadAllContext(ctx, inputs, nil)
 	require.Len(t, subs, 50)
 	for _, s := range subs {
 		if s.Problem != "" {
-			assert.Contains(t, s.Flags, FlagTimeout)
+			assert.Contains(t, s.Flags, intake.FlagTimeout)
 		}
 	}
-	subs = Reader{Bank: g.Bank(), Timeout: time.Nanosecond}.ReadAll(inputs, nil)
+	subs = intake.Reader{Bank: g.Bank(), Timeout: time.Nanosecond}.ReadAll(inputs, nil)
 	require.Len(t, subs, 50)
 	for _, s := range subs {
 		assert.Equal(t, "a", s.Learner)
@@ -161,76 +162,4 @@ func TestDuplicates(t *testing.T) {
 	require.NotNil(t, byte1)
 	assert.Equal(t, Right, byte1.Status, "the placeholder in the lesson's notebook: the copy's prediction counts")
 	assert.Contains(t, byte1.Note, "another notebook of lesson 01-sectors")
-}
-
-// TestSettleRoles checks the roles settle gives, on submissions made by
-// hand.
-func TestSettleRoles(t *testing.T) {
-	written := Found{Calls: []Call{{ID: "01-sectors/sectors-float", Form: FormLiteral, Value: 4}}}
-	offered := Found{Calls: []Call{{ID: "01-sectors/sectors-float", Form: FormPlaceholder}}}
-	subs := []Submission{
-		{Path: "s/ada/01-sectors-Copy1.ipynb", Learner: "ada", Lesson: "01-sectors", Found: written},
-		{Path: "s/ada/01-sectors.ipynb", Learner: "ada", Lesson: "01-sectors", Found: written},
-		{Path: "s/ada/02-coalescing.ipynb", Learner: "ada", Lesson: "02-coalescing"},
-		{Path: "s/bob/01-sectors.ipynb", Learner: "bob", Lesson: "01-sectors", Claimed: []string{"Bob Ross"}, Found: written},
-		// The course's new version, offered beside bob's edited lesson
-		// (scripts/course_home.sh): nothing of bob's in it.
-		{Path: "s/bob/01-sectors.new.ipynb", Learner: "bob", Lesson: "01-sectors", Found: offered},
-		// A scratch notebook named like a lesson: not the course's.
-		{Path: "s/cy/02-coalescing-notes.ipynb", Learner: "cy", Lesson: "02-coalescing", Ignored: "not a notebook of this course"},
-		{Path: "s/cy/02-coalescing.ipynb", Learner: "cy", Lesson: "02-coalescing", Found: written},
-	}
-	settle(subs)
-	want := []Role{RoleDuplicate, RoleGraded, RoleGraded, RoleGraded, RoleDuplicate, RoleGraded, RoleGraded}
-	for i, s := range subs {
-		assert.Equal(t, want[i], s.Role, s.Path)
-	}
-	assert.Equal(t, []Flag{FlagDuplicate}, subs[0].Flags)
-	assert.Empty(t, subs[3].Flags, "Bob Ross is bob, and an untouched offered copy is no second answer")
-	assert.Empty(t, subs[4].Flags)
-	assert.Empty(t, subs[6].Flags, "a scratch notebook is no duplicate")
-}
-
-// TestSettleCopies: what a saved notebook carries flags a copy between
-// learners: the same attempt record (a first prediction's instant) in
-// two learners' notebooks flags both; outputs showing another learner's
-// variant flag the notebook that shows it.
-func TestSettleCopies(t *testing.T) {
-	at := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
-	rec := func(id string, t time.Time) Attempt {
-		return Attempt{Record: attempt.Record{ID: id, First: attempt.Value{Value: 4, Time: t}, Attempts: 1, Last: attempt.Value{Value: 4, Time: t}}}
-	}
-	subs := []Submission{
-		{Path: "s/ada/01-sectors.ipynb", Learner: "ada", Found: Found{Attempts: []Attempt{rec("01-sectors/sectors-float", at)}}},
-		{Path: "s/cy/01-sectors.ipynb", Learner: "cy", Found: Found{Attempts: []Attempt{rec("01-sectors/sectors-float", at)}}},
-		{Path: "s/bob/01-sectors.ipynb", Learner: "bob", Found: Found{Attempts: []Attempt{rec("01-sectors/sectors-float", at.Add(time.Nanosecond))}}},
-		{Path: "s/bob/10-kernels.ipynb", Learner: "bob", Found: Found{Learners: []string{"ada", "bob", "zed"}}},
-		{Path: "s/ada/10-kernels.ipynb", Learner: "ada", Found: Found{Learners: []string{"ada"}}},
-	}
-	settle(subs)
-	assert.Equal(t, []string{"possible copy: 01-sectors.ipynb holds the attempt record of cy's 01-sectors.ipynb (01-sectors/sectors-float, first predicted 2026-12-01T10:00:00.123456789Z)"}, subs[0].Notes)
-	assert.Equal(t, []string{"possible copy: 01-sectors.ipynb holds the attempt record of ada's 01-sectors.ipynb (01-sectors/sectors-float, first predicted 2026-12-01T10:00:00.123456789Z)"}, subs[1].Notes)
-	assert.Empty(t, subs[2].Flags, "a nanosecond apart: two predictions")
-	assert.Equal(t, []Flag{FlagPossibleCopy}, subs[3].Flags, "zed is no learner of the batch; ada is")
-	assert.Equal(t, []string{"possible copy: its saved outputs show the variant of learner ada"}, subs[3].Notes)
-	assert.Empty(t, subs[4].Flags, "ada's own variant")
-}
-
-func TestSameName(t *testing.T) {
-	tests := []struct {
-		name, learner string
-		want          bool
-	}{
-		{"Ada Lovelace", "ada", true},
-		{"Ada Lovelace", "alovelace", true},
-		{"Ada Lovelace", "ada-lovelace", true},
-		{"ADA", "ada", true},
-		{"Ada Lovelace", "bob", false},
-		{"Al", "alan", false}, // two letters are too few to be part of a name
-	}
-	for _, tt := range tests {
-		t.Run(tt.name+"/"+tt.learner, func(t *testing.T) {
-			assert.Equal(t, tt.want, sameName(tt.name, tt.learner))
-		})
-	}
 }
