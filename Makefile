@@ -2,7 +2,7 @@
 #
 #   make setup           venv + gonb/goimports/gopls + GoNB kernel (scripts/install.sh; fast when done)
 #   make lab             JupyterLab on notebooks/index.ipynb, http://127.0.0.1:8888 (PORT=, HOST=, LAB_ARGS=)
-#   make test            every test suite: go, then notebooks and install side by side, then browser
+#   make test            every test suite: go, then notebooks beside install and hub, then browser
 #                        where install did not run it; CI runs it via .ci/run
 #   make test-go         go vet + go test
 #   make test-times      go test's ten slowest tests, its packages, its wall and CPU time against the
@@ -23,6 +23,9 @@
 #   make test-install    install.sh into a temporary system-wide-like prefix, as the Dockerfile runs it; then,
 #                        as root, the image's learner (uid 1000): a notebook and the browser test against it
 #                        (as root it installs what the browser test needs, and fails without it)
+#   make test-hub        a class on a real JupyterHub (local Unix learners, as root; the proxy from npm):
+#                        log in, run a lesson, restart, update, collect, grade (deploy's TestJupyterHub)
+#   make notebook-history  rewrite notebooks/.shipped.sha256 from git (the lesson versions course_home.sh updates)
 #   make test-browser    JupyterLab in headless Chromium: index + first lesson, run all, check, screenshots
 #                        in build/browser/ (BROWSER_NOTEBOOKS="..." to pick; installs chromium as root).
 #                        `make test` runs it only where test-install cannot run it as the learner
@@ -44,8 +47,10 @@ KERNEL_PREFIX ?= $(VENV)
 PYTHON ?= python3
 export VENV BIN_DIR KERNEL_PREFIX PYTHON
 
-# Jupyter looks for the GoNB kernelspec where install.sh put it, not in $HOME.
+# Jupyter looks for the GoNB kernelspec where install.sh put it, not in $HOME,
+# and for its config (gonb the default kernel) beside it.
 export JUPYTER_PATH := $(KERNEL_PREFIX)/share/jupyter
+export JUPYTER_CONFIG_PATH := $(KERNEL_PREFIX)/etc/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PATH := $(BIN_DIR):$(PATH)
 
@@ -74,8 +79,8 @@ BROWSER_NOTEBOOKS ?=
 export CHROMIUM BROWSER_NOTEBOOKS
 TEST_REQ_STAMP := $(VENV)/.coalesce-test-requirements.sha256
 
-.PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-browser \
-	test-browser-unless-learner test-times \
+.PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-browser test-hub hub-proxy notebook-history \
+	test-browser-unless-learner test-install-then-hub test-times \
 	chromium test-requirements clean distclean
 
 help:
@@ -89,24 +94,27 @@ lab: setup
 	@cd $(ROOT) && go build ./lessons/... 2>/dev/null || echo "make lab: warning: lessons/... does not build (see make test-go)" >&2
 	cd $(ROOT) && exec $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(ROOT) \
 	  --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) --ServerApp.port_retries=0 \
-	  --MultiKernelManager.default_kernel_name=gonb \
 	  $(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
 
 # Every suite runs in `test`; add new ones (browser, grader, ...) here. Go
-# first, on both cores; then the notebooks headless and the install test
-# side by side, each suite's output printed whole when it ends: the
-# install test waits on JupyterLab, a browser and one cell at a time more
-# than it computes. As root, test-install runs the browser test as the
-# image's learner; the same notebooks in the same browser as root would
-# only repeat it, so the browser test runs on its own only where that one
-# did not.
+# first, on both cores; then the notebooks headless beside the install and
+# hub tests (one after the other: both run learners as other users), each
+# side's output printed whole when it ends: those two wait on JupyterLab,
+# JupyterHub, a browser and one cell at a time more than they compute. As
+# root, test-install runs the browser test as the image's learner; the same
+# notebooks in the same browser as root would only repeat it, so the
+# browser test runs on its own only where that one did not.
 IS_ROOT := $(filter 0,$(shell id -u))
 test:
 	@$(MAKE) test-go
-	@$(MAKE) setup check-notebooks $(if $(IS_ROOT),chromium test-requirements)
-	@echo "make test: test-notebooks and test-install side by side (each prints when it ends)"
-	@$(MAKE) -j2 --output-sync=target test-notebooks test-install
+	@$(MAKE) setup check-notebooks hub-proxy $(if $(IS_ROOT),chromium test-requirements)
+	@echo "make test: test-notebooks beside test-install and test-hub (each side prints when it ends)"
+	@$(MAKE) -j2 --output-sync=target test-notebooks test-install-then-hub
 	@$(MAKE) test-browser-unless-learner
+
+test-install-then-hub:
+	@$(MAKE) test-install
+	@$(MAKE) test-hub
 
 # go test's own vet pass would repeat a subset of the go vet just run.
 test-go:
@@ -150,6 +158,28 @@ test-browser-unless-learner:
 	@if grep -qs -- '--- PASS: TestNonRootLearner/browser' $(INSTALL_LOG); then \
 	  echo "make: the browser test ran as the image's learner in test-install; not again as $$(id -un)"; \
 	else $(MAKE) test-browser; fi
+
+# The JupyterHub class: configurable-http-proxy from npm at deploy/testdata/hub's
+# lock, into .cache/hub-proxy (once per lock); without npm the test says it
+# skipped (under CI=true it fails).
+HUB_PROXY_DIR := $(ROOT)/.cache/hub-proxy
+export HUB_PROXY := $(HUB_PROXY_DIR)/node_modules/.bin/configurable-http-proxy
+test-hub: setup hub-proxy
+	COALESCE_HUB_TEST=1 go test $(GO_TEST_FLAGS) -run '^TestJupyterHub$$' -v ./deploy
+
+hub-proxy:
+	@lock="$(ROOT)/deploy/testdata/hub/package-lock.json"; \
+	want="$$(cat "$(ROOT)/deploy/testdata/hub/package.json" "$$lock" | sha256sum | cut -d' ' -f1)"; \
+	if [ -x "$(HUB_PROXY)" ] && [ "$$(cat $(HUB_PROXY_DIR)/.stamp 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	if ! command -v npm >/dev/null; then echo "make: npm not found: the JupyterHub test will skip (apt-get install npm)" >&2; exit 0; fi; \
+	echo "make: installing configurable-http-proxy (npm ci) into $(HUB_PROXY_DIR)"; \
+	rm -rf "$(HUB_PROXY_DIR)"; mkdir -p "$(HUB_PROXY_DIR)"; \
+	cp "$(ROOT)/deploy/testdata/hub/package.json" "$$lock" "$(HUB_PROXY_DIR)/"; \
+	npm ci --prefix "$(HUB_PROXY_DIR)" --no-audit --no-fund --loglevel=error >/dev/null; \
+	"$(HUB_PROXY)" --version; echo "$$want" > "$(HUB_PROXY_DIR)/.stamp"
+
+notebook-history:
+	@$(PYTHON) scripts/course_notebooks.py history --out notebooks/.shipped.sha256
 
 test-browser: setup chromium test-requirements
 	@$(VPY) scripts/browser_test.py

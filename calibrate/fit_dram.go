@@ -7,9 +7,9 @@ import (
 	"slices"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // The DRAM fit runs the model once per launch (sectors.Trace), then only
@@ -148,7 +148,7 @@ func fitBusy(base devices.Profile, set []measure.Launch, info measure.DeviceInfo
 	cost := func(c devices.Profile) float64 {
 		var errs []float64
 		for i, e := range ends {
-			p, err := e.PredictBusy(c.DRAM.BusyDirtyL2Bytes)
+			p, err := e.ModelBusy(c.DRAM.BusyDirtyL2Bytes)
 			if err != nil {
 				failed = err
 				return math.Inf(1)

@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // recordedSet is the course's recording with the probe's launches added:
@@ -23,7 +23,7 @@ import (
 // under the recording's provenance.
 func recordedSet(t *testing.T) *measure.Set {
 	t.Helper()
-	rec, err := cuda.Recorded()
+	rec, err := reference.Recorded()
 	require.NoError(t, err)
 	set := &measure.Set{Origin: rec.Origin, Provenance: rec.Provenance}
 	set.Launches = append(set.Launches, rec.Launches...)
@@ -106,14 +106,14 @@ func TestRefitH200(t *testing.T) {
 			continue
 		}
 		assert.False(t, p.Estimated, p.Path)
-		assert.NotEmpty(t, p.Source, p.Path)
+		assert.NotEmpty(t, p.Citation, p.Path)
 	}
 	assert.Contains(t, got.Provenance, "Calibrated on NVIDIA H200 (132 SMs, L2 62914560 B, compute capability 9.0), driver 580.159.04, CUDA 13.0")
 
 	// Accuracy on the recording's launches the model predicts quickly (2^23
 	// threads or fewer), traced once and replayed on both profiles: the
 	// refit may lose at most 3 % of either share.
-	rec, err := cuda.Recorded()
+	rec, err := reference.Recorded()
 	require.NoError(t, err)
 	sample := accuracySample(rec.Measured())
 	traces, err := traceAll(want, specsOf(sample))
@@ -155,8 +155,8 @@ func TestFitBusyH200(t *testing.T) {
 	// Written back within 15 % (or 1 MB) of ncu, with busy_dirty_l2_bytes
 	// and without, by kernel. Each launch is run once to its end (a
 	// 2^25-index gather draws its permutation once) and settled with both,
-	// as the fit does (sectors.TestRunToEnd holds that to PredictOn's
-	// prediction), then dropped, as a gather's is large.
+	// as the fit does (sectors.TestRunToEnd holds that to ModelOn's
+	// account), then dropped, as a gather's is large.
 	kernels := []spec.Kernel{spec.VectorizedCopy, spec.CoalescedCopy, spec.GridStrideCopy, spec.GatherCopy}
 	var profiled []measure.Launch
 	for _, l := range launches {
@@ -174,7 +174,7 @@ func TestFitBusyH200(t *testing.T) {
 			return
 		}
 		for j, busy := range []int64{h200.DRAM.BusyDirtyL2Bytes, 0} {
-			p, err := e.PredictBusy(busy)
+			p, err := e.ModelBusy(busy)
 			if err != nil {
 				errs[i] = err
 				return

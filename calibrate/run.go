@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // Command is the command line a calibration's provenance names.

@@ -22,9 +22,9 @@ type Section struct {
 	Lines []string
 }
 
-// explain builds the exercise-level explanation of a key.
+// explain builds the question-level explanation of a key.
 func explain(k *Key) []Section {
-	e := k.Exercise
+	e := k.Question
 	fig := e.figure()
 	var secs []Section
 	for i := range k.Parts {
@@ -43,7 +43,7 @@ func explain(k *Key) []Section {
 
 // model returns the model's value of f for a part, NaN when it has none.
 func model(f figures.Figure, p Part) float64 {
-	v, err := f.Of(figures.Model(p.Prediction))
+	v, err := f.Of(figures.Model(p.Modelled))
 	if err != nil {
 		return math.NaN()
 	}
@@ -69,7 +69,7 @@ func Asked(quantity string) (store, ok bool) {
 	return false, false
 }
 
-func warpSection(e *Exercise, p *Part, n int) Section {
+func warpSection(e *Question, p *Part, n int) Section {
 	s := p.Spec
 	title := "One warp of " + string(s.Kernel)
 	if n > 1 {
@@ -175,7 +175,7 @@ func usedLine(used []int) string {
 }
 
 func arithmetic(k *Key, fig figures.Figure) Section {
-	e := k.Exercise
+	e := k.Question
 	sec := Section{Title: "The arithmetic"}
 	for _, p := range k.Parts {
 		sec.Lines = append(sec.Lines, partArithmetic(e, p)...)
@@ -191,8 +191,8 @@ func arithmetic(k *Key, fig figures.Figure) Section {
 	return sec
 }
 
-func partArithmetic(e *Exercise, p Part) []string {
-	s, pr := p.Spec, p.Prediction
+func partArithmetic(e *Question, p Part) []string {
+	s, pr := p.Spec, p.Modelled
 	m := pr.Metrics
 	useful := float64(s.UsefulBytes())
 	launch := fmt.Sprintf("%s launches %s in %s of %d: %s.",
@@ -271,22 +271,22 @@ func dramSection(k *Key) Section {
 		"The L1 counts 32-byte sectors; DRAM moves what the L2 misses. On a load miss the %s's L2 fetches the whole aligned block of l2_fetch_granularity bytes (%d here) that holds the sector, so a lane that uses a sector alone costs a whole block.",
 		d.GPU, s.L2Fetch))
 	for _, p := range k.Parts {
-		if line := coldWarpLine(p.Spec, k.Exercise.Specs); line != "" {
+		if line := coldWarpLine(p.Spec, k.Question.Specs); line != "" {
 			sec.Lines = append(sec.Lines, line)
 		}
 	}
-	if len(k.Parts) > 1 || k.Exercise.figure().Level == figures.Time {
+	if len(k.Parts) > 1 || k.Question.figure().Level == figures.Time {
 		var per []float64
 		for _, p := range k.Parts {
 			v := model(figures.DRAMBytesPerUsefulByte, p)
 			per = append(per, v)
-			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s DRAM bytes per useful byte (model)", specLabel(p.Spec, k.Exercise.Specs), fmtNum(v)))
+			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s DRAM bytes per useful byte (model)", specLabel(p.Spec, k.Question.Specs), fmtNum(v)))
 		}
 		if len(per) == 2 && per[0] > 0 && per[1] > 0 {
 			dram := func(p Part) float64 {
-				return p.Prediction.Metrics[metrics.DRAMRead] + p.Prediction.Metrics[metrics.DRAMWrite]
+				return p.Modelled.Metrics[metrics.DRAMRead] + p.Modelled.Metrics[metrics.DRAMWrite]
 			}
-			switch k.Exercise.Quantity {
+			switch k.Question.Quantity {
 			case figures.UsefulBandwidth.Name:
 				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: per useful byte the second moves %s× the DRAM bytes of the first.", fmtNum(per[1]/per[0])))
 			case figures.TimeSeconds.Name:
@@ -296,7 +296,7 @@ func dramSection(k *Key) Section {
 	}
 	hasStore := false
 	for _, p := range k.Parts {
-		hasStore = hasStore || p.Prediction.Metrics[metrics.StRequests] > 0
+		hasStore = hasStore || p.Modelled.Metrics[metrics.StRequests] > 0
 	}
 	if hasStore {
 		sec.Lines = append(sec.Lines, fmt.Sprintf(
@@ -333,7 +333,7 @@ func timeSection(k *Key) Section {
 }
 
 func comparison(k *Key, fig figures.Figure) Section {
-	e := k.Exercise
+	e := k.Question
 	sec := Section{Title: "Model and measurement"}
 	if !k.HasMeasured {
 		sec.Lines = append(sec.Lines, "No measured answer: "+k.NoMeasurement+".")
@@ -342,7 +342,7 @@ func comparison(k *Key, fig figures.Figure) Section {
 		}
 		return sec
 	}
-	sec.Lines = append(sec.Lines, fmt.Sprintf("Model: %s. Measured (%s): %s.", fmtAnswer(e, k.Model), k.Source, fmtAnswer(e, k.Measured)))
+	sec.Lines = append(sec.Lines, fmt.Sprintf("Model: %s. Measured (%s): %s.", fmtAnswer(e, k.Model), k.Origin, fmtAnswer(e, k.Measured)))
 	if e.Combine == Ratio {
 		for _, p := range k.Parts {
 			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: model %s, measured %s", specLabel(p.Spec, e.Specs), fmtQ(e.Quantity, p.Model), fmtQ(e.Quantity, p.Measured)))
@@ -362,7 +362,7 @@ func comparison(k *Key, fig figures.Figure) Section {
 			if !p.HasMeasured || p.Launch.Metrics == nil {
 				continue
 			}
-			pm, mm := p.Prediction.Metrics, p.Launch.Metrics
+			pm, mm := p.Modelled.Metrics, p.Launch.Metrics
 			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: DRAM read %s (model %s), written %s (model %s)",
 				specLabel(p.Spec, e.Specs), bytesStr(mm[metrics.DRAMRead]), bytesStr(pm[metrics.DRAMRead]), bytesStr(mm[metrics.DRAMWrite]), bytesStr(pm[metrics.DRAMWrite])))
 		}
@@ -374,8 +374,8 @@ func comparison(k *Key, fig figures.Figure) Section {
 	case figures.Time:
 		sec.Lines = append(sec.Lines, timeMisses(k)...)
 	}
-	if gpu := profileGPU(k.Parts[0].Spec); gpu != "" && !strings.Contains(k.Source, gpu) {
-		sec.Lines = append(sec.Lines, fmt.Sprintf("Note: the measurement comes from %s; the model's device profile describes an %s.", k.Source, gpu))
+	if gpu := profileGPU(k.Parts[0].Spec); gpu != "" && !strings.Contains(k.Origin, gpu) {
+		sec.Lines = append(sec.Lines, fmt.Sprintf("Note: the measurement comes from %s; the model's device profile describes an %s.", k.Origin, gpu))
 	}
 	return sec
 }
@@ -388,20 +388,20 @@ func timeMisses(k *Key) []string {
 	var lines []string
 	slower, faster := false, false
 	for _, p := range k.Parts {
-		if !p.HasMeasured || !p.Launch.Timed() || p.Prediction.TimeSeconds <= 0 {
+		if !p.HasMeasured || !p.Launch.Timed() || p.Modelled.TimeSeconds <= 0 {
 			continue
 		}
-		r := p.Launch.Seconds() / p.Prediction.TimeSeconds
+		r := p.Launch.Seconds() / p.Modelled.TimeSeconds
 		way := "slower"
 		if r < 1 {
 			way = "faster"
 		}
 		lines = append(lines, fmt.Sprintf("  %s: the GPU took %s× the model's time (%s than the model, which called it %s bound)",
-			specLabel(p.Spec, k.Exercise.Specs), fmtNum(r), way, p.Prediction.Time.Bound))
-		if r > 1+k.Exercise.Tolerance.Measured {
+			specLabel(p.Spec, k.Question.Specs), fmtNum(r), way, p.Modelled.Time.Bound))
+		if r > 1+k.Question.Tolerance.Measured {
 			slower = true
 		}
-		if r < 1-k.Exercise.Tolerance.Measured {
+		if r < 1-k.Question.Tolerance.Measured {
 			faster = true
 		}
 	}
@@ -412,7 +412,7 @@ func timeMisses(k *Key) []string {
 		lines = append(lines, "Where the GPU is faster than the model: the model's Little's-law limit waits out every load at DRAM's latency, one dependent step after another. Loads that hit in the L1 or L2 (the later field loads of a whole-struct sum, a dense gather's reads of lines its neighbours just fetched, the index loads of a gather) return far sooner, and the GPU keeps more of them in flight than the model assumes, so the launch beats the limit. On the H200 this is so for dense gathers (identity, warp_shuffle, sorted indices), strided_read at strides 2 to 16 and sum_fields_aos (the lessons/sectors documentation lists them).")
 	}
 	if !slower && !faster && len(lines) > 1 {
-		lines = append(lines, fmt.Sprintf("No launch is off by more than %s on its own: the ratio of two launches compounds their misses when one runs faster than the model and the other slower.", pct(k.Exercise.Tolerance.Measured)))
+		lines = append(lines, fmt.Sprintf("No launch is off by more than %s on its own: the ratio of two launches compounds their misses when one runs faster than the model and the other slower.", pct(k.Question.Tolerance.Measured)))
 	}
 	return lines
 }
@@ -426,7 +426,7 @@ func profileGPU(s spec.Spec) string {
 }
 
 // specLabel names a spec briefly by what sets it apart from the others of
-// its exercise: "strided_copy (stride 32)", or its kernel when nothing does.
+// its question: "strided_copy (stride 32)", or its kernel when nothing does.
 func specLabel(s spec.Spec, all []spec.Spec) string {
 	if diff := s.Differences(all); len(diff) > 0 {
 		return fmt.Sprintf("%s (%s)", s.Kernel, strings.Join(diff, ", "))
@@ -450,13 +450,13 @@ func fmtNum(v float64) string {
 	return s
 }
 
-// withUnit prints an exercise's answer and its unit, the unit agreeing
+// withUnit prints a question's answer and its unit, the unit agreeing
 // with the number: "1 sector per request", "4 sectors per request".
-func withUnit(e *Exercise, v float64) string { return words.Unit(fmtAnswer(e, v), e.Unit) }
+func withUnit(e *Question, v float64) string { return words.Unit(fmtAnswer(e, v), e.Unit) }
 
-// fmtAnswer prints an exercise's answer: a ratio as a bare number, else
+// fmtAnswer prints a question's answer: a ratio as a bare number, else
 // with the quantity's unit.
-func fmtAnswer(e *Exercise, v float64) string {
+func fmtAnswer(e *Question, v float64) string {
 	if e.Combine == Ratio {
 		return fmtNum(v)
 	}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // Missing is what a table shows where it has no value.
@@ -203,7 +203,7 @@ type Column struct {
 	// model and measured say which sides of fig the column shows.
 	model, measured bool
 	// working, when set, is the model's own value, in words.
-	working func(sectors.Prediction) (string, bool)
+	working func(sectors.Launch) (string, bool)
 }
 
 // FigureColumn returns the column of a figure, both sides shown.
@@ -249,7 +249,7 @@ var (
 	// keeps in flight (sectors.TimeParts): resident warps times the loads
 	// each has outstanding times the bytes each load request touches. It
 	// is the model's side of Little's law; no counter measures it.
-	InFlightPerSM = Column{Name: "load bytes in flight per SM", working: func(p sectors.Prediction) (string, bool) {
+	InFlightPerSM = Column{Name: "load bytes in flight per SM", working: func(p sectors.Launch) (string, bool) {
 		return Count(p.Time.InFlightPerSM), p.Time.InFlightPerSM > 0
 	}}
 	// TimeBound names the limit that sets the model's time for a launch
@@ -257,7 +257,7 @@ var (
 	// bandwidth, sparse accesses at the DRAM time they occupy), "latency"
 	// (too few bytes in flight to cover the latency), "L1 lines", "L2
 	// stores", "shared banks" or "block starts".
-	TimeBound = Column{Name: "time set by", working: func(p sectors.Prediction) (string, bool) {
+	TimeBound = Column{Name: "time set by", working: func(p sectors.Launch) (string, bool) {
 		return p.Time.Bound, p.Time.Bound != ""
 	}}
 )
@@ -265,7 +265,7 @@ var (
 // Metric is the column of one ncu metric (lessons/metrics), as a count.
 func Metric(name string) Column { return FigureColumn(figures.Metric(name)) }
 
-func (c Column) modelValue(p sectors.Prediction) string {
+func (c Column) modelValue(p sectors.Launch) string {
 	if c.working != nil {
 		if v, ok := c.working(p); ok {
 			return v
@@ -275,7 +275,7 @@ func (c Column) modelValue(p sectors.Prediction) string {
 	return c.format(c.fig.Of(figures.Model(p)))
 }
 
-// measuredValue formats the column's figure of l; the model's prediction
+// measuredValue formats the column's figure of l; the model's launch
 // of l is made only for the figures that need what the addresses fix.
 func (c Column) measuredValue(l measure.Launch) string {
 	if l.Failed() {
@@ -284,7 +284,7 @@ func (c Column) measuredValue(l measure.Launch) string {
 	v := figures.Measured(l, nil)
 	x, err := c.fig.Of(v)
 	if err != nil && c.fig.Level == figures.L1 && l.Profiled() {
-		if p, perr := sectors.Predict(l.Spec); perr == nil {
+		if p, perr := sectors.Model(l.Spec); perr == nil {
 			v = figures.Measured(l, &p)
 			x, err = c.fig.Of(v)
 		}
@@ -385,21 +385,21 @@ func specsOf(cases []Case) []spec.Spec {
 }
 
 // predict runs the model over every case.
-func predict(cases []Case) ([]sectors.Prediction, error) {
+func predict(cases []Case) ([]sectors.Launch, error) {
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("lab: no case to tabulate")
 	}
-	preds, err := sectors.PredictAll(specsOf(cases)...)
+	preds, err := sectors.ModelAll(specsOf(cases)...)
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
 	return preds, nil
 }
 
-// Predict runs the sector model on each spec, several at a time
-// (sectors.PredictAll), for a cell that draws the model's charts.
-func Predict(specs ...spec.Spec) ([]sectors.Prediction, error) {
-	return sectors.PredictAll(specs...)
+// Model runs the sector model on each spec, several at a time
+// (sectors.ModelAll), for a cell that draws the model's charts.
+func Model(specs ...spec.Spec) ([]sectors.Launch, error) {
+	return sectors.ModelAll(specs...)
 }
 
 // modelCaption names the model and the device(s) of the cases.

@@ -62,7 +62,7 @@ func runTable(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err != nil {
 			return fmt.Errorf("table row %q: %w", r.Pattern, err)
 		}
-		p, err := sectors.Predict(s)
+		p, err := sectors.Model(s)
 		if err != nil {
 			return fmt.Errorf("table row %q: %w", r.Pattern, err)
 		}

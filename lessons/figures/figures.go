@@ -4,7 +4,7 @@
 // of Nsight Compute themselves. Each Figure has a name (what an exercise
 // or `coalesce compare -json` calls it), a label (a table's header), a
 // unit (how its values are written) and one way to compute it from
-// Values, which the model's prediction and a GPU's measurement both give:
+// Values, which the model's launch and a GPU's measurement both give:
 //
 //	v, err := figures.Efficiency.Of(figures.Model(p))       // the model's
 //	v, err := figures.Efficiency.Of(figures.Measured(l, p)) // the GPU's
@@ -21,10 +21,10 @@ import (
 	"slices"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // Values is what a figure is computed from: one launch, and what is known
@@ -52,7 +52,7 @@ type Values struct {
 
 // Model returns the values the sector model predicts for a launch; the
 // copy bandwidth is the device profile's.
-func Model(p sectors.Prediction) Values {
+func Model(p sectors.Launch) Values {
 	v := Values{Spec: p.Spec, Metrics: p.Metrics, Seconds: p.TimeSeconds, L1UsefulBytes: p.L1UsefulBytes}
 	if d, err := devices.Lookup(p.Spec.Device); err == nil {
 		v.CopyBandwidth = d.Time.CopyBandwidth
@@ -61,10 +61,10 @@ func Model(p sectors.Prediction) Values {
 }
 
 // Measured returns the values a GPU measured of a launch, with what the
-// addresses fix taken from the model's prediction p of the same spec; p
+// addresses fix taken from the model's launch p of the same spec; p
 // may be nil, and the figures that need it (Efficiency,
 // UsefulBytesPerRequest) then say so.
-func Measured(l measure.Launch, p *sectors.Prediction) Values {
+func Measured(l measure.Launch, p *sectors.Launch) Values {
 	v := Values{Spec: l.Spec, Metrics: l.Metrics, Seconds: l.Seconds(), CopyBandwidth: l.MemcpyBandwidth(), L1UsefulBytes: -1, Counters: l.Counters}
 	if p != nil {
 		v.L1UsefulBytes = p.L1UsefulBytes
