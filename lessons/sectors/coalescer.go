@@ -92,8 +92,8 @@ func (c *coalescer) contiguous(base uint64, size, k int, r request) {
 // twice size (sum_fields_aos, strided_copy, a column walk): what fullWarp
 // finds for such a warp, without its search for repeats. The lanes rise,
 // so a sector repeats only as the one before, and their bytes never
-// overlap, so every lane's size bytes are useful. sectors_test holds it
-// to fullWarp.
+// overlap, so every lane's size bytes are useful.
+// TestCoalescerMatchesSpecification holds it to the specification.
 func (c *coalescer) strided(base, step uint64, size int, r request) {
 	used := &usedAt[bits.TrailingZeros(uint(size))]
 	k, lines, blocks := 0, 0, 0
