@@ -23,11 +23,15 @@
 //	   cuda                the kernels, the harness and the live GPU; the course's recording
 //	2  lessons/sectors     the model: addresses to sectors, requests, DRAM bytes and time
 //	   measure             a measured launch, a set of them, the run-file format
-//	1  lessons/spec        the experiment spec: the kernel table and the field table
 //	   internal/attempt    a learner's attempts, recorded beside the notebook
+//	1  lessons/spec        the experiment spec: the kernel table and the field table
+//	   internal/words      plurals ("4 sectors"), counts written as lessons/units writes them
+//	   internal/notebook   ipynb reading, and the numbers its prose states, rounded as lessons/units rounds
 //	0  lessons/devices     GPU profiles (profiles.json)
 //	   lessons/metrics     Nsight Compute's metric names
-//	   internal/...        plumbing: words, notebook (ipynb reading), atomicfile (a file replaced whole), dockerfile,
+//	   lessons/units       how a number of each unit is written: digits, rounding, separators, symbols,
+//	                       a column's scaler, the exact form for machine-readable output, equations true as printed
+//	   internal/...        plumbing: atomicfile (a file replaced whole), dockerfile,
 //	                       constexpr (a Go constant expression valued as the compiler values it),
 //	                       progress (a status line kept up to date while a slow step runs)
 //

@@ -7,6 +7,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/lessons/units"
 	"github.com/coalescing-course/coalesce/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,7 +75,7 @@ func TestTimeArithmeticNamesRewrites(t *testing.T) {
 			pr, err := sectors.Predict(s)
 			require.NoError(t, err)
 			e := &Exercise{Quantity: figures.TimeSeconds.Name, Specs: []spec.Spec{s}}
-			text := strings.Join(partArithmetic(e, Part{Spec: s, Prediction: pr, Model: pr.TimeSeconds}), "\n")
+			text := strings.Join(partArithmetic(e, Part{Spec: s, Prediction: pr, Model: pr.TimeSeconds}, new(units.System)), "\n")
 			assert.Contains(t, text, "DRAM longer than their bytes")
 			if c.rewrite {
 				assert.Contains(t, text, "the write-backs of lines its warps have just read")
@@ -83,4 +84,25 @@ func TestTimeArithmeticNamesRewrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEquationsHoldAsPrinted reads every equation in every exercise's
+// verdict, as a learner would (units.FindEquations), and holds it true as
+// printed: its terms worked out round to its result. A line that rounds a
+// factor and then multiplies it out fails here.
+func TestEquationsHoldAsPrinted(t *testing.T) {
+	g, _ := graders(t)
+	total := 0
+	for _, e := range g.Bank().Exercises {
+		t.Run(e.ID, func(t *testing.T) {
+			k, err := g.Key(e.ID)
+			require.NoError(t, err)
+			text := k.Verdict(k.Model).String()
+			for _, f := range units.FindEquations(text) {
+				total++
+				assert.True(t, f.Holds, "%s: %q works out to %v", e.ID, f.Text, f.Worked)
+			}
+		})
+	}
+	assert.Greater(t, total, len(g.Bank().Exercises), "the explanations state equations")
 }

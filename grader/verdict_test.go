@@ -265,7 +265,7 @@ func TestUnansweredRevealsNothing(t *testing.T) {
 			k, err := g.Key(e.ID)
 			require.NoError(t, err)
 			answered := k.Verdict(k.Model + 1)
-			require.Contains(t, answered.String(), fmtAnswer(k.Exercise, k.Model), "an answered verdict shows the model's answer")
+			require.Contains(t, answered.String(), withUnit(k.numbers, k.Exercise, k.Model, k.Exercise.Tolerance.Model), "an answered verdict shows the model's answer")
 			for _, p := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 				for _, v := range []*Verdict{g.Grade(e.ID, p), k.Verdict(p)} {
 					require.NoError(t, v.Err)

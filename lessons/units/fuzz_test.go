@@ -88,15 +88,23 @@ func FuzzFormatParse(f *testing.F) {
 	})
 }
 
-// oneOf returns what one of a symbol is in its base unit: 1e-6 for "µs",
-// 0.01 for "%", 1 for none.
-func oneOf(symbol string) float64 {
-	if symbol == "" {
-		return 1
+// FuzzFindEquations feeds the equation reader any text: it must not
+// panic, and an equation it finds must be part of the text.
+func FuzzFindEquations(f *testing.F) {
+	for _, s := range []string{
+		"2,097,152 requests × 5 sectors per request = 10,485,759 sectors",
+		"536,870,912 useful bytes ÷ 187.6 µs = 2.862 TB/s.",
+		"32 × (12,582,912 + 12,582,912) = 805,306,368",
+		"4.49 µs + 183 µs = 187.6 µs",
+		"1 ÷ 0 = 1",
+	} {
+		f.Add(s)
 	}
-	one, err := Parse("1 " + symbol)
-	if err != nil {
-		return math.NaN()
-	}
-	return one.V
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, e := range FindEquations(s) {
+			if !strings.Contains(s, e.Text) {
+				t.Fatalf("FindEquations(%q) found %q, not in the text", s, e.Text)
+			}
+		}
+	})
 }

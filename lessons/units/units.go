@@ -228,6 +228,30 @@ func (s Scaler) Symbol() string {
 	return ""
 }
 
+// Prefixed reports whether the scaler's unit takes a prefix (bytes, a
+// bandwidth, a time): a column of it names the prefixed symbol in its
+// header and writes bare numbers (Header, Cell).
+func (s Scaler) Prefixed() bool { return s.unit.prefixes() != nil }
+
+// Header writes a column's header for its label: "time (µs)" for a
+// prefixed unit, the label alone for the others, whose cells carry their
+// symbol ("12.5%", "2×").
+func (s Scaler) Header(label string) string {
+	if s.Prefixed() {
+		return label + " (" + s.Symbol() + ")"
+	}
+	return label
+}
+
+// Cell writes v in a column headed by Header: the bare number for a
+// prefixed unit ("197"), the number and its symbol for the others.
+func (s Scaler) Cell(v float64) string {
+	if s.Prefixed() {
+		return s.Number(v)
+	}
+	return s.Format(v)
+}
+
 // Format writes v with its symbol: "12.5%", "2×", "197 µs".
 func (s Scaler) Format(v float64) string {
 	n := s.Number(v)

@@ -133,6 +133,15 @@ func TestScale(t *testing.T) {
 	}
 }
 
+func TestHeaderAndCell(t *testing.T) {
+	s := Seconds.Scale(197.04e-6, 1.2e-3)
+	assert.Equal(t, "time (µs)", s.Header("time"))
+	assert.Equal(t, "1,200", s.Cell(1.2e-3))
+	p := Percent.Scale(0.5)
+	assert.Equal(t, "efficiency", p.Header("efficiency"))
+	assert.Equal(t, "50%", p.Cell(0.5))
+}
+
 // TestOneValueOnePrint is the example: 1/32 as a percentage is
 // one text whether it stands alone, in a column or on an axis.
 func TestOneValueOnePrint(t *testing.T) {
