@@ -191,9 +191,9 @@ func TestRound(t *testing.T) {
 		decimals int
 		want     float64
 	}{
-		{3.125, 2, 3.13},  // the tie rounds away from zero
+		{3.125, 2, 3.13},   // the tie rounds away from zero
 		{-3.125, 2, -3.13}, // on both sides
-		{1.005, 2, 1.01},  // as written, not as stored
+		{1.005, 2, 1.01},   // as written, not as stored
 		{64.52, 1, 64.5},
 		{0.5, 0, 1},
 		{0.49, 0, 0},
