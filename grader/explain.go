@@ -514,7 +514,7 @@ func count(v float64) string { return units.Count.Format(v) }
 
 // prediction writes a learner's number with every digit it has, as
 // written: 16.67, 8,388,608.
-func prediction(v float64) string { return units.Ratio.Scale(v).Precise().Format(v) }
+func prediction(v float64) string { return units.AsWritten(v) }
 
 // fraction writes a learner's percentage p as the fraction it stands for,
 // with the digits p was written with: 16.67 is 0.1667.

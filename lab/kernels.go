@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
-	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/simt"
+	"github.com/coalescing-course/coalesce/lessons/units"
 )
 
 // This file is the notebook face of the "fix this kernel" exercises
@@ -124,7 +124,8 @@ func outcomeText(e *exercises.Exercise, out *exercises.Outcome) string {
 		b.WriteString("Output: right.\n")
 	}
 	for _, t := range out.Targets {
-		fmt.Fprintf(&b, "%s %s: %s (target at most %s)", mark(t.Pass), t.Metric, grader.Number(t.Got), grader.Number(t.Want))
+		got, want := units.Apart(units.Count, t.Got, t.Want)
+		fmt.Fprintf(&b, "%s %s: %s (target at most %s)", mark(t.Pass), t.Metric, got, want)
 		if t.Why != "" {
 			fmt.Fprintf(&b, " — %s", t.Why)
 		}
@@ -154,8 +155,9 @@ func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome) string {
 	}
 	b.WriteString(`<table><tr><th></th><th>metric (Nsight Compute)</th><th>model</th><th>target, at most</th><th>why</th></tr>`)
 	for _, t := range out.Targets {
+		got, want := units.Apart(units.Count, t.Got, t.Want)
 		fmt.Fprintf(&b, `<tr><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-			mark(t.Pass), esc(t.Metric), grader.Number(t.Got), grader.Number(t.Want), esc(t.Why))
+			mark(t.Pass), esc(t.Metric), got, want, esc(t.Why))
 	}
 	b.WriteString(`</table>`)
 	if out.Result != nil {
@@ -203,14 +205,14 @@ func sitesText(r *simt.Result) string {
 			if s.Instructions > 0 {
 				per = float64(s.Wavefronts) / float64(s.Instructions)
 			}
-			fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %5.2f wavefronts  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
+			fmt.Fprintf(&b, "%-20s %-5s %-7s %9s  %5s wavefronts  %7s  %s\n", where, op, s.Buffer+"[]", units.Count.Format(float64(s.Instructions)), units.Ratio.Format(per), units.Count.Format(float64(s.Partial)), s.Code)
 			continue
 		}
 		per := 0.0
 		if s.Instructions > 0 {
 			per = float64(s.Sectors) / float64(s.Instructions)
 		}
-		fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %15.2f  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
+		fmt.Fprintf(&b, "%-20s %-5s %-7s %9s  %15s  %7s  %s\n", where, op, s.Buffer+"[]", units.Count.Format(float64(s.Instructions)), units.Ratio.Format(per), units.Count.Format(float64(s.Partial)), s.Code)
 	}
 	return b.String()
 }
@@ -401,7 +403,7 @@ func cudaText(e *exercises.Exercise, p exercises.Problem, r *CUDAResult) string 
 	} else {
 		b.WriteString("output right\n")
 	}
-	fmt.Fprintf(&b, "time: %.4g ms (median of %d launches, CUDA events)\n", r.Run.MedianMs, len(r.Run.TimesMs))
+	fmt.Fprintf(&b, "time: %s (median of %d launches, CUDA events)\n", units.Seconds.Format(r.Run.MedianMs/1e3), len(r.Run.TimesMs))
 	for _, row := range counterRows(e, r) {
 		fmt.Fprintf(&b, "%s: GPU %s, model %s, target %s\n", row[0], row[1], row[2], row[3])
 	}
@@ -422,7 +424,7 @@ func cudaHTML(e *exercises.Exercise, p exercises.Problem, r *CUDAResult) string 
 	}
 	fmt.Fprintf(&b, `<div class="coalesce-cuda" style="border-left:4px solid %s;padding-left:0.6em">`, color)
 	fmt.Fprintf(&b, `<p style="margin:0.2em 0"><b>%s</b> on %s: <span style="color:%s">%s</span></p>`, esc(p.Name), esc(r.Run.GPU), color, esc(word))
-	fmt.Fprintf(&b, `<p style="margin:0.2em 0">Time: %.4g ms, the median of %d launches (CUDA events).</p>`, r.Run.MedianMs, len(r.Run.TimesMs))
+	fmt.Fprintf(&b, `<p style="margin:0.2em 0">Time: %s, the median of %d launches (CUDA events).</p>`, units.Seconds.Format(r.Run.MedianMs/1e3), len(r.Run.TimesMs))
 	b.WriteString(`<table><tr><th>metric</th><th>GPU (ncu)</th><th>model (your Go kernel)</th><th>target, at most</th></tr>`)
 	for _, row := range counterRows(e, r) {
 		fmt.Fprintf(&b, `<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`, esc(row[0]), row[1], row[2], row[3])
@@ -446,12 +448,12 @@ func counterRows(e *exercises.Exercise, r *CUDAResult) [][4]string {
 	for _, m := range e.Metrics {
 		gpu := "—"
 		if v, ok := r.Run.Counters[m]; ok {
-			gpu = grader.Number(v)
+			gpu = units.Count.Format(v)
 		}
 		model, target := "—", "—"
 		if r.Model != nil {
 			if i := slices.IndexFunc(r.Model.Targets, func(t exercises.Target) bool { return t.Metric == m }); i >= 0 {
-				model, target = grader.Number(r.Model.Targets[i].Got), grader.Number(r.Model.Targets[i].Want)
+				model, target = units.Apart(units.Count, r.Model.Targets[i].Got, r.Model.Targets[i].Want)
 			}
 		}
 		rows = append(rows, [4]string{m, gpu, model, target})

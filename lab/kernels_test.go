@@ -44,7 +44,7 @@ func TestTryStarter(t *testing.T) {
 	text := out.String()
 	assert.Contains(t, text, "right output, target missed")
 	assert.Contains(t, text, "n=100000 k=8")
-	assert.Contains(t, text, "(target at most 12500)")
+	assert.Contains(t, text, "(target at most 12,500)")
 	assert.Regexp(t, `starters\.go:\d+\s+load\s+in\[\].*out\.Store\(t, e, in\.Load\(t, e\)\)`, text, "the sites, named by the starter's source lines, with their code")
 	assert.Contains(t, text, "(not in a notebook: no picture", "a diagram of the costly load")
 }

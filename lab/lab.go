@@ -12,9 +12,9 @@ import (
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/devices"
-	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/lessons/units"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -84,13 +84,16 @@ func Spec(format string, args ...any) spec.Spec {
 func Describe(s spec.Spec) string { return s.Brief() }
 
 // Count writes a whole number with thousands separators: 8,388,608.
-func Count(v float64) string { return figures.FormatCount(v) }
+// Count, Percent and Ratio are lessons/units' rules, for a cell that
+// prints a number; a cell that prints another unit, or arithmetic
+// (units.Product), uses lessons/units itself.
+func Count(v float64) string { return units.Count.Format(v) }
 
-// Percent writes a fraction as a percentage: 0.125 is "12.5%".
-func Percent(f float64) string { return figures.FormatPercent(f) }
+// Percent writes a fraction as a percentage: 0.125 is "12.5%", 1/32 "3.13%".
+func Percent(f float64) string { return units.Percent.Format(f) }
 
-// Ratio writes a number with up to three significant digits: 4.42.
-func Ratio(v float64) string { return figures.FormatRatio(v) }
+// Ratio writes a number with three significant digits: 4.42, 0.125, 32.
+func Ratio(v float64) string { return units.Ratio.Format(v) }
 
 // Lanes returns a full warp in which lane l accesses size bytes at
 // address base + l*step: the shape of every access of the course's

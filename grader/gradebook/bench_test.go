@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coalescing-course/coalesce/grader"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/grader"
 )
 
 var (

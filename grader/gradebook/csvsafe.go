@@ -3,8 +3,9 @@ package gradebook
 import (
 	"io"
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/coalescing-course/coalesce/lessons/units"
 )
 
 // A cell is one field of a CSV record: text (anything that may come from a
@@ -91,18 +92,13 @@ func (cw *csvWriter) write(rec []cell) {
 	_, cw.err = io.WriteString(cw.w, cw.b.String())
 }
 
-// csvNum prints a number for the CSV: the shortest decimal that reads
-// back as the same float64 (no rounding: a prediction of 123456789 stays
-// 123456789), without an exponent where a spreadsheet could misread it.
-// NaN and the infinities, which no gradebook number is, are empty.
+// csvNum writes a number for the CSV as units.Exact does (no rounding: a
+// prediction of 123456789 stays 123456789, no exponent a spreadsheet
+// could misread); NaN and the infinities, which no gradebook number is,
+// are an empty cell.
 func csvNum(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
+	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
-	case v == 0:
-		return "0" // and not -0
-	case math.Abs(v) >= 1e-6 && math.Abs(v) < 1e21:
-		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return units.Exact(v)
 }

@@ -62,8 +62,11 @@
 // A 0 in a cell the learner changed, or one the attempt record shows was
 // run, is a prediction.
 //
-// Numbers are written with every digit they have (FormatNumber): a
-// prediction of 123456789.125 is never rounded to 1.23457e+08.
+// Numbers are written as lessons/units writes them: a prediction with
+// every digit it has (units.Exact in the CSV and JSON files,
+// units.AsWritten, with separators, in the markdown), so that
+// 123456789.125 is never rounded to 1.23457e+08; points and percentages
+// as units.Points and units.Percent.
 //
 // # First attempts
 //

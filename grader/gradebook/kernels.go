@@ -16,6 +16,7 @@ import (
 	"github.com/coalescing-course/coalesce/grader/sandbox"
 	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
+	"github.com/coalescing-course/coalesce/lessons/units"
 )
 
 // Try is one lab.Try call found in a notebook: a learner's Go kernel
@@ -394,11 +395,12 @@ func reportMessage(rep exercises.Report) string {
 		parts = append(parts, "output right")
 	}
 	for _, t := range rep.Targets {
+		got, want := units.Apart(units.Count, t.Got, t.Want)
 		if t.Pass {
-			parts = append(parts, fmt.Sprintf("%s %g within %g", t.Metric, t.Got, t.Want))
+			parts = append(parts, fmt.Sprintf("%s %s within %s", t.Metric, got, want))
 			continue
 		}
-		s := fmt.Sprintf("%s %g over the target %g", t.Metric, t.Got, t.Want)
+		s := fmt.Sprintf("%s %s over the target %s", t.Metric, got, want)
 		if t.Why != "" {
 			s += ": " + t.Why
 		}

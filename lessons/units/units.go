@@ -328,6 +328,11 @@ func Exact(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
+// AsWritten writes a number a person wrote (a learner's prediction,
+// echoed back) with every digit it has and thousands separators:
+// 8,388,608, 16.67, 0.3333333333333333.
+func AsWritten(v float64) string { return Ratio.Scale(v).Precise().Format(v) }
+
 // Round rounds v to the given decimals by the course's rule, half away
 // from zero on its shortest decimal: Round(3.125, 2) is 3.13. A check that
 // a written number states a printed one rounds with it.

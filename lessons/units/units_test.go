@@ -164,16 +164,30 @@ func TestDigitsAndPrecise(t *testing.T) {
 	assert.Equal(t, "1,234.56", Count.Scale(1234.56).Precise().Format(1234.56))
 }
 
+func TestAsWritten(t *testing.T) {
+	assert.Equal(t, "8,388,608", AsWritten(8388608))
+	assert.Equal(t, "16.67", AsWritten(16.67))
+	assert.Equal(t, "123,456,789.125", AsWritten(123456789.125))
+}
+
+// TestExact holds the machine-readable form to reading back exactly
+// (FuzzFormatParse checks that for any value) and to no exponent where a
+// spreadsheet would misread one.
 func TestExact(t *testing.T) {
 	tests := []struct {
 		v    float64
 		want string
 	}{
 		{123456789.5, "123456789.5"},
+		{123456789.125, "123456789.125"},         // six digits would say 123457000
+		{8388608, "8388608"},                     // 2^23, whole, no separator
 		{tenth + 2*tenth, "0.30000000000000004"}, // a float64 sum, not Go's exact constant 0.3
-		{1e-7, "1e-07"},
-		{1e-6, "0.000001"},
-		{1e21, "1e+21"},
+		{1.0 / 3, "0.3333333333333333"},          // float64's shortest: 16 digits
+		{-0.5, "-0.5"},
+		{1e20, "100000000000000000000"}, // below 1e21: no exponent
+		{1e21, "1e+21"},                 // from 1e21 an exponent, as JSON writes it
+		{1e-6, "0.000001"},              // 1e-6: still plain
+		{1.5e-7, "1.5e-07"},             // below: an exponent
 		{math.Copysign(0, -1), "0"},
 		{math.NaN(), "NaN"},
 		{math.Inf(1), "+Inf"},
