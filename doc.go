@@ -27,13 +27,13 @@
 //	1  lessons/spec        the experiment spec: the kernel table and the field table
 //	   internal/words      plurals ("4 sectors"), counts written as lessons/units writes them
 //	   internal/notebook   ipynb reading, and the numbers its prose states, rounded as lessons/units rounds
+//	   internal/progress   a status line kept up to date while a slow step runs
 //	0  lessons/devices     GPU profiles (profiles.json)
 //	   lessons/metrics     Nsight Compute's metric names
 //	   lessons/units       how a number of each unit is written: digits, rounding, separators, symbols,
 //	                       a column's scaler, the exact form for machine-readable output, equations true as printed
 //	   internal/...        plumbing: atomicfile (a file replaced whole), dockerfile,
-//	                       constexpr (a Go constant expression valued as the compiler values it),
-//	                       progress (a status line kept up to date while a slow step runs)
+//	                       constexpr (a Go constant expression valued as the compiler values it)
 //
 // deploy holds only the tests of the Docker image and its install.
 //

@@ -24,7 +24,7 @@ var layers = map[string]int{
 	"internal/notebook":             1,
 	"internal/attempt":              2,
 	"internal/atomicfile":           0,
-	"internal/progress":             0,
+	"internal/progress":             1,
 	"internal/constexpr":            0,
 	"internal/dockerfile":           0,
 	"lessons/devices":               0,

@@ -16,6 +16,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/lessons/units"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -138,7 +139,7 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 				continue
 			}
 			q.set(&p, q.get(&ref)*scale)
-			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no counters to fit it to", reference, q.get(&ref)/float64(ref.L2Bytes)), true)
+			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%s), on this L2: no counters to fit it to", reference, units.Ratio.Format(q.get(&ref)/float64(ref.L2Bytes))), true)
 		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("no ncu counters among the launches (%d profiled, %d needed): the DRAM level is the %s's, scaled to this L2", len(dramSet), minDRAMLaunches, reference))
 	}
@@ -152,7 +153,7 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 	} else {
 		share := float64(ref.DRAM.BusyDirtyL2Bytes) / float64(ref.L2Bytes)
 		p.DRAM.BusyDirtyL2Bytes = int64(share * float64(info.L2Bytes))
-		rep.add(busyParam.path, float64(p.DRAM.BusyDirtyL2Bytes), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no profiled %v launch to fit it to", reference, share, busyKernels), true)
+		rep.add(busyParam.path, float64(p.DRAM.BusyDirtyL2Bytes), fmt.Sprintf("the %s profile's share of its L2 (%s), on this L2: no profiled %v launch to fit it to", reference, units.Ratio.Format(share), busyKernels), true)
 	}
 	rep.add("dram.partial_write_fill", b2f(p.DRAM.PartialWriteFill), fmt.Sprintf("the %s profile's: no calibration launch tells", reference), true)
 
@@ -213,7 +214,7 @@ func provenance(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies, 
 	}
 	b.WriteString(".")
 	if lat != nil {
-		fmt.Fprintf(&b, " Pointer chase (harness --calibrate): DRAM %.0f ns, L2 %.0f ns.", lat.DRAMLatencyNs, lat.L2LatencyNs)
+		fmt.Fprintf(&b, " Pointer chase (harness --calibrate): DRAM %s, L2 %s.", units.Seconds.Format(lat.DRAMLatencyNs*1e-9), units.Seconds.Format(lat.L2LatencyNs*1e-9))
 	}
 	for _, p := range rep.Params {
 		fmt.Fprintf(&b, " %s: %s.", p.Path, p.Source)

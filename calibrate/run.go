@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/lessons/units"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -47,7 +49,7 @@ func (c Calibrator) Run(ctx context.Context) (Calibration, Report, error) {
 				num = i + 1
 			}
 		}
-		fmt.Fprintf(c.Progress, "calibrate: %d/%d %s (%.0f s)%s\n", num, len(Steps), name, now().Sub(start).Seconds(), detail)
+		fmt.Fprintf(c.Progress, "calibrate: %d/%d %s (%s)%s\n", num, len(Steps), name, units.Seconds.Scale(1).Format(math.Round(now().Sub(start).Seconds())), detail)
 	}
 	info := g.Info
 	step(StepDevice, fmt.Sprintf(": %s, %d SMs, L2 %d B, compute capability %s", info.GPU, info.SMs, info.L2Bytes, info.ComputeCapability))

@@ -114,8 +114,8 @@ func csvOf(header, units string, rows ...string) string {
 }
 
 const (
-	hdr   = `"ID","Kernel Name","dram__bytes_read.sum","l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"`
-	units = `"","","byte","sector"`
+	hdr      = `"ID","Kernel Name","dram__bytes_read.sum","l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"`
+	unitsRow = `"","","byte","sector"`
 )
 
 func TestParseNcuCSV(t *testing.T) {
@@ -128,7 +128,7 @@ func TestParseNcuCSV(t *testing.T) {
 	}{
 		{
 			name: "thousands separators",
-			data: csvOf(hdr, units, `"0","k_a","1,051,392","32,768"`, `"1","k_b","0","7"`),
+			data: csvOf(hdr, unitsRow, `"0","k_a","1,051,392","32,768"`, `"1","k_b","0","7"`),
 			got: []kernelMetrics{
 				{ID: 0, Name: "k_a", Metrics: metrics.Set{metrics.DRAMRead: 1051392, metrics.LdSectors: 32768}},
 				{ID: 1, Name: "k_b", Metrics: metrics.Set{metrics.DRAMRead: 0, metrics.LdSectors: 7}},
@@ -146,16 +146,16 @@ func TestParseNcuCSV(t *testing.T) {
 		},
 		{
 			name: "CRLF line ends",
-			data: strings.ReplaceAll(csvOf(hdr, units, `"0","k_a","1","2"`), "\n", "\r\n"),
+			data: strings.ReplaceAll(csvOf(hdr, unitsRow, `"0","k_a","1","2"`), "\n", "\r\n"),
 			got:  []kernelMetrics{{ID: 0, Name: "k_a", Metrics: metrics.Set{metrics.DRAMRead: 1, metrics.LdSectors: 2}}},
 		},
-		{name: "header only", data: csvOf(hdr, units), got: nil},
+		{name: "header only", data: csvOf(hdr, unitsRow), got: nil},
 		{
 			// ncu's base units of the shared counters: instructions,
 			// wavefronts, and none for bank conflicts.
 			name: "shared metrics",
 			data: csvOf(hdr+`,"smsp__inst_executed_op_shared_ld.sum","l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum","l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"`,
-				units+`,"inst","wavefront",""`, `"0","k_transpose_tiled","1","2","32,768","1,048,576","1,015,808"`),
+				unitsRow+`,"inst","wavefront",""`, `"0","k_transpose_tiled","1","2","32,768","1,048,576","1,015,808"`),
 			want: []string{metrics.DRAMRead, metrics.LdSectors, metrics.ShLdRequests, metrics.ShLdWavefronts, metrics.ShLdBankConflicts},
 			got: []kernelMetrics{{ID: 0, Name: "k_transpose_tiled", Metrics: metrics.Set{metrics.DRAMRead: 1, metrics.LdSectors: 2,
 				metrics.ShLdRequests: 32768, metrics.ShLdWavefronts: 1048576, metrics.ShLdBankConflicts: 1015808}}},
@@ -164,14 +164,14 @@ func TestParseNcuCSV(t *testing.T) {
 		{name: "missing metric", data: csvOf(`"ID","Kernel Name","dram__bytes_read.sum"`, `"","","byte"`, `"0","k","1"`), err: "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum not among the columns"},
 		{name: "no ID column", data: csvOf(`"Kernel Name","dram__bytes_read.sum"`, `"","byte"`), err: `no "ID" column`},
 		{name: "no name column", data: csvOf(`"ID","dram__bytes_read.sum"`, `"","byte"`), err: `no "Kernel Name" column`},
-		{name: "n/a value", data: csvOf(hdr, units, `"0","k","n/a","1"`), err: "no value"},
-		{name: "text value", data: csvOf(hdr, units, `"0","k","lots","1"`), err: `"lots" is not a number`},
+		{name: "n/a value", data: csvOf(hdr, unitsRow, `"0","k","n/a","1"`), err: "no value"},
+		{name: "text value", data: csvOf(hdr, unitsRow, `"0","k","lots","1"`), err: `"lots" is not a number`},
 		{name: "unknown unit", data: csvOf(hdr, `"","","parsec","sector"`, `"0","k","1","1"`), err: `unknown unit "parsec"`},
-		{name: "short row", data: csvOf(hdr, units, `"0","k","1"`), err: "3 cells, the header has 4"},
-		{name: "ID not a number", data: csvOf(hdr, units, `"zero","k","1","1"`), err: "not an integer"},
-		{name: "out of order", data: csvOf(hdr, units, `"1","k","1","1"`, `"0","k","1","1"`), err: "out of launch order"},
-		{name: "second units row", data: csvOf(hdr, units, `"0","k","1","1"`, units), err: "a row without an ID"},
-		{name: "broken quoting", data: csvOf(hdr, units, `"0","k","1,"2"`), err: "ncu output"},
+		{name: "short row", data: csvOf(hdr, unitsRow, `"0","k","1"`), err: "3 cells, the header has 4"},
+		{name: "ID not a number", data: csvOf(hdr, unitsRow, `"zero","k","1","1"`), err: "not an integer"},
+		{name: "out of order", data: csvOf(hdr, unitsRow, `"1","k","1","1"`, `"0","k","1","1"`), err: "out of launch order"},
+		{name: "second units row", data: csvOf(hdr, unitsRow, `"0","k","1","1"`, unitsRow), err: "a row without an ID"},
+		{name: "broken quoting", data: csvOf(hdr, unitsRow, `"0","k","1,"2"`), err: "ncu output"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,7 +192,7 @@ func TestParseNcuCSV(t *testing.T) {
 }
 
 func FuzzParseNcuCSV(f *testing.F) {
-	f.Add([]byte(csvOf(hdr, units, `"0","k_a","1,051,392","32,768"`)))
+	f.Add([]byte(csvOf(hdr, unitsRow, `"0","k_a","1,051,392","32,768"`)))
 	f.Add([]byte(csvOf(hdr, `"","","Mbyte","Ksector"`, `"0","k_a","1.05","2.5"`)))
 	f.Add([]byte("==WARNING== No kernels were profiled.\n"))
 	if data, err := os.ReadFile("testdata/probe_ncu.csv"); err == nil && len(data) < 1<<20 {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/lessons/units"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -628,7 +629,7 @@ func readAnswer(work string, k *UserKernel, under string, timeout time.Duration,
 	}
 	for _, t := range a.TimesMs {
 		if !(t > 0) {
-			return nil, &OutputError{Source: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: a launch of %g ms", t)}
+			return nil, &OutputError{Source: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: a launch of %s", units.Seconds.Format(t/1e3))}
 		}
 	}
 	return &a, nil

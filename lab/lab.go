@@ -174,7 +174,7 @@ func Status() {
 		fmt.Fprintf(stdout(), "Model: no device profile: %v\n", err)
 	} else {
 		fmt.Fprintf(stdout(), "Model: the sector model of the %s (device %q): %d SMs, %s of L2, %d-byte sectors in %d-byte lines, L2 fetch granularity %d bytes.\n",
-			d.GPU, d.Name, d.SMs, bytesIEC(d.L2Bytes), d.SectorBytes, d.LineBytes, d.DefaultL2Fetch)
+			d.GPU, d.Name, d.SMs, units.BinaryBytes.Format(float64(d.L2Bytes)), d.SectorBytes, d.LineBytes, d.DefaultL2Fetch)
 		fmt.Fprintf(stdout(), "Profile: %s%s.\n", why, estimateNote(d))
 	}
 	switch {
@@ -229,17 +229,4 @@ func estimateNote(d devices.Profile) string {
 		return ""
 	}
 	return fmt.Sprintf("; %s estimated, not measured on this GPU (coalesce calibrate measures what it can)", words.Plural(len(d.Estimated), "field"))
-}
-
-// bytesIEC writes a byte count in KiB, MiB or GiB when it is a whole number of them.
-func bytesIEC(b int64) string {
-	for _, u := range []struct {
-		name string
-		size int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if b >= u.size && b%u.size == 0 {
-			return fmt.Sprintf("%d %s", b/u.size, u.name)
-		}
-	}
-	return words.Plural(int(b), "byte")
 }

@@ -108,3 +108,38 @@ func (d decimal) text(group bool) string {
 	}
 	return b.String()
 }
+
+// huge reports whether d is written with an exponent: |d| >= 1e21, or
+// 0 < |d| < 1e-6.
+func (d decimal) huge() bool {
+	return len(d.digits) > 0 && (d.exp > 21 || d.exp < -5)
+}
+
+// exponent writes d as Go's 'e' format does, in its digits: "-1.23e+39",
+// "1e-07".
+func (d decimal) exponent() string {
+	if len(d.digits) == 0 {
+		return "0"
+	}
+	var b strings.Builder
+	if d.neg {
+		b.WriteByte('-')
+	}
+	b.WriteByte(d.digits[0])
+	if len(d.digits) > 1 {
+		b.WriteByte('.')
+		b.Write(d.digits[1:])
+	}
+	e := d.exp - 1
+	sign := byte('+')
+	if e < 0 {
+		sign, e = '-', -e
+	}
+	b.WriteByte('e')
+	b.WriteByte(sign)
+	if e < 10 {
+		b.WriteByte('0')
+	}
+	b.WriteString(strconv.Itoa(e))
+	return b.String()
+}

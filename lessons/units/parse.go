@@ -42,7 +42,9 @@ type Value struct {
 	Unit Unit
 	// Symbol is the symbol as written ("µs", "%"), "" for none.
 	Symbol string
-	// Decimals counts the digits written after the point.
+	// Decimals is where the last written digit stands: the digits after
+	// the point, less the exponent (1.35e+21 is -19), so that
+	// Round(V, Decimals) is the precision the text was written to.
 	Decimals int
 }
 
@@ -59,6 +61,9 @@ type symbol struct {
 var symbols = func() map[string]symbol {
 	m := map[string]symbol{"%": {Percent, -2, 0}, "×": {Multiple, 0, 0}, "x": {Multiple, 0, 0},
 		"us": {Seconds, -6, 0}, "μs": {Seconds, -6, 0}}
+	for _, p := range siBare[1:] {
+		m[p.symbol] = symbol{Ratio, p.pow, 0}
+	}
 	for _, u := range []Unit{Bytes, BinaryBytes, Bandwidth, Seconds} {
 		for _, p := range u.prefixes() {
 			if u == BinaryBytes {
@@ -106,7 +111,7 @@ func Parse(s string) (Value, error) {
 	}
 	u, ok := symbols[sym]
 	if !ok && sym != "" {
-		return Value{}, &SyntaxError{s, fmt.Sprintf("unknown symbol %q: want %%, ×, B, kB, ..., KiB, ..., B/s, ..., s, ms, µs or ns", clip(sym))}
+		return Value{}, &SyntaxError{s, fmt.Sprintf("unknown symbol %q: want %%, ×, k, M, G, T, B, kB, ..., KiB, ..., B/s, ..., s, ms, µs or ns", clip(sym))}
 	}
 	v, dec, err := parseNumber(num, u.pow10)
 	if err != nil {
@@ -176,7 +181,7 @@ func parseNumber(s string, pow10 int) (float64, int, error) {
 	if err != nil {
 		return 0, 0, errors.New("out of the range of a float64")
 	}
-	return v, len(frac), nil
+	return v, len(frac) - e, nil
 }
 
 // special reports whether s is how Go writes NaN or an infinity.

@@ -21,6 +21,9 @@
 //     between 1 and 1000 (197 µs, 1.36 TB/s, 268 MB), binary sizes with an
 //     IEC prefix (50 MiB, 64 KiB). A noun after a number agrees with it
 //     (With): 1 sector per request, 4 sectors per request.
+//   - From 1e21 on, and under 1e-6, a number is written with an exponent
+//     as Go writes one (1.23e+39, 1e-07), as Exact does: its digits would
+//     run to dozens.
 //   - NaN and the infinities are written as Go writes them, so that a bad
 //     value shows rather than hides.
 //
@@ -79,6 +82,13 @@ const (
 	Points
 )
 
+// The compact forms of Count and Ratio (Compact): a bare number with an
+// SI prefix letter.
+const (
+	compactCount Unit = iota + 100
+	compactRatio
+)
+
 // Sig is the significant digits the course writes a measured or modelled
 // value with.
 const Sig = 3
@@ -108,12 +118,16 @@ var (
 	iecBytes = []prefix{{"B", 0}, {"KiB", 1}, {"MiB", 2}, {"GiB", 3}, {"TiB", 4}}
 	siRate   = []prefix{{"B/s", 0}, {"kB/s", 3}, {"MB/s", 6}, {"GB/s", 9}, {"TB/s", 12}}
 	siTime   = []prefix{{"ns", -9}, {"µs", -6}, {"ms", -3}, {"s", 0}}
+	// siBare are the prefixes of a compact column of bare numbers.
+	siBare = []prefix{{"", 0}, {"k", 3}, {"M", 6}, {"G", 9}, {"T", 12}}
 )
 
 // prefixes returns the unit's prefixes, nil for a unit written bare or
 // with a fixed symbol.
 func (u Unit) prefixes() []prefix {
 	switch u {
+	case compactCount, compactRatio:
+		return siBare
 	case Bytes:
 		return siBytes
 	case BinaryBytes:
@@ -147,6 +161,8 @@ type Scaler struct {
 	// Count, two decimals for Points), precise every digit.
 	sig     int
 	precise bool
+	// compact is a Count or Ratio with an SI prefix letter (Compact).
+	compact bool
 }
 
 // Format writes v alone, at the prefix that suits it:
@@ -193,6 +209,22 @@ func (s Scaler) roundsToAtLeastOne(v float64) bool {
 	return d.atLeastOne()
 }
 
+// Compact returns the scaler of a column too narrow for every digit of
+// its counts or ratios: the SI prefix letter (k, M, G, T) chosen as Scale
+// chooses a prefix, written against the number, three significant digits
+// (8.39M, 32.8k); for another unit, Scale's. benchunit writes a
+// benchmark's counts so.
+func (u Unit) Compact(vals ...float64) Scaler {
+	switch u {
+	case Count, Ratio:
+		s := (u - Count + compactCount).Scale(vals...)
+		s.unit = u
+		s.compact = true
+		return s
+	}
+	return u.Scale(vals...)
+}
+
 // Digits returns s writing n significant digits instead of its unit's
 // own (never fewer than the integer part has), for a number that must
 // show more of itself: a factor of an Equation, a value beside a limit.
@@ -222,10 +254,18 @@ func (s Scaler) Symbol() string {
 	case Multiple:
 		return "×"
 	}
-	if ps := s.unit.prefixes(); ps != nil {
+	if ps := s.prefs(); ps != nil {
 		return ps[s.at].symbol
 	}
 	return ""
+}
+
+// prefs returns the scaler's prefixes.
+func (s Scaler) prefs() []prefix {
+	if s.compact {
+		return siBare
+	}
+	return s.unit.prefixes()
 }
 
 // Prefixed reports whether the scaler's unit takes a prefix (bytes, a
@@ -259,7 +299,7 @@ func (s Scaler) Format(v float64) string {
 	switch {
 	case sym == "" || !finite(v):
 		return n
-	case s.unit == Percent || s.unit == Multiple:
+	case s.unit == Percent || s.unit == Multiple || s.compact:
 		return n + sym
 	}
 	return n + " " + sym
@@ -272,6 +312,15 @@ func (s Scaler) Number(v float64) string {
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
 	d := s.scaled(v)
+	if d.huge() {
+		// Beyond 1e21 or under 1e-6 (where Exact writes an exponent too),
+		// positional digits would run to dozens: the significant digits
+		// and an exponent, 1.23e+39.
+		if !s.precise {
+			d = d.round(max(s.sig, Sig) - d.exp)
+		}
+		return d.exponent()
+	}
 	if !s.precise {
 		d = d.round(s.decimals(d))
 	}
@@ -283,7 +332,7 @@ func (s Scaler) decimals(d decimal) int {
 	switch {
 	case s.sig > 0:
 		return max(0, s.sig-d.exp)
-	case s.unit == Count:
+	case s.unit == Count && !s.compact:
 		return 0
 	case s.unit == Points:
 		return 2
@@ -297,7 +346,7 @@ func (s Scaler) scaled(v float64) decimal {
 	if s.unit == Percent {
 		return decimalOf(v).shift(2)
 	}
-	ps := s.unit.prefixes()
+	ps := s.prefs()
 	if ps == nil {
 		return decimalOf(v)
 	}

@@ -46,7 +46,12 @@ func TestFormat(t *testing.T) {
 		{"ratio written half rounds up", Ratio, 1.005, "1.01"},
 		{"ratio carries", Ratio, 9.996, "10"},
 		{"ratio negative", Ratio, -0.0001, "-0.0001"},
-		{"ratio rounds to zero", Ratio, 1e-30, "0.000000000000000000000000000001"},
+		// From 1e21 on and under 1e-6 an exponent, as Exact writes one.
+		{"ratio tiny", Ratio, 1e-30, "1e-30"},
+		{"ratio huge", Ratio, 1.2345e39, "1.23e+39"},
+		{"count huge", Count, 1e39, "1e+39"},
+		{"ratio just under 1e21", Ratio, 999e18, "999,000,000,000,000,000,000"},
+		{"ratio 1e-6 positional", Ratio, 1e-6, "0.000001"},
 		// Multiples: 29/32 = 0.90625 is 0.906×.
 		{"multiple", Multiple, 0.90625, "0.906×"},
 		{"multiple whole", Multiple, 2, "2×"},
@@ -133,6 +138,22 @@ func TestScale(t *testing.T) {
 	}
 }
 
+// TestCompact: a narrow column of counts takes one SI letter, chosen for
+// its smallest value: 32,768 is 32.8k, 2^23 is then 8,389k (8388.608k at
+// three digits keeps its four integer digits).
+func TestCompact(t *testing.T) {
+	s := Count.Compact(1<<23, 32768)
+	assert.Equal(t, "8,389k", s.Format(1<<23))
+	assert.Equal(t, "32.8k", s.Format(32768))
+	assert.Equal(t, "8.39M", Count.Compact(1<<23).Format(1<<23))
+	assert.Equal(t, "512", Count.Compact(512).Format(512))
+	assert.Equal(t, "0.38", Ratio.Compact(0.38).Format(0.38))
+	assert.Equal(t, "197 µs", Seconds.Compact(197e-6).Format(197e-6), "a prefixed unit compacts as it scales")
+	v, err := Parse("8.39M")
+	require.NoError(t, err)
+	assert.Equal(t, 8.39e6, v.V)
+}
+
 func TestHeaderAndCell(t *testing.T) {
 	s := Seconds.Scale(197.04e-6, 1.2e-3)
 	assert.Equal(t, "time (µs)", s.Header("time"))
@@ -168,6 +189,7 @@ func TestAsWritten(t *testing.T) {
 	assert.Equal(t, "8,388,608", AsWritten(8388608))
 	assert.Equal(t, "16.67", AsWritten(16.67))
 	assert.Equal(t, "123,456,789.125", AsWritten(123456789.125))
+	assert.Equal(t, "1e+39", AsWritten(1e39), "a learner's 1e39 is not forty digits")
 }
 
 // TestExact holds the machine-readable form to reading back exactly
@@ -269,7 +291,7 @@ func TestParse(t *testing.T) {
 		{"1.36 TB/s", Value{V: 1.36e12, Unit: Bandwidth, Symbol: "TB/s", Decimals: 2}},
 		{"64 KiB", Value{V: 65536, Unit: BinaryBytes, Symbol: "KiB"}},
 		{"268 MB", Value{V: 268e6, Unit: Bytes, Symbol: "MB"}},
-		{"1e-07", Value{V: 1e-7, Unit: Ratio}},
+		{"1e-07", Value{V: 1e-7, Unit: Ratio, Decimals: 7}}, // its last digit stands at the 7th decimal
 		{"1,234.5", Value{V: 1234.5, Unit: Ratio, Decimals: 1}},
 	}
 	for _, tt := range tests {
