@@ -548,17 +548,20 @@ func either(a, b string) string {
 }
 
 // pair writes a and b with s and b÷a as a multiple (16×), with Missing
-// for what is not known.
+// for what is not known. The three are one equation (units.Quotient):
+// b and a keep the digits that make the printed multiple theirs.
 func pair(s units.Scaler, a, b float64, okA, okB bool) []string {
 	out := []string{Missing, Missing, Missing}
+	ta, tb := units.Term{V: a, Unit: s.Unit(), In: s}, units.Term{V: b, Unit: s.Unit(), In: s}
+	var sys units.System
+	if okA && okB && a != 0 {
+		out[2] = sys.Result(sys.Add(units.Quotient(units.Term{V: b / a, Unit: units.Multiple}, tb, ta)))
+	}
 	if okA {
-		out[0] = s.Cell(a)
+		out[0] = sys.Scaler(ta).Cell(a)
 	}
 	if okB {
-		out[1] = s.Cell(b)
-	}
-	if okA && okB && a != 0 {
-		out[2] = units.Multiple.Format(b / a)
+		out[1] = sys.Scaler(tb).Cell(b)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/units"
 	"github.com/coalescing-course/coalesce/measure"
 )
 
@@ -154,6 +156,20 @@ func TestVersusRecorded(t *testing.T) {
 	assert.Equal(t, "time per useful MB (ns)", tb.Rows[2][0])
 	assert.Regexp(t, `^1[0-9](\.\d+)?×$`, tb.Rows[2][6], "stride 32 is measured well over 8 times slower")
 	assert.Contains(t, tb.Notes[0], "stride 32: strided_copy, stride 32, n 2^26.")
+	// Each multiple is the quotient of the two values printed beside it,
+	// as printed: the row reads "a, b, b÷a", a learner divides b by a.
+	for _, r := range tb.Rows {
+		for _, c := range [][]string{r[1:4], r[4:7]} {
+			if slices.Contains(c, Missing) {
+				continue
+			}
+			bare := func(x string) string { return strings.TrimSuffix(strings.TrimSuffix(x, " (model)"), " (recorded)") }
+			eq := units.FindEquations(bare(c[1]) + " ÷ " + bare(c[0]) + " = " + bare(c[2]))
+			if assert.Len(t, eq, 1, "%s: %v", r[0], c) {
+				assert.True(t, eq[0].Holds, "%s: %v: %s works out to %v", r[0], c, eq[0].Text, eq[0].Worked)
+			}
+		}
+	}
 }
 
 func TestCountersRecorded(t *testing.T) {

@@ -19,6 +19,18 @@ type Term struct {
 	// Noun follows the number, agreeing with it (With): "requests",
 	// "sectors per request"; "" for none.
 	Noun string
+	// In is the scaler the number is written with: its column's, whose
+	// prefix it keeps (a time in a row of ns); the zero Scaler is the
+	// one Format would choose for V alone.
+	In Scaler
+}
+
+// scaler returns the scaler t is written with at its unit's own digits.
+func (t Term) scaler() Scaler {
+	if t.In.unit == t.Unit && t.Unit != 0 {
+		return Scaler{unit: t.In.unit, at: t.In.at, compact: t.In.compact}
+	}
+	return t.Unit.Scale(t.V)
 }
 
 // Equation is arithmetic the course prints: Terms[0] Ops[0] Terms[1] …
@@ -114,26 +126,33 @@ func (s *System) Add(e Equation) int {
 // ref returns the index of t among the system's numbers, adding it.
 func (s *System) ref(t Term) int {
 	for i, u := range s.terms {
-		if u.V == t.V && u.Unit == t.Unit {
+		if u.V == t.V && u.Unit == t.Unit && u.scaler() == t.scaler() {
 			return i
 		}
 	}
-	s.terms = append(s.terms, Term{V: t.V, Unit: t.Unit})
+	s.terms = append(s.terms, Term{V: t.V, Unit: t.Unit, In: t.scaler()})
 	s.digits = append(s.digits, 0)
 	return len(s.terms) - 1
 }
 
 // Text returns how t is written in the system: its number, with its
 // symbol, without its noun. A term of no equation is written as Format
-// writes it.
+// (or its In scaler) writes it.
 func (s *System) Text(t Term) string {
+	return s.Scaler(t).Format(t.V)
+}
+
+// Scaler returns the scaler t is written with in the system, with the
+// digits its equations need: for a column's cell (Scaler.Cell), where
+// the header names the symbol.
+func (s *System) Scaler(t Term) Scaler {
 	s.Solve()
 	for i, u := range s.terms {
-		if u.V == t.V && u.Unit == t.Unit {
-			return s.text(i)
+		if u.V == t.V && u.Unit == t.Unit && u.scaler() == t.scaler() {
+			return s.scaler(i)
 		}
 	}
-	return t.Unit.Format(t.V)
+	return t.scaler()
 }
 
 // Terms returns the printed terms of equation i.
@@ -181,8 +200,7 @@ func (s *System) String(i int) string {
 
 // scaler returns how number i is written at its digits.
 func (s *System) scaler(i int) Scaler {
-	t := s.terms[i]
-	sc := t.Unit.Scale(t.V)
+	sc := s.terms[i].scaler()
 	switch d := s.digits[i]; {
 	case d >= 17:
 		return sc.Precise()

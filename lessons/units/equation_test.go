@@ -72,6 +72,23 @@ func TestSystem(t *testing.T) {
 	}
 }
 
+// TestTermIn keeps a term in its column's prefix: a row of times in ns
+// writes 1.6724 µs as 1,672 ns (579/1672 = 0.3463). And a ratio beside
+// rounded values is worked from what is printed: 0.867/1.02 would be
+// 0.85, not the 0.846 of 0.8666/1.0243, so the terms keep a fourth digit
+// (0.8666/1.024 = 0.8463).
+func TestTermIn(t *testing.T) {
+	ns := Seconds.Scale(579e-9, 1.6724e-6)
+	var sys System
+	i := sys.Add(Quotient(Term{V: 579e-9 / 1.6724e-6, Unit: Multiple}, Term{V: 579e-9, Unit: Seconds, In: ns}, Term{V: 1.6724e-6, Unit: Seconds, In: ns}))
+	assert.Equal(t, "579 ns ÷ 1,672 ns = 0.346×", sys.String(i))
+	assert.Equal(t, "1,672", sys.Scaler(Term{V: 1.6724e-6, Unit: Seconds, In: ns}).Cell(1.6724e-6))
+	j := sys.Add(Quotient(Term{V: 0.8666 / 1.0243, Unit: Multiple}, Term{V: 0.8666, Unit: Ratio}, Term{V: 1.0243, Unit: Ratio}))
+	assert.True(t, sys.Holds(j))
+	checkSystem(t, &sys, j)
+	assert.Equal(t, "0.8666 ÷ 1.024 = 0.846×", sys.String(j))
+}
+
 // TestEquationHoldsAsPrinted is the property: for random products and
 // quotients of counts, ratios, percentages, times and bandwidths, the
 // printed equation either says "=" and its printed terms, parsed back and
