@@ -116,7 +116,7 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 
 	bw, n := copyBandwidth(launches, info.L2Bytes)
 	if n == 0 {
-		return devices.Profile{}, rep, fmt.Errorf("%w: no timed launch with a cudaMemcpy of more than the L2's %d B, for time.copy_bandwidth", ErrNoData, info.L2Bytes)
+		return devices.Profile{}, rep, fmt.Errorf("%w: no timed launch with a cudaMemcpy of more than the L2's %s, for time.copy_bandwidth", ErrNoData, units.BinaryBytes.Format(float64(info.L2Bytes)))
 	}
 	p.Time.CopyBandwidth = bw
 	rep.add("time.copy_bandwidth", bw, fmt.Sprintf("%s: median device-to-device cudaMemcpy rate (read plus write) of %d launches larger than the L2", by, n), false)
@@ -208,7 +208,7 @@ func measuredBy(info measure.DeviceInfo, set *measure.Set) string {
 // date, and each parameter's source.
 func provenance(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies, rep Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Calibrated on %s (%d SMs, L2 %d B, compute capability %s)", info.GPU, info.SMs, info.L2Bytes, info.ComputeCapability)
+	fmt.Fprintf(&b, "Calibrated on %s (%d SMs, L2 %s, compute capability %s)", info.GPU, info.SMs, units.BinaryBytes.Format(float64(info.L2Bytes)), info.ComputeCapability)
 	if pv := set.Provenance; pv != nil {
 		fmt.Fprintf(&b, ", driver %s, CUDA %s, %s, by %s", orUnknown(pv.Driver), orUnknown(pv.CUDA), orUnknown(pv.Date), orUnknown(pv.Command))
 	}
@@ -267,7 +267,7 @@ func geometry(info measure.DeviceInfo, ref devices.Profile, rep *Report) (device
 		p.DefaultL2Fetch = info.DefaultL2Fetch
 		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("cudaDeviceGetLimit(cudaLimitMaxL2FetchGranularity) on %s (harness --info)", info.GPU), false)
 	} else {
-		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("the driver reported %d B; the %s's %d B", info.DefaultL2Fetch, reference, p.DefaultL2Fetch), true)
+		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("the driver reported %s; the %s's %s", units.BinaryBytes.Format(float64(info.DefaultL2Fetch)), reference, units.BinaryBytes.Format(float64(p.DefaultL2Fetch))), true)
 	}
 	return p, nil
 }

@@ -489,7 +489,7 @@ func kernelVerdict(ctx context.Context, r *Row, learner string, try *Try, run fu
 	}
 	notes := []string{reportMessage(rep)}
 	if res.Dropped > 0 || len(res.Stdout)+len(res.Stderr) > 0 {
-		notes = append(notes, fmt.Sprintf("the kernel printed %d bytes", int64(len(res.Stdout)+len(res.Stderr))+res.Dropped))
+		notes = append(notes, fmt.Sprintf("the kernel printed %s bytes", units.Count.Format(float64(int64(len(res.Stdout)+len(res.Stderr))+res.Dropped))))
 	}
 	return notes
 }

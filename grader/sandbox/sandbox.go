@@ -561,7 +561,7 @@ func (w *capped) String() string {
 	if w.dropped == 0 {
 		return w.buf.String()
 	}
-	return fmt.Sprintf("%s\n… (%d bytes dropped) …\n%s", w.buf.String(), w.dropped-int64(len(w.tail)), w.tail)
+	return fmt.Sprintf("%s\n… (%s bytes dropped) …\n%s", w.buf.String(), units.Count.Format(float64(w.dropped-int64(len(w.tail)))), w.tail)
 }
 
 // netns remembers whether a child can be given its own network
