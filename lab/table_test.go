@@ -35,6 +35,9 @@ func TestFormat(t *testing.T) {
 	assert.Equal(t, "100%", Percent(1))
 	assert.Equal(t, "12.5%", Percent(0.125))
 	assert.Equal(t, "88.9%", Percent(0.888888922738442))
+	// The example: 1/32 was 3.12% in a verdict, 3.13% in a table and
+	// 3.125% on a chart; lessons/units writes it 3.13% for all three.
+	assert.Equal(t, "3.13%", Percent(1.0/32))
 	assert.Equal(t, "4.42", Ratio(4.419588330030506))
 	assert.Equal(t, "16.2", Ratio(16.184852048353697))
 	assert.Equal(t, "0", Ratio(0))
