@@ -82,13 +82,6 @@ const (
 	Points
 )
 
-// The compact forms of Count and Ratio (Compact): a bare number with an
-// SI prefix letter.
-const (
-	compactCount Unit = iota + 100
-	compactRatio
-)
-
 // Sig is the significant digits the course writes a measured or modelled
 // value with.
 const Sig = 3
@@ -126,8 +119,6 @@ var (
 // with a fixed symbol.
 func (u Unit) prefixes() []prefix {
 	switch u {
-	case compactCount, compactRatio:
-		return siBare
 	case Bytes:
 		return siBytes
 	case BinaryBytes:
@@ -138,16 +129,6 @@ func (u Unit) prefixes() []prefix {
 		return siTime
 	}
 	return nil
-}
-
-// base returns the index of the unit's prefix of power 0.
-func (u Unit) base() int {
-	for i, p := range u.prefixes() {
-		if p.pow == 0 {
-			return i
-		}
-	}
-	return 0
 }
 
 // Scaler writes the values of one unit at one prefix: a column's, an
@@ -173,11 +154,15 @@ func (u Unit) Format(v float64) string { return u.Scale(v).Format(v) }
 // smallest non-zero magnitude among them between 1 and 1000 (1024 for an
 // IEC prefix), the largest prefix when that is above every one, the
 // smallest when below. NaN and infinities are not looked at.
-func (u Unit) Scale(vals ...float64) Scaler {
-	s := Scaler{unit: u, at: u.base()}
-	ps := u.prefixes()
-	if ps == nil {
-		return s
+func (u Unit) Scale(vals ...float64) Scaler { return Scaler{unit: u}.fit(vals) }
+
+// fit returns s at the prefix of its prefixes that Scale chooses for vals.
+func (s Scaler) fit(vals []float64) Scaler {
+	ps := s.prefs()
+	for i, p := range ps {
+		if p.pow == 0 {
+			s.at = i
+		}
 	}
 	least := math.Inf(1)
 	for _, v := range vals {
@@ -185,7 +170,7 @@ func (u Unit) Scale(vals ...float64) Scaler {
 			least = a
 		}
 	}
-	if math.IsInf(least, 0) {
+	if ps == nil || math.IsInf(least, 0) {
 		return s
 	}
 	s.at = 0
@@ -215,12 +200,8 @@ func (s Scaler) roundsToAtLeastOne(v float64) bool {
 // (8.39M, 32.8k); for another unit, Scale's. benchunit writes a
 // benchmark's counts so.
 func (u Unit) Compact(vals ...float64) Scaler {
-	switch u {
-	case Count, Ratio:
-		s := (u - Count + compactCount).Scale(vals...)
-		s.unit = u
-		s.compact = true
-		return s
+	if u == Count || u == Ratio {
+		return Scaler{unit: u, compact: true}.fit(vals)
 	}
 	return u.Scale(vals...)
 }
