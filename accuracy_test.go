@@ -14,15 +14,15 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // The data the published accuracy is measured on, all made on the course's
-// H200 (provenance in each file, logs in cuda/device/log): the probe and
+// H200 (provenance in each file, logs in runs/log): the probe and
 // the recorded sweep, which the DRAM and time models were fitted to, and
 // the held-out launches measured afterwards to test them.
 const (
@@ -38,7 +38,7 @@ const (
 )
 
 // l2edgeHeld reports whether a launch of l2edgeFile is one of the sizes its
-// spec file (cuda/device/l2edge-specs.jsonl) holds out of every fit: n = 5,
+// spec file (runs/l2edge-specs.jsonl) holds out of every fit: n = 5,
 // 7 and 10 x 2^20.
 func l2edgeHeld(s spec.Spec) bool {
 	const mi = 1 << 20
@@ -90,7 +90,7 @@ func count(ps []paired, keep func(paired) bool) int {
 // paired is one measured launch and the model's prediction of it.
 type paired struct {
 	l measure.Launch
-	p sectors.Prediction
+	p sectors.Launch
 }
 
 // readPaired reads a run file of the repository and predicts its launches,
@@ -113,7 +113,7 @@ var readPaired = func() func(path string) ([]paired, error) {
 		for i, l := range ls {
 			specs[i] = l.Spec
 		}
-		preds, err := sectors.PredictAll(specs...)
+		preds, err := sectors.ModelAll(specs...)
 		if err != nil {
 			return nil, err
 		}
@@ -306,7 +306,7 @@ func TestPublishedAccuracy(t *testing.T) {
 		require.NoError(t, err)
 		i := slices.IndexFunc(questions.Launches, func(l measure.Launch) bool { return l.Spec == s })
 		require.GreaterOrEqual(t, i, 0, "%s is not in %s", s.Brief(), timeFile)
-		p, err := sectors.Predict(s)
+		p, err := sectors.Model(s)
 		require.NoError(t, err)
 		return questions.Launches[i].Seconds() / p.TimeSeconds
 	}
@@ -322,7 +322,7 @@ func TestPublishedAccuracy(t *testing.T) {
 	claim("lessons/sectors/doc.go", sectorsDoc, "strided_copy at stride 32 took %.1f µs where the model says %.1f", s32.l.Seconds()*1e6, s32.p.TimeSeconds*1e6)
 
 	// Two draws of random launches at the L2's edge, measured after the
-	// fits and held out of them (cuda/device/dramcheck*-specs.jsonl).
+	// fits and held out of them (runs/dramcheck*-specs.jsonl).
 	var draws []any
 	for _, f := range []string{"cuda/testdata/dramcheck_metrics.jsonl", "cuda/testdata/dramcheck2_metrics.jsonl"} {
 		ps, err := readPaired(f)

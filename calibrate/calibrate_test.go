@@ -13,8 +13,8 @@ import (
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // h200Info is the H200 as the recording's harness --info saw it.
@@ -95,9 +95,7 @@ func TestSlug(t *testing.T) {
 func TestSearch(t *testing.T) {
 	// dirty_l2_bytes, 0.1 to 1 L2 (linear), and latency_seconds (log); a
 	// new slice, so that the tables stay as they are.
-	latency := param{path: "time.latency_seconds", lo: fixed(1e-7), hi: fixed(3e-6), log: true,
-		get: func(p *devices.Profile) float64 { return p.Time.LatencySeconds },
-		set: func(p *devices.Profile, v float64) { p.Time.LatencySeconds = v }}
+	latency := param{path: "time.latency_seconds", lo: fixed(1e-7), hi: fixed(3e-6), log: true}
 	ps := []param{dramParams[1], latency}
 	info := measure.DeviceInfo{L2Bytes: 1000}
 	// Bottom at dirty 437 B and latency 5.3e-7 s.
@@ -124,7 +122,7 @@ func calibrated(t *testing.T, info measure.DeviceInfo) Calibration {
 	p, err := devices.Lookup("h200")
 	require.NoError(t, err)
 	p.Name, p.GPU, p.Match, p.SMs, p.L2Bytes = CalibratedName(info.GPU), info.GPU, nil, info.SMs, info.L2Bytes
-	p.Sources["sms"] = "measured on " + info.GPU + " by a test"
+	p.Citations["sms"] = "measured on " + info.GPU + " by a test"
 	return Calibration{Profile: p, Calibrated: "2026-12-01"}
 }
 
@@ -307,11 +305,11 @@ func TestFitWithoutCounters(t *testing.T) {
 	for _, path := range devices.Paths() {
 		switch {
 		case path == "match":
-			assert.Empty(t, p.Sources[path], "a calibration claims no driver name")
+			assert.Empty(t, p.Citations[path], "a calibration claims no driver name")
 		case strings.HasPrefix(path, "time."):
-			assert.Regexp(t, `^measured on NVIDIA H200 by coalesce run .*, \d{4}-\d\d-\d\d: `, p.Sources[path], path)
+			assert.Regexp(t, `^measured on NVIDIA H200 by coalesce run .*, \d{4}-\d\d-\d\d: `, p.Citations[path], path)
 		default:
-			assert.NotEmpty(t, p.Sources[path], path)
+			assert.NotEmpty(t, p.Citations[path], path)
 		}
 	}
 	assert.Equal(t, "h200-calibrated", p.Name)

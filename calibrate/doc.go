@@ -51,7 +51,7 @@
 // it to the shipped numbers and accuracy.
 //
 // Calibrations are cached as profile JSON in <cache>/profiles/<gpu>.json
-// (CachePath), each value with its source (devices.Profile.Sources:
+// (CachePath), each value with its source (devices.Profile.Citations:
 // "measured on <GPU> by coalesce calibrate, <date>: <how>" for a fitted
 // one, the device's own answer for the geometry) and what no measurement
 // gave listed in Estimated (the DRAM level, without counters). A

@@ -13,11 +13,11 @@ import (
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Param is one number of a fitted profile and where it comes from.
@@ -25,9 +25,9 @@ type Param struct {
 	// Path is its JSON path in a profile: "time.copy_bandwidth".
 	Path  string  `json:"path"`
 	Value float64 `json:"value"`
-	// Source says how it was obtained: read from the device, measured,
+	// Citation says how it was obtained: read from the device, measured,
 	// fitted to a named figure, or estimated.
-	Source string `json:"source"`
+	Citation string `json:"source"`
 	// Estimated is true when no measurement of this GPU gave it.
 	Estimated bool `json:"estimated,omitempty"`
 }
@@ -49,12 +49,12 @@ type Report struct {
 	Notes        []string `json:"notes,omitempty"`
 }
 
-// Sources returns each parameter's source by its path, estimates marked
+// Citations returns each parameter's source by its path, estimates marked
 // "estimated: ...".
-func (r Report) Sources() map[string]string {
+func (r Report) Citations() map[string]string {
 	m := make(map[string]string, len(r.Params))
 	for _, p := range r.Params {
-		m[p.Path] = p.Source
+		m[p.Path] = p.Citation
 	}
 	return m
 }
@@ -75,15 +75,15 @@ func (r *Report) add(path string, v float64, source string, estimated bool) {
 	if estimated {
 		source = "estimated: " + source
 	}
-	r.Params = append(r.Params, Param{Path: path, Value: v, Source: source, Estimated: estimated})
+	r.Params = append(r.Params, Param{Path: path, Value: v, Citation: source, Estimated: estimated})
 }
 
 // ErrNoData is a set without the launches a level needs.
 var ErrNoData = errors.New("calibrate: not enough measured launches")
 
-// reference is the profile whose DRAM shares of the L2 stand in for a GPU
+// courseProfile is the profile whose DRAM shares of the L2 stand in for a GPU
 // without counters, and which starts every fit: the course's H200.
-const reference = devices.Course
+const courseProfile = devices.Course
 
 // Fit fits a profile of the GPU info describes to the launches of set, as
 // coalesce calibrate measured them or a recording holds them. lat, the
@@ -102,7 +102,7 @@ const reference = devices.Course
 //     dram.busy_dirty_l2_bytes alone (FitBusy), likewise;
 //   - time.*: FitTime, on the copy kernels' times.
 func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (devices.Profile, Report, error) {
-	ref, err := devices.Lookup(reference)
+	ref, err := devices.Lookup(courseProfile)
 	if err != nil {
 		return devices.Profile{}, Report{}, fmt.Errorf("calibrate: %w", err)
 	}
@@ -135,13 +135,13 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 		scale := float64(info.L2Bytes) / float64(ref.L2Bytes)
 		for _, q := range dramParams {
 			if !q.ofL2 {
-				rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's, no counters to fit it to", reference), true)
+				rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's, no counters to fit it to", courseProfile), true)
 				continue
 			}
 			q.set(&p, q.get(&ref)*scale)
-			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%s), on this L2: no counters to fit it to", reference, units.Ratio.Format(q.get(&ref)/float64(ref.L2Bytes))), true)
+			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%s), on this L2: no counters to fit it to", courseProfile, units.Ratio.Format(q.get(&ref)/float64(ref.L2Bytes))), true)
 		}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("no ncu counters among the launches (%d profiled, %d needed): the DRAM level is the %s's, scaled to this L2", len(dramSet), minDRAMLaunches, reference))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no ncu counters among the launches (%d profiled, %d needed): the DRAM level is the %s's, scaled to this L2", len(dramSet), minDRAMLaunches, courseProfile))
 	}
 	if busySet := busyLaunches(launches, info.L2Bytes); len(busySet) > 0 {
 		b, _, err := fitBusy(p, busySet, info)
@@ -153,9 +153,9 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 	} else {
 		share := float64(ref.DRAM.BusyDirtyL2Bytes) / float64(ref.L2Bytes)
 		p.DRAM.BusyDirtyL2Bytes = int64(share * float64(info.L2Bytes))
-		rep.add(busyParam.path, float64(p.DRAM.BusyDirtyL2Bytes), fmt.Sprintf("the %s profile's share of its L2 (%s), on this L2: no profiled %v launch to fit it to", reference, units.Ratio.Format(share), busyKernels), true)
+		rep.add(busyParam.path, float64(p.DRAM.BusyDirtyL2Bytes), fmt.Sprintf("the %s profile's share of its L2 (%s), on this L2: no profiled %v launch to fit it to", courseProfile, units.Ratio.Format(share), busyKernels), true)
 	}
-	rep.add("dram.partial_write_fill", b2f(p.DRAM.PartialWriteFill), fmt.Sprintf("the %s profile's: no calibration launch tells", reference), true)
+	rep.add("dram.partial_write_fill", b2f(p.DRAM.PartialWriteFill), fmt.Sprintf("the %s profile's: no calibration launch tells", courseProfile), true)
 
 	timed := timeLaunches(launches)
 	tm, err := FitTime(p, timed)
@@ -170,11 +170,11 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 		rep.add(q.path, q.get(&p), fmt.Sprintf("%s: fitted to %s (%d timed launches)", by, q.from, len(timed)), false)
 	}
 	p.Provenance = provenance(info, set, lat, rep)
-	p.Sources, p.Estimated = rep.Sources(), rep.estimated()
+	p.Citations, p.Estimated = rep.Citations(), rep.estimated()
 	// Fixed by the architecture on every GPU the model describes, as the
 	// reference profile's sources say.
 	for _, path := range []string{"warp_size", "sector_bytes", "line_bytes"} {
-		p.Sources[path] = ref.Sources[path]
+		p.Citations[path] = ref.Citations[path]
 	}
 	if err := p.Validate(); err != nil {
 		return devices.Profile{}, rep, fmt.Errorf("calibrate: the fitted profile: %w", err)
@@ -217,7 +217,7 @@ func provenance(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies, 
 		fmt.Fprintf(&b, " Pointer chase (harness --calibrate): DRAM %s, L2 %s.", units.Seconds.Format(lat.DRAMLatencyNs*1e-9), units.Seconds.Format(lat.L2LatencyNs*1e-9))
 	}
 	for _, p := range rep.Params {
-		fmt.Fprintf(&b, " %s: %s.", p.Path, p.Source)
+		fmt.Fprintf(&b, " %s: %s.", p.Path, p.Citation)
 	}
 	return b.String()
 }
@@ -267,7 +267,7 @@ func geometry(info measure.DeviceInfo, ref devices.Profile, rep *Report) (device
 		p.DefaultL2Fetch = info.DefaultL2Fetch
 		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("cudaDeviceGetLimit(cudaLimitMaxL2FetchGranularity) on %s (harness --info)", info.GPU), false)
 	} else {
-		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("the driver reported %s; the %s's %s", units.BinaryBytes.Format(float64(info.DefaultL2Fetch)), reference, units.BinaryBytes.Format(float64(p.DefaultL2Fetch))), true)
+		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("the driver reported %s; the %s's %s", units.BinaryBytes.Format(float64(info.DefaultL2Fetch)), courseProfile, units.BinaryBytes.Format(float64(p.DefaultL2Fetch))), true)
 	}
 	return p, nil
 }
@@ -337,10 +337,10 @@ func spread(ls []measure.Launch, k int) []measure.Launch {
 }
 
 // predictAll predicts every spec on d, several at a time.
-func predictAll(d devices.Profile, specs []spec.Spec) ([]sectors.Prediction, error) {
-	out := make([]sectors.Prediction, len(specs))
+func predictAll(d devices.Profile, specs []spec.Spec) ([]sectors.Launch, error) {
+	out := make([]sectors.Launch, len(specs))
 	errs := make([]error, len(specs))
-	parallel(len(specs), func(i int) { out[i], errs[i] = sectors.PredictOn(specs[i], d) })
+	parallel(len(specs), func(i int) { out[i], errs[i] = sectors.ModelOn(specs[i], d) })
 	return out, errors.Join(errs...)
 }
 
@@ -353,9 +353,9 @@ func traceAll(d devices.Profile, specs []spec.Spec) ([]*sectors.Trace, error) {
 }
 
 // replayAll predicts every traced launch on d.
-func replayAll(traces []*sectors.Trace, d devices.Profile) []sectors.Prediction {
-	out := make([]sectors.Prediction, len(traces))
-	parallel(len(traces), func(i int) { out[i] = traces[i].PredictOn(d) })
+func replayAll(traces []*sectors.Trace, d devices.Profile) []sectors.Launch {
+	out := make([]sectors.Launch, len(traces))
+	parallel(len(traces), func(i int) { out[i] = traces[i].ModelOn(d) })
 	return out
 }
 
@@ -431,7 +431,7 @@ func Accuracy(d devices.Profile, launches []measure.Launch) (Score, error) {
 }
 
 // score holds each prediction to its launch.
-func score(launches []measure.Launch, preds []sectors.Prediction) Score {
+func score(launches []measure.Launch, preds []sectors.Launch) Score {
 	var s Score
 	for i, l := range launches {
 		p := preds[i]

@@ -7,10 +7,10 @@ import (
 	"slices"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // MinTimedLaunches is the fewest timed launches FitTime fits to: fewer
@@ -25,8 +25,8 @@ var ErrTooFew = errors.New("calibrate: too few timed launches")
 // prediction, with ncu's DRAM bytes in place of the model's where the
 // launch was profiled, and the median time measured.
 type TimePoint struct {
-	Prediction sectors.Prediction
-	Seconds    float64
+	Modelled sectors.Launch
+	Seconds  float64
 }
 
 // TimePoints predicts the timed launches among launches, once: the time
@@ -44,7 +44,7 @@ func TimePoints(launches []measure.Launch) ([]TimePoint, error) {
 	for i, l := range timed {
 		specs[i] = l.Spec
 	}
-	preds, err := sectors.PredictAll(specs...)
+	preds, err := sectors.ModelAll(specs...)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
@@ -57,7 +57,7 @@ func TimePoints(launches []measure.Launch) ([]TimePoint, error) {
 
 // timePoint pairs the timed launch l with its prediction p, ncu's DRAM
 // bytes in place of the model's where l has them.
-func timePoint(l measure.Launch, p sectors.Prediction) TimePoint {
+func timePoint(l measure.Launch, p sectors.Launch) TimePoint {
 	if l.Profiled() {
 		m := make(metrics.Set, len(p.Metrics))
 		for k, v := range p.Metrics {
@@ -70,7 +70,7 @@ func timePoint(l measure.Launch, p sectors.Prediction) TimePoint {
 		}
 		p.Metrics = m
 	}
-	return TimePoint{Prediction: p, Seconds: l.Seconds()}
+	return TimePoint{Modelled: p, Seconds: l.Seconds()}
 }
 
 // FitTime fits every parameter of the time model (devices.Time) to the
@@ -178,7 +178,7 @@ func FitTimePoints(base devices.Profile, t devices.Time, points []TimePoint) dev
 func timeLoss(d devices.Profile, points []TimePoint) float64 {
 	sum := 0.0
 	for _, p := range points {
-		r := math.Abs(math.Log(p.Seconds / sectors.EstimateTime(d, p.Prediction).Total()))
+		r := math.Abs(math.Log(p.Seconds / sectors.EstimateTime(d, p.Modelled).Total()))
 		sum += r * r
 		if over := r - math.Log(1.2); over > 0 {
 			sum += 10 * over * over

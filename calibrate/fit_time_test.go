@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 var update = flag.Bool("update", false, "predict every timed launch again and rewrite "+cacheFile)
@@ -35,7 +35,7 @@ var (
 )
 
 // heldOutN reports whether an L2-edge launch of n elements is held out
-// (cuda/device/l2edge-specs.jsonl says which).
+// (runs/l2edge-specs.jsonl says which).
 func heldOutN(n int64) bool { return n == 5<<20 || n == 7<<20 || n == 10<<20 }
 
 // cacheFile holds the model's prediction of every timed launch of the
@@ -78,13 +78,13 @@ func spacing(bs [][3]float64) sectors.Spacing {
 	return s
 }
 
-func toCached(x fileLaunch, p sectors.Prediction) cached {
+func toCached(x fileLaunch, p sectors.Launch) cached {
 	return cached{File: x.file, Index: x.index, Spec: p.Spec, Metrics: p.Metrics, Warps: p.Warps,
 		LdLines: p.Traffic.LdLines, StLines: p.Traffic.StLines, StPkts: p.Traffic.StPackets, LdAgain: p.Traffic.LdAgain, Ld: bins(p.Traffic.Ld), St: bins(p.Traffic.St), Rewrite: bins(p.Traffic.Rewrite)}
 }
 
-func (c cached) prediction() sectors.Prediction {
-	return sectors.Prediction{Spec: c.Spec, Metrics: c.Metrics, Warps: c.Warps,
+func (c cached) prediction() sectors.Launch {
+	return sectors.Launch{Spec: c.Spec, Metrics: c.Metrics, Warps: c.Warps,
 		Traffic: sectors.Traffic{LdLines: c.LdLines, StLines: c.StLines, StPackets: c.StPkts, LdAgain: c.LdAgain, Ld: spacing(c.Ld), St: spacing(c.St), Rewrite: spacing(c.Rewrite)}}
 }
 
@@ -130,7 +130,7 @@ func loadPoints(t *testing.T, ownDRAM bool) (fit, held []TimePoint) {
 		for i, x := range all {
 			specs[i] = x.l.Spec
 		}
-		preds, err := sectors.PredictAll(specs...)
+		preds, err := sectors.ModelAll(specs...)
 		require.NoError(t, err)
 		f, err := os.Create(cacheFile)
 		require.NoError(t, err)
@@ -152,7 +152,7 @@ func loadPoints(t *testing.T, ownDRAM bool) (fit, held []TimePoint) {
 			require.Equal(t, x.l.Spec, c.Spec, "%s launch %d: run go test ./calibrate -update", x.file, x.index)
 			out[i] = timePoint(x.l, c.prediction())
 			if ownDRAM {
-				out[i].Prediction = c.prediction()
+				out[i].Modelled = c.prediction()
 			}
 		}
 		return out
@@ -220,7 +220,7 @@ func TestH200TimeFromData(t *testing.T) {
 func ratios(d devices.Profile, ps []TimePoint) []float64 {
 	out := make([]float64, len(ps))
 	for i, p := range ps {
-		out[i] = p.Seconds / sectors.EstimateTime(d, p.Prediction).Total()
+		out[i] = p.Seconds / sectors.EstimateTime(d, p.Modelled).Total()
 	}
 	return out
 }
@@ -231,7 +231,7 @@ func worst(rs []float64, ps []TimePoint) (float64, string) {
 	w, at := 1.0, ""
 	for i, r := range rs {
 		if f := math.Exp(math.Abs(math.Log(r))); f > w {
-			w, at = f, ps[i].Prediction.Spec.Brief()
+			w, at = f, ps[i].Modelled.Spec.Brief()
 		}
 	}
 	return w, at
@@ -279,7 +279,7 @@ func TestTimeAccuracy(t *testing.T) {
 			rs := ratios(h200, c.ps)
 			byKernel := map[spec.Kernel][]float64{}
 			for i, r := range rs {
-				k := c.ps[i].Prediction.Spec.Kernel
+				k := c.ps[i].Modelled.Spec.Kernel
 				byKernel[k] = append(byKernel[k], r)
 			}
 			in := 0
@@ -325,7 +325,7 @@ func TestCacheCurrent(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, specs)
-	preds, err := sectors.PredictAll(specs...)
+	preds, err := sectors.ModelAll(specs...)
 	require.NoError(t, err)
 	for i, k := range keys {
 		want := cache[k]
@@ -364,7 +364,7 @@ func TestFitTimeRecovers(t *testing.T) {
 	require.NoError(t, err)
 	synthetic := make([]TimePoint, len(fit))
 	for i, p := range fit {
-		synthetic[i] = TimePoint{Prediction: p.Prediction, Seconds: sectors.EstimateTime(h200, p.Prediction).Total()}
+		synthetic[i] = TimePoint{Modelled: p.Modelled, Seconds: sectors.EstimateTime(h200, p.Modelled).Total()}
 	}
 	off := h200
 	for _, q := range timeParams {
@@ -373,6 +373,6 @@ func TestFitTimeRecovers(t *testing.T) {
 	d := h200
 	d.Time = FitTimePoints(h200, off.Time, synthetic)
 	for _, p := range synthetic {
-		assert.InEpsilon(t, p.Seconds, sectors.EstimateTime(d, p.Prediction).Total(), 0.01, p.Prediction.Spec.Brief())
+		assert.InEpsilon(t, p.Seconds, sectors.EstimateTime(d, p.Modelled).Total(), 0.01, p.Modelled.Spec.Brief())
 	}
 }

@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // recordedSet is the course's recording with the probe's launches added:
@@ -21,7 +21,7 @@ import (
 // under the recording's provenance.
 func recordedSet(t *testing.T) *measure.Set {
 	t.Helper()
-	rec, err := cuda.Recorded()
+	rec, err := reference.Recorded()
 	require.NoError(t, err)
 	set := &measure.Set{Origin: rec.Origin, Provenance: rec.Provenance}
 	set.Launches = append(set.Launches, rec.Launches...)
@@ -103,14 +103,14 @@ func TestRefitH200(t *testing.T) {
 			continue
 		}
 		assert.False(t, p.Estimated, p.Path)
-		assert.NotEmpty(t, p.Source, p.Path)
+		assert.NotEmpty(t, p.Citation, p.Path)
 	}
 	assert.Contains(t, got.Provenance, "Calibrated on NVIDIA H200 (132 SMs, L2 60 MiB, compute capability 9.0), driver 580.159.04, CUDA 13.0")
 
 	// Accuracy on the recording's launches the model predicts quickly (2^23
 	// threads or fewer), traced once and replayed on both profiles: the
 	// refit may lose at most 3 % of either share.
-	rec, err := cuda.Recorded()
+	rec, err := reference.Recorded()
 	require.NoError(t, err)
 	sample := accuracySample(rec.Measured())
 	traces, err := traceAll(want, specsOf(sample))
@@ -155,7 +155,7 @@ func TestFitBusyH200(t *testing.T) {
 			if l.Spec.Kernel != kernel || !l.Profiled() {
 				continue
 			}
-			pred, err := sectors.PredictOn(l.Spec, p)
+			pred, err := sectors.ModelOn(l.Spec, p)
 			require.NoError(t, err)
 			if dramError(pred.Metrics[metrics.DRAMWrite], l.Metrics[metrics.DRAMWrite]) <= 0.15 {
 				n++

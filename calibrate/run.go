@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Command is the command line a calibration's provenance names.

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 // search minimises cost over the parameters ps of p, coarse then fine:

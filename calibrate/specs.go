@@ -9,8 +9,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 //go:embed specs.jsonl

@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // SeedEnv fixes the seed of TestGPURandomLaunchesMatchModel, to repeat a
@@ -84,7 +84,7 @@ func randomSpec(r *rand.Rand, k spec.Kernel) spec.Spec {
 		}
 		// A misaligned vectorized_copy faults on the GPU and the model
 		// refuses it (sectors.ErrMisaligned); it has no counts to compare.
-		if _, err := sectors.Predict(s); errors.Is(err, sectors.ErrMisaligned) {
+		if _, err := sectors.Model(s); errors.Is(err, sectors.ErrMisaligned) {
 			continue
 		}
 		return s
@@ -110,7 +110,7 @@ func TestGPURandomLaunchesMatchModel(t *testing.T) {
 			specs = append(specs, randomSpec(r, k))
 		}
 	}
-	preds, err := sectors.PredictAll(specs...)
+	preds, err := sectors.ModelAll(specs...)
 	require.NoError(t, err)
 	g := needNcu(t)
 	results := run(t, g, specs, measure.Counters)

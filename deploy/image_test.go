@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/internal/dockerfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/internal/dockerfile"
 )
 
 // root is the repository root, seen from this package's directory.
@@ -281,7 +282,7 @@ func TestDockerignore(t *testing.T) {
 		{"scripts/install.sh", false},
 		{"notebooks/index.ipynb", false},
 		{"lab/show.go", false},
-		{"grader/exercises.json", false},
+		{"grader/questions.json", false},
 		{"cuda/reference/h200.jsonl", false},
 	}
 	for _, tt := range tests {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Lesson is one lesson of the course: its notebook id and its title.
@@ -21,13 +21,14 @@ type Lesson struct {
 	Title string `json:"title"`
 }
 
-// Source names what an answer comes from: the sector model or a measurement.
-type Source string
+// Judge names which answer a prediction is held against: the sector
+// model's or a measurement's.
+type Judge string
 
-// The two sources of an answer.
+// The two judges.
 const (
-	Model       Source = "model"
-	Measurement Source = "measurement"
+	Model       Judge = "model"
+	Measurement Judge = "measurement"
 )
 
 // Tolerance says how close a prediction must be to count as right: a
@@ -38,14 +39,14 @@ type Tolerance struct {
 	Measured float64 `json:"measured"`
 }
 
-// Exercise is one question of the bank. Its answer is never stored: it is
+// Question is one question of the bank. Its answer is never stored: it is
 // Quantity of Specs, computed by the model or read from a measurement.
-type Exercise struct {
+type Question struct {
 	// ID is stable once published: "LESSON/NAME".
 	ID     string `json:"id"`
 	Lesson string `json:"lesson"`
-	// Question is what the notebook asks, with the unit it wants.
-	Question string `json:"question"`
+	// Text is what the notebook asks, with the unit it wants.
+	Text string `json:"text"`
 	// Unit names the answer's unit in a verdict: "sectors per request".
 	Unit string `json:"unit"`
 	// Specs are the launches the answer is computed from: one, or two
@@ -59,9 +60,9 @@ type Exercise struct {
 	// divided by Quantity of Specs[1].
 	Combine string `json:"combine,omitempty"`
 	// GradedBy says which answer the points come from. A measured
-	// exercise falls back on the model when no measurement is at hand,
+	// question falls back on the model when no measurement is at hand,
 	// and its verdict says so.
-	GradedBy  Source    `json:"graded_by"`
+	GradedBy  Judge     `json:"graded_by"`
 	Tolerance Tolerance `json:"tolerance"`
 	Points    float64   `json:"points"`
 }
@@ -69,19 +70,19 @@ type Exercise struct {
 // Ratio is the only value Combine takes besides "".
 const Ratio = "ratio"
 
-// Tol returns the relative tolerance of the answer from src.
-func (e *Exercise) Tol(src Source) float64 {
-	if src == Measurement {
+// Tol returns the relative tolerance of the answer of judge j.
+func (e *Question) Tol(j Judge) float64 {
+	if j == Measurement {
 		return e.Tolerance.Measured
 	}
 	return e.Tolerance.Model
 }
 
-// Bank is the exercise bank: the lessons and their exercises, in order.
+// Bank is the question bank: the lessons and their questions, in order.
 type Bank struct {
 	Course    string     `json:"course"`
 	Lessons   []Lesson   `json:"lessons"`
-	Exercises []Exercise `json:"exercises"`
+	Questions []Question `json:"questions"`
 
 	byID map[string]int
 }
@@ -89,46 +90,46 @@ type Bank struct {
 // Errors of a bank, for errors.Is.
 var (
 	// ErrBank is a bank that does not validate; a *BankError wraps it.
-	ErrBank = errors.New("invalid exercise bank")
-	// ErrUnknownExercise is an exercise id the bank does not have.
-	ErrUnknownExercise = errors.New("unknown exercise")
+	ErrBank = errors.New("invalid question bank")
+	// ErrUnknownQuestion is a question id the bank does not have.
+	ErrUnknownQuestion = errors.New("unknown exercise")
 )
 
-// BankError says which exercise of a bank is wrong, in which field, and why.
+// BankError says which question of a bank is wrong, in which field, and why.
 type BankError struct {
-	Exercise string // the exercise's id, or its index "#3" when the id is the fault
+	Question string // the question's id, or its index "#3" when the id is the fault
 	Field    string // the JSON field at fault
 	Msg      string
 }
 
 func (e *BankError) Error() string {
-	if e.Exercise == "" {
+	if e.Question == "" {
 		return fmt.Sprintf("grader: %v: %s: %s", ErrBank, e.Field, e.Msg)
 	}
-	return fmt.Sprintf("grader: %v: exercise %s: %s: %s", ErrBank, e.Exercise, e.Field, e.Msg)
+	return fmt.Sprintf("grader: %v: question %s: %s: %s", ErrBank, e.Question, e.Field, e.Msg)
 }
 
 // Unwrap returns ErrBank.
 func (e *BankError) Unwrap() error { return ErrBank }
 
-//go:embed exercises.json
+//go:embed questions.json
 var bankJSON []byte
 
-// Exercises returns the course's bank, embedded from exercises.json and
+// Questions returns the course's bank, embedded from questions.json and
 // validated once.
-var Exercises = sync.OnceValues(func() (*Bank, error) { return ParseBank(bankJSON) })
+var Questions = sync.OnceValues(func() (*Bank, error) { return ParseBank(bankJSON) })
 
 var idPattern = regexp.MustCompile(`^[0-9]{2}-[a-z0-9-]+/[a-z0-9][a-z0-9-]*$`)
 var lessonPattern = regexp.MustCompile(`^[0-9]{2}-[a-z0-9-]+$`)
 
 // ParseBank reads and validates a bank: unknown fields, bad specs, unknown
 // quantities, a ratio without two specs, an exact tolerance on an estimated
-// quantity, duplicate ids... are a *BankError naming the exercise.
+// quantity, duplicate ids... are a *BankError naming the question.
 func ParseBank(data []byte) (*Bank, error) {
 	var raw struct {
 		Course    string            `json:"course"`
 		Lessons   []Lesson          `json:"lessons"`
-		Exercises []json.RawMessage `json:"exercises"`
+		Questions []json.RawMessage `json:"questions"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -149,46 +150,46 @@ func ParseBank(data []byte) (*Bank, error) {
 		}
 		seen[l.ID] = true
 	}
-	for i, r := range raw.Exercises {
-		e, err := parseExercise(r, i)
+	for i, r := range raw.Questions {
+		e, err := parseQuestion(r, i)
 		if err != nil {
 			return nil, err
 		}
 		if err := b.validate(&e, i); err != nil {
 			return nil, err
 		}
-		b.byID[e.ID] = len(b.Exercises)
-		b.Exercises = append(b.Exercises, e)
+		b.byID[e.ID] = len(b.Questions)
+		b.Questions = append(b.Questions, e)
 	}
 	return b, nil
 }
 
-func parseExercise(r json.RawMessage, i int) (Exercise, error) {
-	// The specs are decoded apart so that a bad one names its exercise.
+func parseQuestion(r json.RawMessage, i int) (Question, error) {
+	// The specs are decoded apart so that a bad one names its question.
 	var e struct {
-		Exercise
+		Question
 		Specs []json.RawMessage `json:"specs"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(r))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
 		// A bad spec inside would be reported here without its index;
-		// the error still names the exercise.
-		return Exercise{}, &BankError{Exercise: nameOf(r, i), Field: "exercise", Msg: err.Error()}
+		// the error still names the question.
+		return Question{}, &BankError{Question: nameOf(r, i), Field: "question", Msg: err.Error()}
 	}
-	ex := e.Exercise
+	ex := e.Question
 	ex.Specs = nil
 	for j, sr := range e.Specs {
 		s, err := spec.Parse(sr)
 		if err != nil {
-			return Exercise{}, &BankError{Exercise: nameOf(r, i), Field: fmt.Sprintf("specs[%d]", j), Msg: err.Error()}
+			return Question{}, &BankError{Question: nameOf(r, i), Field: fmt.Sprintf("specs[%d]", j), Msg: err.Error()}
 		}
 		ex.Specs = append(ex.Specs, s)
 	}
 	return ex, nil
 }
 
-// nameOf returns an exercise's id for an error message, or its index.
+// nameOf returns a question's id for an error message, or its index.
 func nameOf(r json.RawMessage, i int) string {
 	var v struct {
 		ID string `json:"id"`
@@ -199,13 +200,13 @@ func nameOf(r json.RawMessage, i int) string {
 	return fmt.Sprintf("#%d", i)
 }
 
-func (b *Bank) validate(e *Exercise, i int) error {
+func (b *Bank) validate(e *Question, i int) error {
 	bad := func(field, format string, args ...any) error {
 		name := e.ID
 		if field == "id" || name == "" {
 			name = fmt.Sprintf("#%d", i)
 		}
-		return &BankError{Exercise: name, Field: field, Msg: fmt.Sprintf(format, args...)}
+		return &BankError{Question: name, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case !idPattern.MatchString(e.ID):
@@ -218,8 +219,8 @@ func (b *Bank) validate(e *Exercise, i int) error {
 	if _, dup := b.byID[e.ID]; dup {
 		return bad("id", "%q appears twice: ids are unique and stable", e.ID)
 	}
-	if strings.TrimSpace(e.Question) == "" {
-		return bad("question", "empty")
+	if strings.TrimSpace(e.Text) == "" {
+		return bad("text", "empty")
 	}
 	if strings.TrimSpace(e.Unit) == "" {
 		return bad("unit", "empty: say what the answer counts, e.g. \"sectors per request\"")
@@ -242,7 +243,7 @@ func (b *Bank) validate(e *Exercise, i int) error {
 	}
 	for j, s := range e.Specs {
 		if s.Kernel == spec.GatherCopy && s.IndexFile != "" {
-			return bad(fmt.Sprintf("specs[%d]", j), "index_file: an exercise must not depend on a file outside the bank; use an index_pattern")
+			return bad(fmt.Sprintf("specs[%d]", j), "index_file: a question must not depend on a file outside the bank; use an index_pattern")
 		}
 		if err := fig.Applies(s); err != nil {
 			return bad(fmt.Sprintf("specs[%d]", j), "%v", err)
@@ -279,23 +280,23 @@ func (b *Bank) Lesson(id string) *Lesson {
 	return nil
 }
 
-// Exercise returns the exercise with id, or an error wrapping
-// ErrUnknownExercise that lists the ids of the same lesson.
-func (b *Bank) Exercise(id string) (*Exercise, error) {
+// Question returns the question with id, or an error wrapping
+// ErrUnknownQuestion that lists the ids of the same lesson.
+func (b *Bank) Question(id string) (*Question, error) {
 	if i, ok := b.byID[id]; ok {
-		return &b.Exercises[i], nil
+		return &b.Questions[i], nil
 	}
 	lesson, _, _ := strings.Cut(id, "/")
 	var near []string
-	for _, e := range b.Exercises {
+	for _, e := range b.Questions {
 		if e.Lesson == lesson {
 			near = append(near, e.ID)
 		}
 	}
 	if len(near) == 0 {
-		return nil, fmt.Errorf("grader: %w %q: no lesson %q; lessons are %s", ErrUnknownExercise, id, lesson, strings.Join(b.LessonIDs(), ", "))
+		return nil, fmt.Errorf("grader: %w %q: no lesson %q; lessons are %s", ErrUnknownQuestion, id, lesson, strings.Join(b.LessonIDs(), ", "))
 	}
-	return nil, fmt.Errorf("grader: %w %q: %s has %s", ErrUnknownExercise, id, lesson, strings.Join(near, ", "))
+	return nil, fmt.Errorf("grader: %w %q: %s has %s", ErrUnknownQuestion, id, lesson, strings.Join(near, ", "))
 }
 
 // LessonIDs returns the lessons' ids in order.
@@ -307,19 +308,19 @@ func (b *Bank) LessonIDs() []string {
 	return ids
 }
 
-// OfLesson returns the exercises of lesson, in bank order.
-func (b *Bank) OfLesson(lesson string) []*Exercise {
-	var out []*Exercise
-	for i := range b.Exercises {
-		if b.Exercises[i].Lesson == lesson {
-			out = append(out, &b.Exercises[i])
+// OfLesson returns the questions of lesson, in bank order.
+func (b *Bank) OfLesson(lesson string) []*Question {
+	var out []*Question
+	for i := range b.Questions {
+		if b.Questions[i].Lesson == lesson {
+			out = append(out, &b.Questions[i])
 		}
 	}
 	return out
 }
 
-// figure returns the figure the exercise asks for, which ParseBank checked.
-func (e *Exercise) figure() figures.Figure {
+// figure returns the figure the question asks for, which ParseBank checked.
+func (e *Question) figure() figures.Figure {
 	f, _ := figures.Lookup(e.Quantity)
 	return f
 }

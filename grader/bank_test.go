@@ -8,23 +8,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
 func TestExercisesLoad(t *testing.T) {
-	b, err := Exercises()
+	b, err := Questions()
 	require.NoError(t, err)
 	assert.Equal(t, "coalesce", b.Course)
-	// Issue 6's lessons and issue 11's 09-matrix, in order; every one has at least two exercises.
+	// Issue 6's lessons and issue 11's 09-matrix, in order; every one has at least two questions.
 	assert.Equal(t, []string{"01-sectors", "02-coalescing", "03-strided", "04-scattered", "05-aos-soa", "06-vectorized", "07-ncu-metric", "08-h200", "09-matrix"}, b.LessonIDs())
 	for _, l := range b.Lessons {
 		assert.GreaterOrEqual(t, len(b.OfLesson(l.ID)), 2, "lesson %s", l.ID)
 	}
 	// The three questions issue 5 names.
 	for _, id := range []string{"03-strided/sectors-stride-32", "05-aos-soa/efficiency-aos-24", "03-strided/slowdown-stride-32"} {
-		_, err := b.Exercise(id)
+		_, err := b.Question(id)
 		assert.NoError(t, err, id)
 	}
 }
@@ -33,7 +34,7 @@ func TestExercisesLoad(t *testing.T) {
 // published (listed in testdata/published_ids.txt) is never renamed or
 // removed. Add new ids to the list when they are published.
 func TestPublishedIDsStable(t *testing.T) {
-	b, err := Exercises()
+	b, err := Questions()
 	require.NoError(t, err)
 	f, err := os.Open("testdata/published_ids.txt")
 	require.NoError(t, err)
@@ -46,17 +47,17 @@ func TestPublishedIDsStable(t *testing.T) {
 			continue
 		}
 		n++
-		_, err := b.Exercise(id)
+		_, err := b.Question(id)
 		assert.NoError(t, err, "published id %s is gone", id)
 	}
-	assert.Equal(t, len(b.Exercises), n, "every exercise of the bank is in testdata/published_ids.txt")
+	assert.Equal(t, len(b.Questions), n, "every question of the bank is in testdata/published_ids.txt")
 }
 
-// TestMeasuredSpecsInSweep: every spec a measured exercise needs is in the
+// TestMeasuredSpecsInSweep: every spec a measured question needs is in the
 // sweep the recorded reference is made from, so the built-in reference can
 // answer it.
 func TestMeasuredSpecsInSweep(t *testing.T) {
-	b, err := Exercises()
+	b, err := Questions()
 	require.NoError(t, err)
 	f, err := os.Open("../cuda/reference/sweep.jsonl")
 	if errors.Is(err, os.ErrNotExist) {
@@ -72,7 +73,7 @@ func TestMeasuredSpecsInSweep(t *testing.T) {
 			inSweep[l.Spec.String()] = true
 		}
 	}
-	for _, e := range b.Exercises {
+	for _, e := range b.Questions {
 		for _, s := range e.Specs {
 			assert.True(t, inSweep[s.String()], "%s: %s is not in the sweep, so the recorded reference cannot measure it", e.ID, s)
 		}
@@ -81,7 +82,7 @@ func TestMeasuredSpecsInSweep(t *testing.T) {
 
 func TestParseBankErrors(t *testing.T) {
 	good := map[string]any{
-		"id": "03-strided/x", "lesson": "03-strided", "question": "Q?", "unit": "sectors per request",
+		"id": "03-strided/x", "lesson": "03-strided", "text": "Q?", "unit": "sectors per request",
 		"specs":    []any{map[string]any{"kernel": "strided_copy", "n": 1024, "stride": 32}},
 		"quantity": "ld_sectors_per_request", "graded_by": "model",
 		"tolerance": map[string]any{"model": 0, "measured": 0.05}, "points": 1,
@@ -100,11 +101,11 @@ func TestParseBankErrors(t *testing.T) {
 		}
 		return e
 	}
-	bank := func(exercises ...map[string]any) []byte {
+	bank := func(questions ...map[string]any) []byte {
 		b, err := json.Marshal(map[string]any{
 			"course":    "coalesce",
 			"lessons":   []any{map[string]any{"id": "03-strided", "title": "Strided"}},
-			"exercises": exercises,
+			"questions": questions,
 		})
 		require.NoError(t, err)
 		return b
@@ -127,7 +128,7 @@ func TestParseBankErrors(t *testing.T) {
 		{"id without its lesson", bank(with(map[string]any{"id": "02-coalescing/x"})), "id", "start with its lesson"},
 		{"id in capitals", bank(with(map[string]any{"id": "03-strided/X"})), "id", "lower case"},
 		{"unknown lesson", bank(with(map[string]any{"lesson": "09-tensor", "id": "09-tensor/x"})), "lesson", "not among"},
-		{"empty question", bank(with(map[string]any{"question": " "})), "question", "empty"},
+		{"empty text", bank(with(map[string]any{"text": " "})), "text", "empty"},
 		{"no unit", bank(with(map[string]any{"unit": nil})), "unit", "empty"},
 		{"exact tolerance on an estimate", bank(with(map[string]any{"quantity": "dram_bytes_per_useful_byte"})), "tolerance.model", "only estimates"},
 		{"exact measured tolerance", bank(with(map[string]any{"tolerance": map[string]any{"model": 0, "measured": 0}})), "tolerance.measured", "never exact"},
@@ -136,10 +137,10 @@ func TestParseBankErrors(t *testing.T) {
 		{"no points", bank(with(map[string]any{"points": 0})), "points", "more than 0"},
 		{"loads per request of a kernel without loads", bank(with(map[string]any{"specs": []any{map[string]any{"kernel": "strided_write", "n": 1024}}})), "specs[0]", "issues no loads"},
 		{"an index file", bank(with(map[string]any{"specs": []any{map[string]any{"kernel": "gather_copy", "n": 1024, "index_file": "x.bin"}}})), "specs[0]", "index_file"},
-		{"a typo in a field", bank(with(map[string]any{"tolerence": 1})), "exercise", "unknown field"},
+		{"a typo in a field", bank(with(map[string]any{"tolerence": 1})), "question", "unknown field"},
 		{"not JSON", []byte(`{"course":`), "bank", ""},
-		{"no course", []byte(`{"lessons":[{"id":"01-a"}],"exercises":[]}`), "course", ""},
-		{"a bad lesson id", []byte(`{"course":"c","lessons":[{"id":"sectors"}],"exercises":[]}`), "lessons[0].id", ""},
+		{"no course", []byte(`{"lessons":[{"id":"01-a"}],"questions":[]}`), "course", ""},
+		{"a bad lesson id", []byte(`{"course":"c","lessons":[{"id":"sectors"}],"questions":[]}`), "lessons[0].id", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,25 +153,25 @@ func TestParseBankErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.text)
 		})
 	}
-	t.Run("the good exercise loads", func(t *testing.T) {
+	t.Run("the good question loads", func(t *testing.T) {
 		b, err := ParseBank(bank(good))
 		require.NoError(t, err)
-		require.Len(t, b.Exercises, 1)
-		assert.Equal(t, int64(32), b.Exercises[0].Specs[0].Stride)
+		require.Len(t, b.Questions, 1)
+		assert.Equal(t, int64(32), b.Questions[0].Specs[0].Stride)
 	})
 }
 
 func TestBankExerciseUnknown(t *testing.T) {
-	b, err := Exercises()
+	b, err := Questions()
 	require.NoError(t, err)
-	_, err = b.Exercise("03-strided/sectors-stride-33")
-	assert.ErrorIs(t, err, ErrUnknownExercise)
+	_, err = b.Question("03-strided/sectors-stride-33")
+	assert.ErrorIs(t, err, ErrUnknownQuestion)
 	assert.Contains(t, err.Error(), "03-strided/sectors-stride-32", "lists the lesson's ids")
-	_, err = b.Exercise("99-nope/x")
+	_, err = b.Question("99-nope/x")
 	assert.Contains(t, err.Error(), "lessons are 01-sectors")
 }
 
-// BenchmarkParseBank is what every notebook's first lab.Exercises or
+// BenchmarkParseBank is what every notebook's first lab.Questions or
 // lab.Check pays to read the bank. Validating a gather's figure must not
 // generate its indices: with 2^25 of them to shuffle, that cost 1.8 s.
 func BenchmarkParseBank(b *testing.B) {

@@ -9,20 +9,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // borrowing is the fixture as a GPU that refuses ncu its counters gives
 // it: every profiled launch's counters marked as from, and why on the Set.
 type borrowing struct {
-	measure.Source
+	measure.Measurer
 	from string
 	why  error
 }
 
 func (b borrowing) Measure(ctx context.Context, specs []spec.Spec, want measure.Want) (*measure.Set, error) {
-	set, err := b.Source.Measure(ctx, specs, want)
+	set, err := b.Measurer.Measure(ctx, specs, want)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (b borrowing) Measure(ctx context.Context, specs []spec.Spec, want measure.
 	return &out, nil
 }
 
-// An exercise graded by a measured figure that needs counters is not
+// A question graded by a measured figure that needs counters is not
 // graded against the model's counters under the measurement's name: it
 // goes ungraded, saying why and what to do. The recording's counters of
 // the same launch grade, labelled. A figure that needs no counter (a
@@ -73,7 +73,7 @@ func TestGradingWithBorrowedCounters(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, k.Graded(), "a time needs no counter")
 		assert.Equal(t, timeKey.Measured, k.Measured)
-		assert.NotContains(t, k.Source, "counters")
+		assert.NotContains(t, k.Origin, "counters")
 	})
 	t.Run("recorded", func(t *testing.T) {
 		g := newGrader(t, borrowing{fixture(t), recorded, denied})
@@ -81,9 +81,9 @@ func TestGradingWithBorrowedCounters(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, k.Graded())
 		assert.Equal(t, ncuKey.Measured, k.Measured, "the recording's counts")
-		assert.Equal(t, ncuKey.Source+"; counters "+recorded, k.Source)
+		assert.Equal(t, ncuKey.Origin+"; counters "+recorded, k.Origin)
 		v := g.Grade(dram, ncuKey.Measured)
 		assert.True(t, v.Right)
-		assert.Contains(t, v.String(), "["+ncuKey.Source+"; counters "+recorded+"]")
+		assert.Contains(t, v.String(), "["+ncuKey.Origin+"; counters "+recorded+"]")
 	})
 }

@@ -1,20 +1,20 @@
 // Package grader judges learners' predictions against the sector model
-// and against measurements: it holds the exercise bank, computes each
-// exercise's answer key, and turns a prediction into a verdict with the
+// and against measurements: it holds the question bank, computes each
+// question's answer key, and turns a prediction into a verdict with the
 // explanation built for its case. It runs no notebook and reads none: the
 // notebook face (lab.Check) asks it for verdicts as a learner predicts,
 // and batch grading (grader/gradebook) asks it for the same verdicts when
 // an instructor grades the saved notebooks.
 //
-//	g, _ := grader.New(grader.Options{Source: src}) // src: a measure.Source
+//	g, _ := grader.New(grader.Options{Measurer: m}) // m: a measure.Measurer
 //	v := g.Grade("03-strided/sectors-stride-32", 32)
 //	fmt.Print(v) // or v.HTML() in a notebook
 //
-// # The exercise bank
+// # The question bank
 //
-// The exercises are data, exercises.json, embedded and validated when first
-// used (ParseBank): an id (LESSON/NAME, stable once published), the
-// question, the spec(s) of lessons/spec the answer is computed from, the
+// The questions are data, questions.json, embedded and validated when first
+// used (ParseBank): an id (LESSON/NAME, stable once published), its
+// text, the spec(s) of lessons/spec the answer is computed from, the
 // quantity computed (the name of a figure of lessons/figures: an ncu metric,
 // or one such as ld_sectors_per_request, efficiency, useful_bandwidth; of
 // one spec, or the ratio of two), which answer grades it (model or
@@ -22,10 +22,10 @@
 // bank: keys are computed by lessons/sectors and lessons/figures, and read
 // from the measurement when grading.
 //
-// To add an exercise: one entry in exercises.json. ParseBank refuses an
+// To add a question: one entry in questions.json. ParseBank refuses an
 // unknown figure, a spec that does not parse, an exact tolerance on a
 // figure the model only estimates, or a ratio without two specs, naming
-// the exercise; TestPublishedIDs keeps published ids from disappearing.
+// the question; TestPublishedIDs keeps published ids from disappearing.
 //
 // # Verdicts
 //
@@ -36,7 +36,7 @@
 // addresses of one warp's lanes, the sectors they touch, the arithmetic
 // that gives the answer, and where model and measurement disagree, why.
 //
-// An exercise graded by the measurement when there is none is not graded:
+// A question graded by the measurement when there is none is not graded:
 // its verdict shows the model's answer for information, and it counts for
 // neither points nor maximum.
 package grader

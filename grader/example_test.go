@@ -4,15 +4,15 @@ import (
 	"fmt"
 
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // A verdict against the model alone, as text: the judgement, then the
 // explanation built for the case.
 func ExampleGrader_modelOnly() {
-	g, _ := grader.New(grader.Options{NoSource: "COALESCE_MEASURE=none"})
+	g, _ := grader.New(grader.Options{NoMeasurer: "COALESCE_MEASURE=none"})
 	fmt.Print(g.Grade("01-sectors/sectors-float", 4))
 	// Output:
 	// 01-sectors/sectors-float: RIGHT (1 of 1 point, graded against the model)
@@ -50,11 +50,11 @@ func ExampleGrader_Grade() {
 		Origin:   measure.Origin{Kind: measure.FromFile, File: "example.jsonl"},
 		Launches: []measure.Launch{{Spec: s, Verified: true, Metrics: metrics.Set{metrics.LdRequests: 65536, metrics.LdSectors: 2097152}}},
 	})
-	g, _ := grader.New(grader.Options{Source: gpu})
+	g, _ := grader.New(grader.Options{Measurer: gpu})
 
 	v := g.Grade("03-strided/sectors-stride-32", 8)
 	fmt.Println("right:", v.Right, "points:", v.Points, "of", v.MaxPoints)
-	fmt.Println("model:", v.Model.Value, "measured:", v.Measurement.Value, "from", v.Source)
+	fmt.Println("model:", v.Model.Value, "measured:", v.Measurement.Value, "from", v.Origin)
 	// Output:
 	// right: false points: 0 of 1
 	// model: 32 measured: 32 from measured in example.jsonl (no provenance)

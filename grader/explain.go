@@ -13,7 +13,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Section is one part of an explanation. A line that starts with two
@@ -37,7 +37,7 @@ func explain(k *Key, sys *units.System) []Section {
 }
 
 func sections(k *Key, sys *units.System) []Section {
-	e := k.Exercise
+	e := k.Question
 	fig := e.figure()
 	var secs []Section
 	for i := range k.Parts {
@@ -59,7 +59,7 @@ func equation(sys *units.System, e units.Equation) string { return sys.String(sy
 
 // model returns the model's value of f for a part, NaN when it has none.
 func model(f figures.Figure, p Part) float64 {
-	v, err := f.Of(figures.Model(p.Prediction))
+	v, err := f.Of(figures.Model(p.Modelled))
 	if err != nil {
 		return math.NaN()
 	}
@@ -85,7 +85,7 @@ func Asked(quantity string) (store, ok bool) {
 	return false, false
 }
 
-func warpSection(e *Exercise, p *Part, n int) Section {
+func warpSection(e *Question, p *Part, n int) Section {
 	s := p.Spec
 	title := "One warp of " + string(s.Kernel)
 	if n > 1 {
@@ -191,7 +191,7 @@ func usedLine(used []int) string {
 }
 
 func arithmetic(k *Key, fig figures.Figure, sys *units.System) Section {
-	e := k.Exercise
+	e := k.Question
 	sec := Section{Title: "The arithmetic"}
 	for _, p := range k.Parts {
 		sec.Lines = append(sec.Lines, partArithmetic(e, p, sys)...)
@@ -207,8 +207,8 @@ func arithmetic(k *Key, fig figures.Figure, sys *units.System) Section {
 	return sec
 }
 
-func partArithmetic(e *Exercise, p Part, sys *units.System) []string {
-	s, pr := p.Spec, p.Prediction
+func partArithmetic(e *Question, p Part, sys *units.System) []string {
+	s, pr := p.Spec, p.Modelled
 	m := pr.Metrics
 	useful := float64(s.UsefulBytes())
 	launch := fmt.Sprintf("%s launches %s in %s of %d: %s.",
@@ -248,8 +248,8 @@ func partArithmetic(e *Exercise, p Part, sys *units.System) []string {
 // sys: the launch overhead and the longest limit add up to the time as
 // printed, the DRAM bytes over the copy bandwidth come to the DRAM time,
 // the useful bytes over the time to the bandwidth.
-func timeArithmetic(e *Exercise, p Part, sys *units.System) []string {
-	s, pr := p.Spec, p.Prediction
+func timeArithmetic(e *Question, p Part, sys *units.System) []string {
+	s, pr := p.Spec, p.Modelled
 	m, tp := pr.Metrics, pr.Time
 	d, _ := devices.Lookup(s.Device)
 	sec := func(v float64) units.Term { return units.Term{V: v, Unit: units.Seconds} }
@@ -308,11 +308,11 @@ func dramSection(k *Key, sys *units.System) Section {
 		"The L1 counts 32-byte sectors; DRAM moves what the L2 misses. On a load miss the %s's L2 fetches the whole aligned block of l2_fetch_granularity bytes (%d here) that holds the sector, so a lane that uses a sector alone costs a whole block.",
 		d.GPU, s.L2Fetch))
 	for _, p := range k.Parts {
-		if line := coldWarpLine(p.Spec, k.Exercise.Specs); line != "" {
+		if line := coldWarpLine(p.Spec, k.Question.Specs); line != "" {
 			sec.Lines = append(sec.Lines, line)
 		}
 	}
-	if len(k.Parts) > 1 || k.Exercise.figure().Level == figures.Time {
+	if len(k.Parts) > 1 || k.Question.figure().Level == figures.Time {
 		var per []float64
 		for _, p := range k.Parts {
 			per = append(per, model(figures.DRAMBytesPerUsefulByte, p))
@@ -333,13 +333,13 @@ func dramSection(k *Key, sys *units.System) Section {
 			texts[i] = sys.Text(units.Term{V: v, Unit: units.Ratio})
 		}
 		for i, p := range k.Parts {
-			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s (model)", specLabel(p.Spec, k.Exercise.Specs), units.With(texts[i], "DRAM bytes per useful byte")))
+			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s (model)", specLabel(p.Spec, k.Question.Specs), units.With(texts[i], "DRAM bytes per useful byte")))
 		}
 		if multiple != "" {
 			dram := func(p Part) float64 {
-				return p.Prediction.Metrics[metrics.DRAMRead] + p.Prediction.Metrics[metrics.DRAMWrite]
+				return p.Modelled.Metrics[metrics.DRAMRead] + p.Modelled.Metrics[metrics.DRAMWrite]
 			}
-			switch k.Exercise.Quantity {
+			switch k.Question.Quantity {
 			case figures.UsefulBandwidth.Name:
 				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: per useful byte the second moves %s the DRAM bytes of the first.", multiple))
 			case figures.TimeSeconds.Name:
@@ -349,7 +349,7 @@ func dramSection(k *Key, sys *units.System) Section {
 	}
 	hasStore := false
 	for _, p := range k.Parts {
-		hasStore = hasStore || p.Prediction.Metrics[metrics.StRequests] > 0
+		hasStore = hasStore || p.Modelled.Metrics[metrics.StRequests] > 0
 	}
 	if hasStore {
 		sec.Lines = append(sec.Lines, fmt.Sprintf(
@@ -386,7 +386,7 @@ func timeSection(k *Key) Section {
 }
 
 func comparison(k *Key, fig figures.Figure, sys *units.System) Section {
-	e := k.Exercise
+	e := k.Question
 	sec := Section{Title: "Model and measurement"}
 	if !k.HasMeasured {
 		sec.Lines = append(sec.Lines, "No measured answer: "+k.NoMeasurement+".")
@@ -407,7 +407,7 @@ func comparison(k *Key, fig figures.Figure, sys *units.System) Section {
 	}
 	model := answerFrom(e, sys.Text(units.Term{V: k.Model, Unit: u}), k.Model)
 	measured := answerFrom(e, sys.Text(units.Term{V: k.Measured, Unit: u}), k.Measured)
-	sec.Lines = append(sec.Lines, fmt.Sprintf("Model: %s. Measured (%s): %s.", model, k.Source, measured))
+	sec.Lines = append(sec.Lines, fmt.Sprintf("Model: %s. Measured (%s): %s.", model, k.Origin, measured))
 	if e.Combine == Ratio {
 		for _, p := range k.Parts {
 			u := bareUnit(e.Quantity)
@@ -428,7 +428,7 @@ func comparison(k *Key, fig figures.Figure, sys *units.System) Section {
 			if !p.HasMeasured || p.Launch.Metrics == nil {
 				continue
 			}
-			pm, mm := p.Prediction.Metrics, p.Launch.Metrics
+			pm, mm := p.Modelled.Metrics, p.Launch.Metrics
 			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: DRAM read %s (model %s), written %s (model %s)",
 				specLabel(p.Spec, e.Specs), bytesStr(mm[metrics.DRAMRead]), bytesStr(pm[metrics.DRAMRead]), bytesStr(mm[metrics.DRAMWrite]), bytesStr(pm[metrics.DRAMWrite])))
 		}
@@ -440,8 +440,8 @@ func comparison(k *Key, fig figures.Figure, sys *units.System) Section {
 	case figures.Time:
 		sec.Lines = append(sec.Lines, timeMisses(k)...)
 	}
-	if gpu := profileGPU(k.Parts[0].Spec); gpu != "" && !strings.Contains(k.Source, gpu) {
-		sec.Lines = append(sec.Lines, fmt.Sprintf("Note: the measurement comes from %s; the model's device profile describes an %s.", k.Source, gpu))
+	if gpu := profileGPU(k.Parts[0].Spec); gpu != "" && !strings.Contains(k.Origin, gpu) {
+		sec.Lines = append(sec.Lines, fmt.Sprintf("Note: the measurement comes from %s; the model's device profile describes an %s.", k.Origin, gpu))
 	}
 	return sec
 }
@@ -454,20 +454,20 @@ func timeMisses(k *Key) []string {
 	var lines []string
 	slower, faster := false, false
 	for _, p := range k.Parts {
-		if !p.HasMeasured || !p.Launch.Timed() || p.Prediction.TimeSeconds <= 0 {
+		if !p.HasMeasured || !p.Launch.Timed() || p.Modelled.TimeSeconds <= 0 {
 			continue
 		}
-		r := p.Launch.Seconds() / p.Prediction.TimeSeconds
+		r := p.Launch.Seconds() / p.Modelled.TimeSeconds
 		way := "slower"
 		if r < 1 {
 			way = "faster"
 		}
 		lines = append(lines, fmt.Sprintf("  %s: the GPU took %s the model's time (%s than the model, which called it %s bound)",
-			specLabel(p.Spec, k.Exercise.Specs), units.Multiple.Format(r), way, p.Prediction.Time.Bound))
-		if r > 1+k.Exercise.Tolerance.Measured {
+			specLabel(p.Spec, k.Question.Specs), units.Multiple.Format(r), way, p.Modelled.Time.Bound))
+		if r > 1+k.Question.Tolerance.Measured {
 			slower = true
 		}
-		if r < 1-k.Exercise.Tolerance.Measured {
+		if r < 1-k.Question.Tolerance.Measured {
 			faster = true
 		}
 	}
@@ -478,7 +478,7 @@ func timeMisses(k *Key) []string {
 		lines = append(lines, "Where the GPU is faster than the model: the model's Little's-law limit waits out every load at DRAM's latency, one dependent step after another. Loads that hit in the L1 or L2 (the later field loads of a whole-struct sum, a dense gather's reads of lines its neighbours just fetched, the index loads of a gather) return far sooner, and the GPU keeps more of them in flight than the model assumes, so the launch beats the limit. On the H200 this is so for dense gathers (identity, warp_shuffle, sorted indices), strided_read at strides 2 to 16 and sum_fields_aos (the lessons/sectors documentation lists them).")
 	}
 	if !slower && !faster && len(lines) > 1 {
-		lines = append(lines, fmt.Sprintf("No launch is off by more than %s on its own: the ratio of two launches compounds their misses when one runs faster than the model and the other slower.", units.Percent.Format(k.Exercise.Tolerance.Measured)))
+		lines = append(lines, fmt.Sprintf("No launch is off by more than %s on its own: the ratio of two launches compounds their misses when one runs faster than the model and the other slower.", units.Percent.Format(k.Question.Tolerance.Measured)))
 	}
 	return lines
 }
@@ -492,7 +492,7 @@ func profileGPU(s spec.Spec) string {
 }
 
 // specLabel names a spec briefly by what sets it apart from the others of
-// its exercise: "strided_copy (stride 32)", or its kernel when nothing does.
+// its question: "strided_copy (stride 32)", or its kernel when nothing does.
 func specLabel(s spec.Spec, all []spec.Spec) string {
 	if diff := s.Differences(all); len(diff) > 0 {
 		return fmt.Sprintf("%s (%s)", s.Kernel, strings.Join(diff, ", "))
@@ -531,7 +531,7 @@ func fraction(p float64) string {
 // answer graded exactly (tol 0) is written with every digit, so that it
 // never reads as a prediction it is not; another as the explanation's
 // numbers (nil for none) write it.
-func withUnit(numbers *units.System, e *Exercise, v, tol float64) string {
+func withUnit(numbers *units.System, e *Question, v, tol float64) string {
 	if tol == 0 || numbers == nil {
 		return units.With(fmtAnswer(e, v, tol == 0), e.Unit)
 	}
@@ -541,7 +541,7 @@ func withUnit(numbers *units.System, e *Exercise, v, tol float64) string {
 // answerUnit is the unit of an answer's bare number: a ratio's, a
 // fraction's (efficiency, of cudaMemcpy: written as a Ratio, with its
 // percentage beside), else its quantity's.
-func answerUnit(e *Exercise) units.Unit {
+func answerUnit(e *Question) units.Unit {
 	if e.Combine == Ratio {
 		return units.Ratio
 	}
@@ -550,7 +550,7 @@ func answerUnit(e *Exercise) units.Unit {
 
 // answerFrom writes an answer v to e whose number is already written as
 // text (in answerUnit), as fmtAnswer would write it around its number.
-func answerFrom(e *Exercise, text string, v float64) string {
+func answerFrom(e *Question, text string, v float64) string {
 	if e.Combine == Ratio {
 		return text
 	}
@@ -580,7 +580,7 @@ func quantityFrom(quantity, text string, v float64) string {
 
 // fmtAnswer writes an exercise's answer: a ratio as a bare number, else
 // in the quantity's unit; every digit when precise.
-func fmtAnswer(e *Exercise, v float64, precise bool) string {
+func fmtAnswer(e *Question, v float64, precise bool) string {
 	if e.Combine == Ratio {
 		s := units.Ratio.Scale(v)
 		if precise {

@@ -4,13 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/lessons/figures"
-	"github.com/coalescing-course/coalesce/lessons/sectors"
-	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/measure"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // TestTimeMissesPointTheWay holds the time explanation to the direction of
@@ -36,10 +37,10 @@ func TestTimeMissesPointTheWay(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			k := &Key{
-				Exercise: &Exercise{Specs: []spec.Spec{s}, Tolerance: Tolerance{Measured: 0.25}},
+				Question: &Question{Specs: []spec.Spec{s}, Tolerance: Tolerance{Measured: 0.25}},
 				Parts: []Part{{
 					Spec:        s,
-					Prediction:  sectors.Prediction{TimeSeconds: modelSeconds, Time: sectors.TimeParts{Bound: "latency"}},
+					Modelled:    sectors.Launch{TimeSeconds: modelSeconds, Time: sectors.TimeParts{Bound: "latency"}},
 					HasMeasured: true,
 					Launch:      measure.Launch{Spec: s, TimeMs: tc.measured * 1e3, Verified: true},
 				}},
@@ -72,10 +73,10 @@ func TestTimeArithmeticNamesRewrites(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := spec.Parse([]byte(c.spec))
 			require.NoError(t, err)
-			pr, err := sectors.Predict(s)
+			pr, err := sectors.Model(s)
 			require.NoError(t, err)
-			e := &Exercise{Quantity: figures.TimeSeconds.Name, Specs: []spec.Spec{s}}
-			text := strings.Join(partArithmetic(e, Part{Spec: s, Prediction: pr, Model: pr.TimeSeconds}, new(units.System)), "\n")
+			e := &Question{Quantity: figures.TimeSeconds.Name, Specs: []spec.Spec{s}}
+			text := strings.Join(partArithmetic(e, Part{Spec: s, Modelled: pr, Model: pr.TimeSeconds}, new(units.System)), "\n")
 			assert.Contains(t, text, "DRAM longer than their bytes")
 			if c.rewrite {
 				assert.Contains(t, text, "the write-backs of lines its warps have just read")
@@ -93,7 +94,7 @@ func TestTimeArithmeticNamesRewrites(t *testing.T) {
 func TestEquationsHoldAsPrinted(t *testing.T) {
 	g, _ := graders(t)
 	total := 0
-	for _, e := range g.Bank().Exercises {
+	for _, e := range g.Bank().Questions {
 		t.Run(e.ID, func(t *testing.T) {
 			k, err := g.Key(e.ID)
 			require.NoError(t, err)
@@ -104,5 +105,5 @@ func TestEquationsHoldAsPrinted(t *testing.T) {
 			}
 		})
 	}
-	assert.Greater(t, total, len(g.Bank().Exercises), "the explanations state equations")
+	assert.Greater(t, total, len(g.Bank().Questions), "the explanations state equations")
 }

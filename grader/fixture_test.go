@@ -6,11 +6,12 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
-	"github.com/stretchr/testify/require"
 )
 
 var updateFixture = flag.Bool("update-fixture", false, "rewrite testdata/reference.jsonl, the invented measurements the tests grade against")
@@ -29,7 +30,7 @@ const (
 )
 
 // fixtureTimes are the invented times, in milliseconds, of the specs the
-// measured exercises compare; the comments give the ratio the tests expect.
+// measured questions compare; the comments give the ratio the tests expect.
 var fixtureTimes = map[string]float64{
 	`{"kernel":"strided_copy","n":67108864,"stride":1}`:                            0.150, // stride 1 vs 32: 16x per useful byte
 	`{"kernel":"strided_copy","n":67108864,"stride":32}`:                           0.075,
@@ -63,7 +64,7 @@ func TestWriteReferenceFixture(t *testing.T) {
 	if !*updateFixture {
 		t.Skip("run with -update-fixture to rewrite " + fixtureFile)
 	}
-	b, err := Exercises()
+	b, err := Questions()
 	require.NoError(t, err)
 	ref := &measure.Set{Provenance: &measure.Provenance{
 		Device:  measure.DeviceInfo{GPU: "NVIDIA H200 (test fixture)", SMs: 132},
@@ -75,7 +76,7 @@ func TestWriteReferenceFixture(t *testing.T) {
 	times, dramRead := norm(t, fixtureTimes), norm(t, fixtureDRAMRead)
 	notProfiled, missing := norm(t, fixtureNotProfiled), norm(t, fixtureMissing)
 	seen := map[string]bool{}
-	for _, e := range b.Exercises {
+	for _, e := range b.Questions {
 		for _, s := range e.Specs {
 			key := s.String()
 			if seen[key] {
@@ -85,7 +86,7 @@ func TestWriteReferenceFixture(t *testing.T) {
 			if missing[key] {
 				continue
 			}
-			p, err := sectors.Predict(s)
+			p, err := sectors.Model(s)
 			require.NoError(t, err)
 			ms := p.TimeSeconds * 1e3 * 1.2
 			if v, ok := times[key]; ok {
@@ -126,7 +127,7 @@ func norm[T any](t *testing.T, tbl map[string]T) map[string]T {
 }
 
 // fixture returns the invented measurements, as a recording.
-func fixture(t testing.TB) measure.Source {
+func fixture(t testing.TB) measure.Measurer {
 	t.Helper()
 	f, err := os.Open(fixtureFile)
 	require.NoError(t, err)

@@ -11,25 +11,25 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
-// Key is the answer key of one exercise, computed at grading time: the
+// Key is the answer key of one question, computed at grading time: the
 // model's answer, the measured one when a measurement is at hand, and the
-// explanation every verdict on the exercise shows.
+// explanation every verdict on the question shows.
 type Key struct {
-	Exercise *Exercise
+	Question *Question
 	// Model is the sector model's answer.
 	Model float64
 	// Measured is the answer from the measurement; valid when HasMeasured.
 	Measured    float64
 	HasMeasured bool
-	// Source labels the measurement source ("recorded on NVIDIA H200,
+	// Origin labels the measurement source ("recorded on NVIDIA H200,
 	// 2026-11-29"); "" when there is none.
-	Source string
+	Origin string
 	// NoMeasurement says why there is no measured answer, when there is none.
 	NoMeasurement string
 	// Parts are the quantity of each spec, before a ratio combines them.
@@ -42,10 +42,10 @@ type Key struct {
 	numbers *units.System
 }
 
-// Part is the quantity of one spec of an exercise.
+// Part is the quantity of one spec of a question.
 type Part struct {
 	Spec        spec.Spec
-	Prediction  sectors.Prediction
+	Modelled    sectors.Launch
 	Model       float64
 	Measured    float64
 	HasMeasured bool
@@ -57,40 +57,40 @@ type Part struct {
 }
 
 // Graded reports whether the key can grade a prediction: always for an
-// exercise graded by the model; for one graded by the measurement, only
+// question graded by the model; for one graded by the measurement, only
 // when there is a measured answer. An ungraded verdict still shows the
 // model's answer, for information, and earns no points of none.
 func (k *Key) Graded() bool {
-	return k.Exercise.GradedBy == Model || k.HasMeasured
+	return k.Question.GradedBy == Model || k.HasMeasured
 }
 
 // Answer returns the answer the points are judged against, with its
 // relative tolerance; ok is false when the key cannot grade (see Graded).
 func (k *Key) Answer() (value, tol float64, ok bool) {
-	if k.Exercise.GradedBy == Measurement {
-		return k.Measured, k.Exercise.Tolerance.Measured, k.HasMeasured
+	if k.Question.GradedBy == Measurement {
+		return k.Measured, k.Question.Tolerance.Measured, k.HasMeasured
 	}
-	return k.Model, k.Exercise.Tolerance.Model, true
+	return k.Model, k.Question.Tolerance.Model, true
 }
 
-// MeasureTimeout bounds the measurement of one exercise's launches on a
+// MeasureTimeout bounds the measurement of one question's launches on a
 // live GPU, profiling included.
 const MeasureTimeout = 5 * time.Minute
 
 // computeKey works out e's answers with the model and, when src is not
 // nil, the measurement.
-func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
+func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) {
 	fig := e.figure()
-	k := &Key{Exercise: e, NoMeasurement: noMeas}
+	k := &Key{Question: e, NoMeasurement: noMeas}
 	if src != nil {
-		k.Source = src.Origin().String()
+		k.Origin = src.Origin().String()
 	}
 	// The specs' predictions run at once, but a gather's one at a time,
 	// drawing its indices once for the model and the explanation's warp 0:
 	// it holds all n of them while it runs (128 MiB at n = 2^25), and a
 	// batch of keys must stay within a few hundred megabytes (gradebook's
 	// BenchmarkGradeMemory85).
-	preds := make([]sectors.Prediction, len(e.Specs))
+	preds := make([]sectors.Launch, len(e.Specs))
 	errs := make([]error, len(e.Specs))
 	idx := make([][]int32, len(e.Specs))
 	idxErrs := make([]error, len(e.Specs))
@@ -99,7 +99,7 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 		if s.Kernel == spec.GatherCopy {
 			continue
 		}
-		wg.Go(func() { preds[i], errs[i] = sectors.Predict(s) })
+		wg.Go(func() { preds[i], errs[i] = sectors.Model(s) })
 	}
 	var all []int32 // one array for all of them, refilled
 	for i, s := range e.Specs {
@@ -110,7 +110,7 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 				idxErrs[i] = err
 				continue
 			}
-			preds[i], errs[i] = sectors.PredictIndices(s, all)
+			preds[i], errs[i] = sectors.ModelIndices(s, all)
 			idx[i] = slices.Clone(all[:min(sectors.WarpSize, len(all))])
 		}
 	}
@@ -122,7 +122,7 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 		set, err := src.Measure(ctx, e.Specs, measure.Times|measure.Counters)
 		cancel()
 		if err != nil {
-			k.NoMeasurement = fmt.Sprintf("measuring on %s: %v", k.Source, err)
+			k.NoMeasurement = fmt.Sprintf("measuring on %s: %v", k.Origin, err)
 		} else {
 			launches, countersErr = set.Launches, set.CountersErr
 		}
@@ -135,27 +135,27 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 		if err != nil {
 			return nil, fmt.Errorf("grader: %s: the model: %w", e.ID, err)
 		}
-		part := Part{Spec: s, Prediction: p, idx: idx[i], idxErr: idxErrs[i]}
+		part := Part{Spec: s, Modelled: p, idx: idx[i], idxErr: idxErrs[i]}
 		if part.Model, err = fig.Of(figures.Model(p)); err != nil {
 			return nil, fmt.Errorf("grader: %s: the model: %w", e.ID, err)
 		}
 		if allMeasured {
 			l := launches[i]
 			if l.Failed() {
-				err = fmt.Errorf("%s was not measured (%s): %s", s.Brief(), k.Source, l.Error)
-			} else if part.Measured, err = fig.Of(figures.Measured(l, &part.Prediction)); err != nil {
+				err = fmt.Errorf("%s was not measured (%s): %s", s.Brief(), k.Origin, l.Error)
+			} else if part.Measured, err = fig.Of(figures.Measured(l, &part.Modelled)); err != nil {
 				var de *figures.DataError
 				if errors.As(err, &de) {
-					err = fmt.Errorf("the measurement of %s (%s) gives no %s: %s", s.Brief(), k.Source, e.Quantity, de.Lacks)
+					err = fmt.Errorf("the measurement of %s (%s) gives no %s: %s", s.Brief(), k.Origin, e.Quantity, de.Lacks)
 				}
-			} else if from := fig.Borrowed(figures.Measured(l, &part.Prediction)); from == measure.CountersModel {
+			} else if from := fig.Borrowed(figures.Measured(l, &part.Modelled)); from == measure.CountersModel {
 				// A measured answer must be a measurement: counters the
 				// model filled in (the GPU refused ncu them) would grade
 				// the learner against the model under the measurement's
-				// name. The part stays unmeasured, so an exercise graded
+				// name. The part stays unmeasured, so a question graded
 				// by the measurement goes ungraded, saying why and what
 				// lets ncu count.
-				err = modelCounters(e, s, k.Source, countersErr)
+				err = modelCounters(e, s, k.Origin, countersErr)
 			} else if from != "" && !slices.Contains(borrowed, from) {
 				// The recording's counters of the same launch on a GPU of
 				// the same name are ncu's counts of it, the ones a machine
@@ -173,7 +173,7 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 		k.Parts = append(k.Parts, part)
 	}
 	if allMeasured && len(borrowed) > 0 {
-		k.Source += "; counters " + strings.Join(borrowed, ", ")
+		k.Origin += "; counters " + strings.Join(borrowed, ", ")
 	}
 	var err error
 	if k.Model, err = combine(e, k.Parts, func(p Part) float64 { return p.Model }); err != nil {
@@ -197,7 +197,7 @@ func computeKey(e *Exercise, src measure.Source, noMeas string) (*Key, error) {
 // modelCounters is why the part s of e has no measured answer when its
 // counters in the source labelled src are the sector model's; why, when
 // known, is why ncu did not read them, with what to do about it.
-func modelCounters(e *Exercise, s spec.Spec, src string, why error) error {
+func modelCounters(e *Question, s spec.Spec, src string, why error) error {
 	msg := fmt.Sprintf("the counters of %s (%s) are the sector model's, not a measurement, so they give no measured %s", s.Brief(), src, e.Quantity)
 	if why == nil {
 		return errors.New(msg)
@@ -205,7 +205,7 @@ func modelCounters(e *Exercise, s spec.Spec, src string, why error) error {
 	return fmt.Errorf("%s: %w", msg, why)
 }
 
-func combine(e *Exercise, parts []Part, val func(Part) float64) (float64, error) {
+func combine(e *Question, parts []Part, val func(Part) float64) (float64, error) {
 	if e.Combine != Ratio {
 		v := val(parts[0])
 		if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 )
 
-// TestLiveGPU grades two exercises against this machine's GPU through the
+// TestLiveGPU grades two questions against this machine's GPU through the
 // cuda package: a count read with ncu and a time ratio. It skips, saying
 // why, where there is no GPU (or no nvcc); on the device machine:
 //
@@ -23,7 +25,7 @@ func TestLiveGPU(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), MeasureTimeout)
 	defer cancel()
 	gpu, err := cuda.OpenGPU(ctx, cuda.Builder{})
-	var missing *cuda.MissingError
+	var missing *toolkit.MissingError
 	if errors.As(err, &missing) {
 		t.Skipf("no GPU to measure on: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Judgement is a prediction held against one answer.
@@ -22,23 +22,23 @@ type Judgement struct {
 
 // Verdict is the grader's answer to one prediction.
 type Verdict struct {
-	// ID is the exercise id as given; Exercise is nil when it is unknown.
+	// ID is the question id as given; Question is nil when it is unknown.
 	ID       string
-	Exercise *Exercise
+	Question *Question
 	// Prediction is the learner's value.
 	Prediction float64
 	// Model is the prediction against the sector model.
 	Model Judgement
 	// Measurement is the prediction against the measurement, nil when
-	// there is none; Source names where it comes from, and NoMeasurement
+	// there is none; Origin names where it comes from, and NoMeasurement
 	// says why there is none.
 	Measurement   *Judgement
-	Source        string
+	Origin        string
 	NoMeasurement string
 	// GradedBy is the judgement the points come from. Graded is false
 	// when it is the measurement and there is none: the verdict is then
 	// for information, Right is false and MaxPoints is 0.
-	GradedBy Source
+	GradedBy Judge
 	Graded   bool
 	// Right is the graded judgement; Points are MaxPoints when Right, else 0.
 	Right             bool
@@ -55,7 +55,7 @@ type Verdict struct {
 	// lab.YourPrediction). The verdict then asks for a prediction and
 	// holds nothing of the key: no answer, no explanation.
 	Unanswered bool
-	// Err is why there is no verdict: an unknown exercise, a model that
+	// Err is why there is no verdict: an unknown question, a model that
 	// failed. The other fields are then empty.
 	Err error
 }
@@ -67,22 +67,22 @@ const WritePredictionFirst = "Write your prediction first: replace lab.YourPredi
 // number. NaN and the infinities are placeholders.
 func Answered(p float64) bool { return !math.IsNaN(p) && !math.IsInf(p, 0) }
 
-// unanswered is the verdict on a placeholder for exercise e (nil when the
+// unanswered is the verdict on a placeholder for question e (nil when the
 // bank does not have it): the question, and nothing of the key.
-func unanswered(id string, e *Exercise, p float64) *Verdict {
-	return &Verdict{ID: id, Exercise: e, Prediction: p, Unanswered: true}
+func unanswered(id string, e *Question, p float64) *Verdict {
+	return &Verdict{ID: id, Question: e, Prediction: p, Unanswered: true}
 }
 
 // Verdict judges a prediction against the key's answers.
 func (k *Key) Verdict(prediction float64) *Verdict {
-	e := k.Exercise
+	e := k.Question
 	if !Answered(prediction) {
 		return unanswered(e.ID, e, prediction)
 	}
 	v := &Verdict{
-		ID: e.ID, Exercise: e, Prediction: prediction,
+		ID: e.ID, Question: e, Prediction: prediction,
 		Model:         Judgement{Value: k.Model, Tolerance: e.Tolerance.Model, Right: Within(prediction, k.Model, e.Tolerance.Model)},
-		Source:        k.Source,
+		Origin:        k.Origin,
 		NoMeasurement: k.NoMeasurement,
 		GradedBy:      e.GradedBy,
 		Graded:        k.Graded(),
@@ -93,7 +93,7 @@ func (k *Key) Verdict(prediction float64) *Verdict {
 		v.Measurement = &Judgement{Value: k.Measured, Tolerance: e.Tolerance.Measured, Right: Within(prediction, k.Measured, e.Tolerance.Measured)}
 		v.NoMeasurement = ""
 	} else {
-		v.Source = ""
+		v.Origin = ""
 	}
 	want, tol, ok := k.Answer()
 	if !ok {
@@ -116,7 +116,7 @@ func (k *Key) Verdict(prediction float64) *Verdict {
 
 // hints looks for the usual slips in a wrong prediction.
 func hints(k *Key, p, want, tol float64, right bool) []string {
-	e := k.Exercise
+	e := k.Question
 	if right || math.IsNaN(p) || math.IsInf(p, 0) {
 		return nil
 	}
@@ -152,12 +152,12 @@ func hints(k *Key, p, want, tol float64, right bool) []string {
 	return hs
 }
 
-// askedPerRequest returns, for an exercise that asks for sectors per
+// askedPerRequest returns, for a question that asks for sectors per
 // request, the bytes warp 0's requests ask for (active lanes times the
 // access size) over 32 bytes a sector, rounded up per request: what a
 // learner who divides the requested bytes by the sector size answers.
 func askedPerRequest(k *Key) (float64, bool) {
-	e := k.Exercise
+	e := k.Question
 	if len(k.Parts) != 1 || (e.Quantity != figures.LdSectorsPerRequest.Name && e.Quantity != figures.StSectorsPerRequest.Name) {
 		return 0, false
 	}
@@ -177,12 +177,12 @@ func askedPerRequest(k *Key) (float64, bool) {
 	return float64(asked) / float64(requests), true
 }
 
-// linesPerRequest returns, for an exercise that asks for sectors per
+// linesPerRequest returns, for a question that asks for sectors per
 // request, the 128-byte lines per request of warp 0 of its launch (the
 // loads or the stores the question is about): what a learner counting
 // 128-byte transactions would answer.
 func linesPerRequest(k *Key) (float64, bool) {
-	e := k.Exercise
+	e := k.Question
 	if len(k.Parts) != 1 || (e.Quantity != figures.LdSectorsPerRequest.Name && e.Quantity != figures.StSectorsPerRequest.Name) {
 		return 0, false
 	}
@@ -213,11 +213,11 @@ func (v *Verdict) String() string {
 		fmt.Fprintf(&b, "%s: no verdict: %v\n", v.ID, v.Err)
 		return b.String()
 	}
-	e := v.Exercise
+	e := v.Question
 	if v.Unanswered {
 		fmt.Fprintf(&b, "%s: %s\n", v.ID, WritePredictionFirst)
 		if e != nil {
-			fmt.Fprintf(&b, "%s\n", e.Question)
+			fmt.Fprintf(&b, "%s\n", e.Text)
 		}
 		return b.String()
 	}
@@ -226,11 +226,11 @@ func (v *Verdict) String() string {
 	} else {
 		fmt.Fprintf(&b, "%s: %s (%s)\n", e.ID, strings.ToUpper(v.word()), v.gradedLine())
 	}
-	fmt.Fprintf(&b, "%s\n", e.Question)
+	fmt.Fprintf(&b, "%s\n", e.Text)
 	fmt.Fprintf(&b, "  your prediction  %s\n", prediction(v.Prediction))
 	fmt.Fprintf(&b, "  model            %s, %s: %s\n", withUnit(v.numbers, e, v.Model.Value, v.Model.Tolerance), tolText(v.Model.Tolerance), rightWord(v.Model.Right))
 	if v.Measurement != nil {
-		fmt.Fprintf(&b, "  measured         %s, %s: %s  [%s]\n", withUnit(v.numbers, e, v.Measurement.Value, v.Measurement.Tolerance), tolText(v.Measurement.Tolerance), rightWord(v.Measurement.Right), v.Source)
+		fmt.Fprintf(&b, "  measured         %s, %s: %s  [%s]\n", withUnit(v.numbers, e, v.Measurement.Value, v.Measurement.Tolerance), tolText(v.Measurement.Tolerance), rightWord(v.Measurement.Right), v.Origin)
 	} else {
 		fmt.Fprintf(&b, "  measured         none: %s\n", v.NoMeasurement)
 	}
@@ -299,11 +299,11 @@ func (v *Verdict) HTML() string {
 		fmt.Fprintf(&b, `<b style="color:#a00">%s: no verdict</b><br>%s</div>`, esc(v.ID), esc(v.Err.Error()))
 		return b.String()
 	}
-	e := v.Exercise
+	e := v.Question
 	if v.Unanswered {
 		fmt.Fprintf(&b, `<div><b style="color:#666">YOUR PREDICTION?</b> <code>%s</code> — %s</div>`, esc(v.ID), esc(WritePredictionFirst))
 		if e != nil {
-			fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p>`, esc(e.Question))
+			fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p>`, esc(e.Text))
 		}
 		b.WriteString(`</div>`)
 		return b.String()
@@ -317,7 +317,7 @@ func (v *Verdict) HTML() string {
 	}
 	fmt.Fprintf(&b, `<div><b style="color:%s">%s</b> <code>%s</code> — %s%s</div>`,
 		color, strings.ToUpper(v.word()), esc(e.ID), esc(points), esc(v.gradedLine()))
-	fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p>`, esc(e.Question))
+	fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p>`, esc(e.Text))
 	b.WriteString(`<table style="border-collapse:collapse;margin:0.3em 0">`)
 	row := func(name, value, judge, src string) {
 		fmt.Fprintf(&b, `<tr><td style="padding:0 1em 0 0;text-align:left">%s</td><td style="padding:0 1em 0 0;text-align:left"><b>%s</b></td><td style="padding:0 1em 0 0;text-align:left">%s</td><td style="text-align:left;color:#555">%s</td></tr>`,
@@ -333,7 +333,7 @@ func (v *Verdict) HTML() string {
 	row("your prediction", prediction(v.Prediction), "", "")
 	row("model", withUnit(v.numbers, e, v.Model.Value, v.Model.Tolerance), judge(v.Model), "sector model")
 	if v.Measurement != nil {
-		row("measured", withUnit(v.numbers, e, v.Measurement.Value, v.Measurement.Tolerance), judge(*v.Measurement), v.Source)
+		row("measured", withUnit(v.numbers, e, v.Measurement.Value, v.Measurement.Tolerance), judge(*v.Measurement), v.Origin)
 	} else {
 		row("measured", "none", "", v.NoMeasurement)
 	}
@@ -376,13 +376,13 @@ func writeLinesHTML(b *strings.Builder, lines []string) {
 // Points writes points earned of a maximum: "1 of 2 points".
 func Points(points, max float64) string { return pointsText(points, max) }
 
-// AnswerText writes the key's answer from src with its unit and tolerance,
+// AnswerText writes the answer of judge j with its unit and tolerance,
 // as a report lists it: "4 sectors per request, exact", "16.69 DRAM bytes
 // per useful byte, within 20%". It is "" for a measured answer the key
 // does not have.
-func (k *Key) AnswerText(src Source) string {
-	e := k.Exercise
-	if src == Measurement {
+func (k *Key) AnswerText(j Judge) string {
+	e := k.Question
+	if j == Measurement {
 		if !k.HasMeasured {
 			return ""
 		}

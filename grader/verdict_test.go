@@ -11,16 +11,17 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata (verdicts, gradebook) from the code's output; review the diff")
 
-func newGrader(t testing.TB, src measure.Source) *Grader {
+func newGrader(t testing.TB, src measure.Measurer) *Grader {
 	t.Helper()
-	g, err := New(Options{Source: src, NoSource: "none in this test"})
+	g, err := New(Options{Measurer: src, NoMeasurer: "none in this test"})
 	require.NoError(t, err)
 	return g
 }
@@ -84,7 +85,7 @@ func TestKeys(t *testing.T) {
 		require.NoError(t, err)
 		// 2097152 warps of 5 sectors, the last one 4: its last lane is out of bounds.
 		assert.Equal(t, (5*2097152-1)/2097152.0, k.Model)
-		assert.True(t, Within(5, k.Model, k.Exercise.Tolerance.Model), "5 is right within the stated tolerance")
+		assert.True(t, Within(5, k.Model, k.Question.Tolerance.Model), "5 is right within the stated tolerance")
 	})
 }
 
@@ -95,7 +96,7 @@ func TestKeyWithMeasurement(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, k.HasMeasured)
 		assert.InDelta(t, 16, k.Measured, 1e-9, "fixture: 150 µs and 75 µs for 32x the useful bytes")
-		assert.Equal(t, "recorded on NVIDIA H200 (test fixture), 2026-01-01", k.Source)
+		assert.Equal(t, "recorded on NVIDIA H200 (test fixture), 2026-01-01", k.Origin)
 		assert.True(t, k.Graded())
 	})
 	t.Run("a spec the reference lacks", func(t *testing.T) {
@@ -111,7 +112,7 @@ func TestKeyWithMeasurement(t *testing.T) {
 		assert.False(t, k.HasMeasured)
 		assert.Contains(t, k.NoMeasurement, "gives no st_sectors_per_request: no ncu counters: the launch was not profiled")
 	})
-	t.Run("a measured exercise with no measurement is ungraded", func(t *testing.T) {
+	t.Run("a measured question with no measurement is ungraded", func(t *testing.T) {
 		g := modelGrader(t)
 		k, err := g.Key("08-h200/block-32-slowdown")
 		require.NoError(t, err)
@@ -177,7 +178,7 @@ func TestHints(t *testing.T) {
 func TestGradeUnknownExercise(t *testing.T) {
 	v := modelGrader(t).Grade("03-strided/sectors-stride-31", 31)
 	require.Error(t, v.Err)
-	assert.ErrorIs(t, v.Err, ErrUnknownExercise)
+	assert.ErrorIs(t, v.Err, ErrUnknownQuestion)
 	assert.Contains(t, v.String(), "no verdict")
 	assert.Contains(t, v.HTML(), "no verdict")
 }
@@ -227,11 +228,11 @@ func TestVerdictSingular(t *testing.T) {
 }
 
 func TestVerdictHTMLEscapes(t *testing.T) {
-	b, err := Exercises()
+	b, err := Questions()
 	require.NoError(t, err)
-	e := b.Exercises[0]
-	e.Question = `Is <b>this</b> & "that" escaped?`
-	k := &Key{Exercise: &e, Model: 4, Explanation: []Section{{Title: "<i>T</i>", Lines: []string{"a < b", "  x <y>"}}}}
+	e := b.Questions[0]
+	e.Text = `Is <b>this</b> & "that" escaped?`
+	k := &Key{Question: &e, Model: 4, Explanation: []Section{{Title: "<i>T</i>", Lines: []string{"a < b", "  x <y>"}}}}
 	h := k.Verdict(4).HTML()
 	assert.Contains(t, h, "Is &lt;b&gt;this&lt;/b&gt; &amp; &#34;that&#34; escaped?")
 	assert.Contains(t, h, "&lt;i&gt;T&lt;/i&gt;")
@@ -260,12 +261,12 @@ func TestUnansweredRevealsNothing(t *testing.T) {
 	g, _ := graders(t)
 	tags := regexp.MustCompile(`<[^>]*>`)
 	digit := regexp.MustCompile(`[0-9]`)
-	for _, e := range g.Bank().Exercises {
+	for _, e := range g.Bank().Questions {
 		t.Run(e.ID, func(t *testing.T) {
 			k, err := g.Key(e.ID)
 			require.NoError(t, err)
 			answered := k.Verdict(k.Model + 1)
-			require.Contains(t, answered.String(), withUnit(k.numbers, k.Exercise, k.Model, k.Exercise.Tolerance.Model), "an answered verdict shows the model's answer")
+			require.Contains(t, answered.String(), withUnit(k.numbers, k.Question, k.Model, k.Question.Tolerance.Model), "an answered verdict shows the model's answer")
 			for _, p := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 				for _, v := range []*Verdict{g.Grade(e.ID, p), k.Verdict(p)} {
 					require.NoError(t, v.Err)
@@ -275,11 +276,11 @@ func TestUnansweredRevealsNothing(t *testing.T) {
 					assert.Empty(t, v.Explanation)
 					text := v.String()
 					assert.Contains(t, text, WritePredictionFirst)
-					assert.Contains(t, text, e.Question)
+					assert.Contains(t, text, e.Text)
 					page := html.UnescapeString(tags.ReplaceAllString(v.HTML(), " "))
 					assert.Contains(t, page, WritePredictionFirst)
 					for _, s := range []string{text, page} {
-						rest := strings.ReplaceAll(strings.ReplaceAll(s, e.Question, ""), e.ID, "")
+						rest := strings.ReplaceAll(strings.ReplaceAll(s, e.Text, ""), e.ID, "")
 						assert.False(t, digit.MatchString(rest), "a digit beyond the id and the question: %q", rest)
 					}
 				}
@@ -287,5 +288,5 @@ func TestUnansweredRevealsNothing(t *testing.T) {
 		})
 	}
 	v := g.Grade("01-sectors/no-such-exercise", math.NaN())
-	assert.ErrorIs(t, v.Err, ErrUnknownExercise)
+	assert.ErrorIs(t, v.Err, ErrUnknownQuestion)
 }

@@ -3,16 +3,17 @@ package grader
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestWarpInstrsMatchModel holds the explanation's warps to the model: the
 // instructions warpInstrs draws, summed over every warp of a small launch,
-// give the very L1 counts sectors.Predict does.
+// give the very L1 counts sectors.Model does.
 func TestWarpInstrsMatchModel(t *testing.T) {
 	specs := []string{
 		`{"kernel":"coalesced_copy","n":1000}`,
@@ -44,7 +45,7 @@ func TestWarpInstrsMatchModel(t *testing.T) {
 				// warpInstrs draws one trip of the loop: keep the launch to one.
 				require.LessOrEqual(t, s.N/int64(s.Width), s.GridBlocks()*int64(s.Block)*int64(s.Unroll))
 			}
-			p, err := sectors.Predict(s)
+			p, err := sectors.Model(s)
 			require.NoError(t, err)
 			var idx []int32
 			if s.Kernel == spec.GatherCopy {

@@ -13,7 +13,7 @@ import (
 	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/plots"
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // YourPrediction is the placeholder a lesson's Check cells ship with,
@@ -43,11 +43,11 @@ func attempts() (s attempt.Store, ok bool) {
 var theGrader = newOnDemand(newGrader)
 
 func newGrader() (*grader.Grader, error) {
-	src, err := source()
+	src, err := measurer()
 	if err != nil {
-		return grader.New(grader.Options{NoSource: err.Error()})
+		return grader.New(grader.Options{NoMeasurer: err.Error()})
 	}
-	return grader.New(grader.Options{Source: src})
+	return grader.New(grader.Options{Measurer: src})
 }
 
 // Check records a prediction and answers it at once: the verdict against
@@ -60,7 +60,7 @@ func newGrader() (*grader.Grader, error) {
 // so that `coalesce grade` can read it from the saved notebook; the
 // measured answers come from the notebook's own source (Measure's).
 //
-// Every real prediction is an attempt: Check counts them per exercise in
+// Every real prediction is an attempt: Check counts them per question in
 // the notebook's attempt file (package attempt: beside the notebook, in
 // .coalesce/attempts/) and puts the record, first and last prediction and
 // count, in the cell's output as well (attempt.MIMEType), where the saved
@@ -119,13 +119,13 @@ func noteHTML(note string) string {
 	return `<p style="margin:0.2em 0;color:#555">` + html.EscapeString(note) + `</p>`
 }
 
-// Exercises returns the course's exercise bank, for a notebook that lists
+// Questions returns the course's question bank, for a notebook that lists
 // the lessons and what they ask.
-func Exercises() (*grader.Bank, error) { return grader.Exercises() }
+func Questions() (*grader.Bank, error) { return grader.Questions() }
 
 // Planted shows that the grader tells a right prediction from a wrong one:
-// it grades exercise id with the answer the grader itself computes (the
-// model's, or the measurement's for an exercise graded by measurement),
+// it grades question id with the answer the grader itself computes (the
+// model's, or the measurement's for a question graded by measurement),
 // then with wrong, and prints the first line of each verdict and the hints
 // of the wrong one:
 //
@@ -134,7 +134,7 @@ func Exercises() (*grader.Bank, error) { return grader.Exercises() }
 //	  Hint: That counts bytes: divide by 32 bytes per sector.
 //
 // It records nothing: it makes no Check call, so `coalesce grade` does not
-// read it as the learner's prediction. An exercise that cannot be graded
+// read it as the learner's prediction. A question that cannot be graded
 // ends the cell with the error (Must).
 //
 // Since it prints the answer, in a notebook it runs only after the learner
@@ -193,7 +193,7 @@ func planted(g *grader.Grader, id string, wrong float64) error {
 // misconceptionDiagram draws, under a verdict whose wrong answer matches a
 // known wrong model (bytes for sectors, 128-byte transactions, the
 // requested bytes over 32...), the instruction the question is about:
-// warp 0 of the exercise's first launch, a load unless the question is
+// warp 0 of the question's first launch, a load unless the question is
 // about stores, with its lanes and the sectors they really touch.
 func misconceptionDiagram(g *grader.Grader, id string) {
 	k, err := g.Key(id)
@@ -205,8 +205,8 @@ func misconceptionDiagram(g *grader.Grader, id string) {
 	if err != nil {
 		return
 	}
-	store, ok := grader.Asked(k.Exercise.Quantity)
-	if !ok && k.Exercise.Quantity != figures.Efficiency.Name {
+	store, ok := grader.Asked(k.Question.Quantity)
+	if !ok && k.Question.Quantity != figures.Efficiency.Name {
 		return // a question about time or banks: no sector picture answers it
 	}
 	want := "load"

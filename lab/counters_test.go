@@ -11,16 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // deniedGPU is a live GPU as cuda.GPU is when its driver refuses ncu the
 // counters: live times, the model's counters, the denial on the Set.
 type deniedGPU struct{ probes int }
 
-var errDenied = &cuda.CountersDeniedError{GPU: "NVIDIA GeForce RTX 4090",
+var errDenied = &toolkit.CountersDeniedError{GPU: "NVIDIA GeForce RTX 4090",
 	Detail: "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0."}
 
 func (d *deniedGPU) Origin() measure.Origin {
@@ -30,7 +31,7 @@ func (d *deniedGPU) Origin() measure.Origin {
 func (d *deniedGPU) Measure(_ context.Context, specs []spec.Spec, _ measure.Want) (*measure.Set, error) {
 	set := &measure.Set{Origin: d.Origin(), CountersErr: errDenied, Note: "Nsight Compute may not read this GPU's counters"}
 	for _, s := range specs {
-		p, err := sectors.Predict(s)
+		p, err := sectors.Model(s)
 		if err != nil {
 			return nil, err
 		}
@@ -52,19 +53,19 @@ func TestCountersDeniedNotice(t *testing.T) {
 	t.Cleanup(func() { deniedNotice.said = false })
 	out := capture(t)
 	gpu := &deniedGPU{}
-	useSource(logSpecs(gpu, t.TempDir()+"/specs.jsonl"), nil) // through the spec log, as the notebook checks run it
-	t.Cleanup(resetSource)
+	useMeasurer(logSpecs(gpu, t.TempDir()+"/specs.jsonl"), nil) // through the spec log, as the notebook checks run it
+	t.Cleanup(resetMeasurer)
 
 	Status()
 	assert.Equal(t, 1, gpu.probes)
-	assert.Equal(t, 1, strings.Count(out.String(), cuda.CountersRemedy), out.String())
+	assert.Equal(t, 1, strings.Count(out.String(), toolkit.CountersRemedy), out.String())
 	assert.Contains(t, out.String(), "Counters: cuda: the driver does not let this user read the NVIDIA GeForce RTX 4090's performance counters")
 
 	s := Spec(`{"kernel":"coalesced_copy","n":1024}`)
 	out.Reset()
 	m, err := Measure(s)
 	require.NoError(t, err)
-	assert.Equal(t, 1, strings.Count(out.String(), cuda.CountersRemedy), "the first cell says it")
+	assert.Equal(t, 1, strings.Count(out.String(), toolkit.CountersRemedy), "the first cell says it")
 	assert.Contains(t, out.String(), "marked (model) the sector model's")
 	out.Reset()
 	m, err = Measure(s)
@@ -93,12 +94,12 @@ func (d *strictDeniedGPU) Measure(context.Context, []spec.Spec, measure.Want) (*
 // Profile takes the recording for a GPU without counters, but not for a
 // strict one: its refusal ends the cell.
 func TestProfileStrictDenied(t *testing.T) {
-	useSource(&strictDeniedGPU{}, nil)
-	t.Cleanup(resetSource)
+	useMeasurer(&strictDeniedGPU{}, nil)
+	t.Cleanup(resetMeasurer)
 	m, err := Profile(Spec(`{"kernel":"coalesced_copy","n":67108864}`))
 	require.Error(t, err)
 	assert.Nil(t, m, "not the recording's counters")
 	assert.ErrorIs(t, err, cuda.ErrStandIn)
-	assert.ErrorIs(t, err, cuda.ErrCountersDenied)
+	assert.ErrorIs(t, err, toolkit.ErrCountersDenied)
 	assert.ErrorContains(t, err, "lab: measuring on live: NVIDIA GeForce RTX 4090")
 }

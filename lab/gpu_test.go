@@ -12,11 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/cuda/usercuda"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // LiveTestEnv names the variable that turns on the tests that run the
@@ -26,17 +28,17 @@ const LiveTestEnv = "COALESCE_LIVE_TEST"
 
 // useLiveGPU makes this machine's GPU the lab's source for the rest of
 // the test, or skips the test unless LiveTestEnv asks for a GPU.
-func useLiveGPU(t *testing.T) measure.Source {
+func useLiveGPU(t *testing.T) measure.Measurer {
 	t.Helper()
 	if os.Getenv(LiveTestEnv) == "" {
 		t.Skipf("set %s=1 on a machine with an NVIDIA GPU and the CUDA toolkit", LiveTestEnv)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
-	src, err := cuda.OpenSource(ctx, cuda.LiveMode, cuda.Builder{})
+	src, err := cuda.OpenMeasurer(ctx, cuda.LiveMode, cuda.Builder{})
 	require.NoError(t, err)
-	useSource(src, nil)
-	t.Cleanup(resetSource)
+	useMeasurer(src, nil)
+	t.Cleanup(resetMeasurer)
 	return src
 }
 
@@ -103,7 +105,7 @@ func TestGPUNotebookSpecs(t *testing.T) {
 	}
 	m, err := Measure(specs...)
 	require.NoError(t, err)
-	preds, err := Predict(specs...)
+	preds, err := Model(specs...)
 	require.NoError(t, err)
 	require.Len(t, m.Launches, len(specs))
 	profiled := 0
@@ -176,10 +178,10 @@ func exerciseOnGPU(t *testing.T, g *cuda.GPU, id, learner string) {
 		sorted, err = p.Ordered(func(k []int32) []int32 { slices.Sort(k); return k })
 		require.NoError(t, err)
 	}
-	run := func(name string, p exercises.Problem, body string, check cuda.Check) (*cuda.UserResult, error) {
+	run := func(name string, p exercises.Problem, body string, check toolkit.Check) (*usercuda.Result, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		r, err := g.RunUserKernel(ctx, userKernel(p, body), cuda.UserOptions{Counters: check == "", Check: check})
+		r, err := usercuda.Run(ctx, g, userKernel(p, body), usercuda.Options{Counters: check == "", Check: check})
 		if err != nil {
 			t.Logf("%s %s (%s): %v", id, name, v, err)
 			return nil, err
@@ -193,7 +195,7 @@ func exerciseOnGPU(t *testing.T, g *cuda.GPU, id, learner string) {
 
 	st, err := run("starter", p, p.Starter, "")
 	if id == "10-kernels/aligned-vector" {
-		var le *cuda.LaunchError
+		var le *usercuda.LaunchError
 		require.ErrorAs(t, err, &le)
 		assert.Equal(t, "cudaErrorMisalignedAddress", le.CUDAError)
 		assert.NotNil(t, model.Fault, "simt faults on it too")
@@ -226,7 +228,7 @@ func exerciseOnGPU(t *testing.T, g *cuda.GPU, id, learner string) {
 	if learner != "ada" {
 		return // the sanitizer once per exercise is enough
 	}
-	mc, err := run("solution under memcheck", sorted, p.Solution, cuda.Memcheck)
+	mc, err := run("solution under memcheck", sorted, p.Solution, toolkit.Memcheck)
 	if assert.NoError(t, err) && assert.NotNil(t, mc.Sanitizer) {
 		assert.Zero(t, mc.Sanitizer.Errors, mc.Sanitizer.Text)
 	}

@@ -10,12 +10,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Output is where the package prints text; nil is the standard output
@@ -84,9 +85,9 @@ func Spec(format string, args ...any) spec.Spec {
 func Describe(s spec.Spec) string { return s.Brief() }
 
 // Count writes a whole number with thousands separators: 8,388,608.
-// Count, Percent and Ratio are lessons/units' rules, for a cell that
+// Count, Percent and Ratio are units' rules, for a cell that
 // prints a number; a cell that prints another unit, or arithmetic
-// (units.Product), uses lessons/units itself.
+// (units.Product), uses units itself.
 func Count(v float64) string { return units.Count.Format(v) }
 
 // Percent writes a fraction as a percentage: 0.125 is "12.5%", 1/32 "3.13%".
@@ -168,7 +169,7 @@ func laneList(mask uint32) string {
 // from: the label every measured figure of the notebook carries.
 func Status() {
 	// The source first: opening a live GPU chooses the profile.
-	src, srcErr := source()
+	src, srcErr := measurer()
 	d, why := devices.Current()
 	if err := d.Validate(); err != nil {
 		fmt.Fprintf(stdout(), "Model: no device profile: %v\n", err)
@@ -199,7 +200,7 @@ func Status() {
 // GPU (COALESCE_MEASURE=strict) that cannot count says so on stderr,
 // which fails the cell in a headless run (make test-gpu) even where the
 // lesson measures nothing.
-func statusCounters(src measure.Source) {
+func statusCounters(src measure.Measurer) {
 	p, ok := src.(counterProber)
 	if !ok {
 		return
@@ -212,7 +213,7 @@ func statusCounters(src measure.Source) {
 		return
 	}
 	switch {
-	case errors.Is(err, cuda.ErrCountersDenied):
+	case errors.Is(err, toolkit.ErrCountersDenied):
 		fmt.Fprintf(stdout(), "Counters: %v\n", err)
 	// Without ncu there is nothing to check: the captions say so.
 	case err != nil && !errors.Is(err, measure.ErrNoCounters):

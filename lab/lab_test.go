@@ -13,9 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // capture sends the package's text output to a buffer for the test.
@@ -44,13 +45,13 @@ func exited(t *testing.T) (code *int, stderr *bytes.Buffer) {
 
 // recorded makes the notebook's source the recording a machine without a
 // GPU gets, as CI is, and returns it.
-func recorded(t *testing.T) measure.Source {
+func recorded(t *testing.T) measure.Measurer {
 	t.Helper()
-	t.Setenv(cuda.NvccEnv, "/nonexistent/nvcc")
-	src, err := openSource()
+	t.Setenv(toolkit.NvccEnv, "/nonexistent/nvcc")
+	src, err := openMeasurer()
 	require.NoError(t, err)
-	useSource(src, nil)
-	t.Cleanup(resetSource)
+	useMeasurer(src, nil)
+	t.Cleanup(resetMeasurer)
 	return src
 }
 
@@ -151,8 +152,8 @@ func TestSource(t *testing.T) {
 	assert.Equal(t, "no GPU here: nvcc not found at /nonexistent/nvcc (set by COALESCE_NVCC)", o.Why)
 
 	t.Setenv(cuda.ModeEnv, "none")
-	_, err := openSource()
-	assert.ErrorIs(t, err, cuda.ErrNoSource)
+	_, err := openMeasurer()
+	assert.ErrorIs(t, err, cuda.ErrNoMeasurer)
 	assert.ErrorContains(t, err, "lab: cuda: no measurement source: COALESCE_MEASURE=none")
 }
 
@@ -203,11 +204,11 @@ func TestMeasureErrors(t *testing.T) {
 	assert.ErrorIs(t, err, spec.ErrValue)
 	assert.ErrorContains(t, err, "launch 1")
 
-	useSource(nil, cuda.ErrNoSource)
+	useMeasurer(nil, cuda.ErrNoMeasurer)
 	_, err = Measure(Spec(`{"kernel":"coalesced_copy","n":1024}`))
-	assert.ErrorIs(t, err, cuda.ErrNoSource)
+	assert.ErrorIs(t, err, cuda.ErrNoMeasurer)
 	_, err = Compare([]Case{{"x", Spec(`{"kernel":"coalesced_copy","n":1024}`)}}, UsefulGBps)
-	assert.ErrorIs(t, err, cuda.ErrNoSource)
+	assert.ErrorIs(t, err, cuda.ErrNoMeasurer)
 }
 
 func TestProfileRecorded(t *testing.T) {
@@ -228,7 +229,7 @@ func TestStatus(t *testing.T) {
 	assert.Contains(t, out.String(), "Measurements: "+src.Origin().String()+" (the course's recording; no GPU here: nvcc not found at /nonexistent/nvcc (set by COALESCE_NVCC)).")
 
 	out.Reset()
-	useSource(nil, cuda.ErrNoSource)
+	useMeasurer(nil, cuda.ErrNoMeasurer)
 	Status()
 	assert.Contains(t, out.String(), "Measurements: none: no measurement source")
 }

@@ -13,9 +13,10 @@ import (
 
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // fakeGPU makes the notebook's source a GPU whose harness is a shell
@@ -39,8 +40,8 @@ func fakeGPU(t *testing.T, answer string) *cuda.GPU {
 		NoNcu:   "ncu not found on PATH",
 		Opened:  time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
 	}
-	useSource(gpu, nil)
-	t.Cleanup(resetSource)
+	useMeasurer(gpu, nil)
+	t.Cleanup(resetMeasurer)
 	return gpu
 }
 
@@ -71,7 +72,7 @@ func TestMeasureLive(t *testing.T) {
 	assert.Equal(t, []string{"copy", tb.Rows[0][1], "2.05", "4", Missing}, tb.Rows[0])
 
 	// Without ncu the counters come from the recording, which says so.
-	t.Setenv(cuda.NvccEnv, "/nonexistent/nvcc")
+	t.Setenv(toolkit.NvccEnv, "/nonexistent/nvcc")
 	p, err := Profile(Spec(`{"kernel":"coalesced_copy","n":67108864}`))
 	require.NoError(t, err)
 	assert.Equal(t, measure.Recorded, p.Origin.Kind)
@@ -93,7 +94,7 @@ func TestMeasureLiveFailure(t *testing.T) {
 func TestLiveChoosesTheProfile(t *testing.T) {
 	out := capture(t)
 	t.Setenv(cuda.CacheEnv, t.TempDir())
-	t.Cleanup(resetSource)
+	t.Cleanup(resetMeasurer)
 	t4, err := devices.Lookup("t4")
 	require.NoError(t, err)
 	gpu := &cuda.GPU{
@@ -103,7 +104,7 @@ func TestLiveChoosesTheProfile(t *testing.T) {
 		Opened:  time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
 	}
 
-	useSource(gpu, nil)
+	useMeasurer(gpu, nil)
 	d, why := devices.Current()
 	assert.Equal(t, "t4", d.Name)
 	assert.Equal(t, "this machine's Tesla T4, by its name", why)
@@ -120,7 +121,7 @@ func TestLiveChoosesTheProfile(t *testing.T) {
 	_, err = calibrate.Save(calibrate.Calibration{Profile: cal, Calibrated: "2026-12-01"})
 	require.NoError(t, err)
 	out.Reset()
-	useSource(gpu, nil)
+	useMeasurer(gpu, nil)
 	d, why = devices.Current()
 	assert.Equal(t, cal, d)
 	assert.Equal(t, "calibrated on this Tesla T4, 2026-12-01", why)
@@ -174,7 +175,7 @@ func TestStatusStrictWithoutCounters(t *testing.T) {
 			_, errOut := exited(t)
 			gpu := fakeGPU(t, `{"line":1,"error":"not measured"}`)
 			gpu.Strict = strict
-			useSource(logSpecs(gpu, filepath.Join(t.TempDir(), "specs.jsonl")), nil) // through the spec log, as run_notebooks.py opens it
+			useMeasurer(logSpecs(gpu, filepath.Join(t.TempDir(), "specs.jsonl")), nil) // through the spec log, as run_notebooks.py opens it
 			Status()
 			assert.Contains(t, out.String(), "Measurements: live: Fake GPU, 2026-12-01 10:00 UTC: this machine's GPU runs the kernels.\n")
 			if !strict {

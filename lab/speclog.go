@@ -6,8 +6,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // SpecLogEnv names the variable that makes lab write down every launch a
@@ -19,10 +19,10 @@ import (
 // notebooks measure and TestGPUNotebookSpecs can measure it all live.
 const SpecLogEnv = "COALESCE_SPEC_LOG"
 
-// specLog is a Source that writes down the specs asked of it before
+// specLog is a Measurer that writes down the specs asked of it before
 // asking its inner source.
 type specLog struct {
-	measure.Source
+	measure.Measurer
 	path string
 
 	mu     sync.Mutex
@@ -30,11 +30,11 @@ type specLog struct {
 }
 
 // logSpecs wraps src in a specLog when path is set.
-func logSpecs(src measure.Source, path string) measure.Source {
+func logSpecs(src measure.Measurer, path string) measure.Measurer {
 	if path == "" {
 		return src
 	}
-	return &specLog{Source: src, path: path, logged: map[string]bool{}}
+	return &specLog{Measurer: src, path: path, logged: map[string]bool{}}
 }
 
 // Measure appends the specs not yet written to the log, then measures. A
@@ -44,7 +44,7 @@ func (l *specLog) Measure(ctx context.Context, specs []spec.Spec, want measure.W
 	if err := l.write(specs); err != nil {
 		return nil, err
 	}
-	return l.Source.Measure(ctx, specs, want)
+	return l.Measurer.Measure(ctx, specs, want)
 }
 
 func (l *specLog) write(specs []spec.Spec) error {
@@ -79,7 +79,7 @@ func (l *specLog) write(specs []spec.Spec) error {
 // ProbeCounters asks the inner source, when it can tell (a live GPU),
 // whether ncu may read its counters; nil when it cannot tell.
 func (l *specLog) ProbeCounters(ctx context.Context) error {
-	if p, ok := l.Source.(counterProber); ok {
+	if p, ok := l.Measurer.(counterProber); ok {
 		return p.ProbeCounters(ctx)
 	}
 	return nil

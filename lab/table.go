@@ -10,11 +10,11 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Missing is what a table shows where it has no value.
@@ -60,7 +60,7 @@ func (t *Table) addRow(cells []string) {
 }
 
 // Format writes a table value: strings as they are, integers as counts
-// (8,388,608), other numbers as ratios (4.42: lessons/units).
+// (8,388,608), other numbers as ratios (4.42: units).
 func Format(v any) string {
 	switch x := v.(type) {
 	case string:
@@ -200,7 +200,7 @@ type Column struct {
 	// model and measured say which sides of fig the column shows.
 	model, measured bool
 	// working, when set, is the model's own value, in words.
-	working func(sectors.Prediction) (string, bool)
+	working func(sectors.Launch) (string, bool)
 }
 
 // FigureColumn returns the column of a figure, both sides shown.
@@ -246,7 +246,7 @@ var (
 	// keeps in flight (sectors.TimeParts): resident warps times the loads
 	// each has outstanding times the bytes each load request touches. It
 	// is the model's side of Little's law; no counter measures it.
-	InFlightPerSM = Column{Name: "load bytes in flight per SM", working: func(p sectors.Prediction) (string, bool) {
+	InFlightPerSM = Column{Name: "load bytes in flight per SM", working: func(p sectors.Launch) (string, bool) {
 		return units.Count.Format(p.Time.InFlightPerSM), p.Time.InFlightPerSM > 0
 	}}
 	// TimeBound names the limit that sets the model's time for a launch
@@ -254,7 +254,7 @@ var (
 	// bandwidth, sparse accesses at the DRAM time they occupy), "latency"
 	// (too few bytes in flight to cover the latency), "L1 lines", "L2
 	// stores", "shared banks" or "block starts".
-	TimeBound = Column{Name: "time set by", working: func(p sectors.Prediction) (string, bool) {
+	TimeBound = Column{Name: "time set by", working: func(p sectors.Launch) (string, bool) {
 		return p.Time.Bound, p.Time.Bound != ""
 	}}
 )
@@ -275,7 +275,7 @@ func numberCell(v float64, err error) cell {
 	return cell{v: v, ok: err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)}
 }
 
-func (c Column) modelCell(p sectors.Prediction) cell {
+func (c Column) modelCell(p sectors.Launch) cell {
 	if c.working != nil {
 		if v, ok := c.working(p); ok {
 			return cell{text: v}
@@ -294,7 +294,7 @@ func (c Column) measuredCell(l measure.Launch) cell {
 	v := figures.Measured(l, nil)
 	x, err := c.fig.Of(v)
 	if err != nil && c.fig.Level == figures.L1 && l.Profiled() {
-		if p, perr := sectors.Predict(l.Spec); perr == nil {
+		if p, perr := sectors.Model(l.Spec); perr == nil {
 			v = figures.Measured(l, &p)
 			x, err = c.fig.Of(v)
 		}
@@ -305,7 +305,7 @@ func (c Column) measuredCell(l measure.Launch) cell {
 }
 
 // scaler returns the one scaler of a column's cells, of every side shown
-// (lessons/units: one prefix for all, so that model and measurement
+// (units: one prefix for all, so that model and measurement
 // compare at a glance); ok false for a column of the model's words.
 func (c Column) scaler(sides ...[]cell) (units.Scaler, bool) {
 	if c.working != nil {
@@ -449,21 +449,21 @@ func specsOf(cases []Case) []spec.Spec {
 }
 
 // predict runs the model over every case.
-func predict(cases []Case) ([]sectors.Prediction, error) {
+func predict(cases []Case) ([]sectors.Launch, error) {
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("lab: no case to tabulate")
 	}
-	preds, err := sectors.PredictAll(specsOf(cases)...)
+	preds, err := sectors.ModelAll(specsOf(cases)...)
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
 	return preds, nil
 }
 
-// Predict runs the sector model on each spec, several at a time
-// (sectors.PredictAll), for a cell that draws the model's charts.
-func Predict(specs ...spec.Spec) ([]sectors.Prediction, error) {
-	return sectors.PredictAll(specs...)
+// Model runs the sector model on each spec, several at a time
+// (sectors.ModelAll), for a cell that draws the model's charts.
+func Model(specs ...spec.Spec) ([]sectors.Launch, error) {
+	return sectors.ModelAll(specs...)
 }
 
 // modelCaption names the model and the device(s) of the cases.

@@ -10,10 +10,10 @@ import (
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 func TestFormat(t *testing.T) {
@@ -36,7 +36,7 @@ func TestFormat(t *testing.T) {
 	assert.Equal(t, "12.5%", Percent(0.125))
 	assert.Equal(t, "88.9%", Percent(0.888888922738442))
 	// The example: 1/32 was 3.12% in a verdict, 3.13% in a table and
-	// 3.125% on a chart; lessons/units writes it 3.13% for all three.
+	// 3.125% on a chart; units writes it 3.13% for all three.
 	assert.Equal(t, "3.13%", Percent(1.0/32))
 	assert.Equal(t, "4.42", Ratio(4.419588330030506))
 	assert.Equal(t, "16.2", Ratio(16.184852048353697))
@@ -216,7 +216,7 @@ func TestDescribe(t *testing.T) {
 
 func TestPlanted(t *testing.T) {
 	src := recorded(t)
-	g, err := grader.New(grader.Options{Source: src})
+	g, err := grader.New(grader.Options{Measurer: src})
 	require.NoError(t, err)
 	out := capture(t)
 	require.NoError(t, planted(g, "01-sectors/sectors-float", 128))
@@ -226,13 +226,13 @@ func TestPlanted(t *testing.T) {
 	assert.Equal(t, "planted wrong answer 128: 01-sectors/sectors-float: WRONG (0 of 1 point, graded against the model)", lines[1])
 	assert.Contains(t, lines[2], "Hint: ")
 
-	assert.ErrorIs(t, planted(g, "01-sectors/no-such-exercise", 1), grader.ErrUnknownExercise)
+	assert.ErrorIs(t, planted(g, "01-sectors/no-such-exercise", 1), grader.ErrUnknownQuestion)
 }
 
 // An exercise graded by measurement plants the measured answer.
 func TestPlantedMeasured(t *testing.T) {
 	src := recorded(t)
-	g, err := grader.New(grader.Options{Source: src})
+	g, err := grader.New(grader.Options{Measurer: src})
 	require.NoError(t, err)
 	out := capture(t)
 	require.NoError(t, planted(g, "08-h200/dram-stride-32", 1))
@@ -247,15 +247,15 @@ func TestCheckUsesTheNotebooksSource(t *testing.T) {
 	out := capture(t)
 	v := Check("08-h200/dram-stride-32", 16)
 	require.NoError(t, v.Err)
-	assert.Equal(t, src.Origin().String(), v.Source)
+	assert.Equal(t, src.Origin().String(), v.Origin)
 	assert.True(t, strings.HasPrefix(out.String(), "08-h200/dram-stride-32: "), "outside GoNB the verdict prints as text")
 
-	useSource(nil, cuda.ErrNoSource)
+	useMeasurer(nil, cuda.ErrNoMeasurer)
 	v = Check("08-h200/dram-stride-32", 16)
 	require.NoError(t, v.Err)
 	assert.Nil(t, v.Measurement, "no source: the model's answer only")
 	assert.Contains(t, v.NoMeasurement, "no measurement source")
 
 	v = Check("08-h200/no-such-exercise", 16)
-	assert.ErrorIs(t, v.Err, grader.ErrUnknownExercise)
+	assert.ErrorIs(t, v.Err, grader.ErrUnknownQuestion)
 }

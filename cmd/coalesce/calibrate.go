@@ -13,7 +13,8 @@ import (
 
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 func init() {
@@ -73,7 +74,7 @@ func calibrateCmd(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	defer done()
 	g, err := cuda.OpenGPU(ctx, cuda.Builder{Log: st})
 	if err != nil {
-		var missing *cuda.MissingError
+		var missing *toolkit.MissingError
 		if errors.As(err, &missing) {
 			return fmt.Errorf("calibrate measures this machine's GPU: %w", err)
 		}

@@ -13,13 +13,14 @@ import (
 
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 func init() {
@@ -48,9 +49,9 @@ var defaultFigures = append(append([]string{}, metrics.All...), figures.TimeSeco
 // compareHeader is the first line of compare's output: where the
 // measurements come from.
 type compareHeader struct {
-	Source string `json:"source"` // "live", "recorded" or "measured" (a run file)
-	Label  string `json:"label"`
-	Why    string `json:"why,omitempty"` // why not live
+	Kind  string `json:"source"` // "live", "recorded" or "measured" (a run file)
+	Label string `json:"label"`
+	Why   string `json:"why,omitempty"` // why not live
 	// Counters says why some counters are not ncu's (the GPU refused
 	// them), and how to let it count.
 	Counters string `json:"counters,omitempty"`
@@ -100,7 +101,7 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	// The source before the specs: a live GPU chooses the profile that a
 	// spec without "device" gets as it is read.
-	var src measure.Source
+	var src measure.Measurer
 	var err error
 	switch {
 	case *measured != "":
@@ -110,11 +111,11 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		src = measure.FromSet(set)
 	case *recorded:
-		src, err = cuda.RecordedSource("")
+		src, err = reference.Measurer("")
 	default:
 		st, done := statusLine(stderr)
 		defer done()
-		src, err = cuda.OpenSource(ctx, cuda.Auto, cuda.Builder{Log: st})
+		src, err = cuda.OpenMeasurer(ctx, cuda.Auto, cuda.Builder{Log: st})
 		if g, ok := src.(*cuda.GPU); ok {
 			g.Progress = st
 		}
@@ -143,7 +144,7 @@ func compareCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	header := compareHeader{Source: sourceKind(set.Origin.Kind), Label: set.Label(), Why: set.Origin.Why, Model: model}
+	header := compareHeader{Kind: sourceKind(set.Origin.Kind), Label: set.Label(), Why: set.Origin.Why, Model: model}
 	if set.CountersErr != nil {
 		header.Counters = set.CountersErr.Error()
 	} else if set.Note != "" {
@@ -198,7 +199,7 @@ func sourceKind(k measure.Kind) string {
 func compareOne(num int, l measure.Launch, figs []figures.Figure) compareRow {
 	s := l.Spec
 	row := compareRow{Line: num, Spec: &s}
-	p, err := sectors.Predict(s)
+	p, err := sectors.Model(s)
 	if err != nil {
 		row.Error = "model: " + err.Error()
 		return row
@@ -289,7 +290,7 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []f
 		fmt.Fprintf(w, "# counters: %s\n# a measured value marked (model) is the sector model's, marked (recorded) the course's recording's\n", h.Counters)
 	}
 	fmt.Fprintf(w, "# each cell: model measured measured/model; a column's numbers share one prefix, a time's named in its head\n")
-	// One scaler a column, over both sides of every row (lessons/units):
+	// One scaler a column, over both sides of every row (units):
 	// counts with an SI letter (8.39M), a time in the prefix its head names.
 	scalers := make([]units.Scaler, len(figs))
 	for i, f := range figs {
@@ -352,19 +353,16 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []f
 	return tw.Flush()
 }
 
-// adoptDevice makes the model describe src's GPU when src is a live one:
-// the profile calibrate.Adopt chooses (its calibration from coalesce
-// calibrate's cache, the shipped profile its name matches, or the H200's),
-// which specs without "device" then get. It returns the profile's name
-// and why, for the output; "" when src is not live and the model stays on
-// the course's H200, the GPU of the recording.
-func adoptDevice(src measure.Source) (string, error) {
-	g, ok := src.(*cuda.GPU)
-	if !ok {
-		return "", nil
-	}
-	p, why, err := calibrate.Adopt(g.Info)
-	if err != nil {
+// adoptDevice makes the model describe the GPU src measures on
+// (calibrate.AdoptGPU: a live GPU's calibration from coalesce calibrate's
+// cache, the shipped profile its name matches, or the H200's), which
+// specs without "device" then get. It returns the profile's name and why,
+// for the output; "" when src is not live and the model stays on the
+// course's H200, the GPU of the recording.
+func adoptDevice(src measure.Measurer) (string, error) {
+	g, live := src.(*cuda.GPU)
+	p, why, err := calibrate.AdoptGPU(g)
+	if err != nil || !live {
 		return "", err
 	}
 	return fmt.Sprintf("%s (%s)", p.Name, why), nil

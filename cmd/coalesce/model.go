@@ -71,7 +71,7 @@ func runModel(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		var out any
 		if line.Err != nil {
 			out, bad = lineErrorOf(line.Num, line.Err), bad+1
-		} else if p, err := sectors.Predict(line.Spec); err != nil {
+		} else if p, err := sectors.Model(line.Spec); err != nil {
 			out, bad = lineErrorOf(line.Num, err), bad+1
 		} else {
 			out = withFigures(p)
@@ -90,12 +90,12 @@ func runModel(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // modelLine is one answer of coalesce model: the prediction, and every
 // figure of lessons/figures the model gives for it, by name.
 type modelLine struct {
-	sectors.Prediction
+	sectors.Launch
 	Figures map[string]float64 `json:"figures"`
 }
 
-func withFigures(p sectors.Prediction) modelLine {
-	out := modelLine{Prediction: p, Figures: map[string]float64{}}
+func withFigures(p sectors.Launch) modelLine {
+	out := modelLine{Launch: p, Figures: map[string]float64{}}
 	v := figures.Model(p)
 	for _, f := range figures.All() {
 		if x, err := f.Of(v); err == nil && !metrics.Known(f.Name) {

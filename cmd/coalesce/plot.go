@@ -13,10 +13,10 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/coalescing-course/coalesce/internal/atomicfile"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 func init() {
@@ -215,7 +215,7 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := sectors.PredictAll(specs...)
+		preds, err := sectors.ModelAll(specs...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
@@ -234,7 +234,7 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := sectors.PredictAll(append(specs, plots.SoAOf(b))...)
+		preds, err := sectors.ModelAll(append(specs, plots.SoAOf(b))...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
@@ -246,7 +246,7 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := sectors.PredictAll(specs...)
+		preds, err := sectors.ModelAll(specs...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
@@ -263,7 +263,7 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		preds, err := sectors.PredictAll(append(specs, plots.SoAOf(b))...)
+		preds, err := sectors.ModelAll(append(specs, plots.SoAOf(b))...)
 		if err != nil {
 			return nil, plots.Size{}, err
 		}

@@ -12,8 +12,8 @@ import (
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/internal/atomicfile"
 	"github.com/coalescing-course/coalesce/internal/words"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 func init() {

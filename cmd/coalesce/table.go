@@ -11,7 +11,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 func init() {
@@ -63,7 +63,7 @@ func runTable(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err != nil {
 			return fmt.Errorf("table row %q: %w", r.Pattern, err)
 		}
-		p, err := sectors.Predict(s)
+		p, err := sectors.Model(s)
 		if err != nil {
 			return fmt.Errorf("table row %q: %w", r.Pattern, err)
 		}

@@ -14,8 +14,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/coalescing-course/coalesce/grader/gradebook/csvsafe"
+	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 	"github.com/coalescing-course/coalesce/internal/words"
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // LearnerStatus is the status column of totals.csv: whether a learner's
@@ -43,7 +45,7 @@ const (
 // their rows, their submissions and the flags the caller found (not on
 // the roster): the first of missing, unreadable, flagged, partial,
 // graded that applies; flags lists every reason.
-func learnerStatus(rows []Row, subs []*Submission, flags []string) (LearnerStatus, []string) {
+func learnerStatus(rows []Row, subs []*intake.Submission, flags []string) (LearnerStatus, []string) {
 	flags = slices.Clip(flags)
 	for _, s := range subs {
 		flags = append(flags, intakeFlags(s)...)
@@ -62,7 +64,7 @@ func learnerStatus(rows []Row, subs []*Submission, flags []string) (LearnerStatu
 		count[r.Status]++
 	}
 	var gaps []string
-	for _, st := range []Status{Missing, Unreadable, UnknownExercise} {
+	for _, st := range []Status{Missing, Unreadable, UnknownQuestion} {
 		if n := count[st]; n > 0 {
 			gaps = append(gaps, fmt.Sprintf("%d %s", n, st))
 		}
@@ -87,11 +89,11 @@ func learnerStatus(rows []Row, subs []*Submission, flags []string) (LearnerStatu
 // makes the learner flagged. A file that could not be read at all (too
 // large, not a regular file, not read in time) has its Problem set and
 // counts as unreadable instead.
-func intakeFlags(s *Submission) []string {
+func intakeFlags(s *intake.Submission) []string {
 	var out []string
 	for i, f := range s.Flags {
 		switch f {
-		case FlagPossibleCopy, FlagDuplicate:
+		case intake.FlagPossibleCopy, intake.FlagDuplicate:
 			out = append(out, s.Notes[i])
 		}
 	}
@@ -100,7 +102,7 @@ func intakeFlags(s *Submission) []string {
 
 // times returns the newest modification time of subs' files and the latest
 // time their attempt records hold, RFC 3339 in UTC, "" when unknown.
-func times(subs []*Submission, modTime func(string) (time.Time, bool)) (submitted, lastRun string) {
+func times(subs []*intake.Submission, modTime func(string) (time.Time, bool)) (submitted, lastRun string) {
 	var mod, run time.Time
 	for _, s := range subs {
 		if t, ok := modTime(s.Path); ok && t.After(mod) {
@@ -201,12 +203,15 @@ func ReadRoster(r io.Reader, name string) ([]string, error) {
 	return ids, nil
 }
 
-// Override sets the points of one learner's exercise by hand.
+// Override sets the points of one learner's question or kernel exercise
+// by hand.
 type Override struct {
-	Learner  string  `json:"learner"`
-	Exercise string  `json:"exercise"`
-	Points   float64 `json:"points"`
-	Reason   string  `json:"reason"`
+	Learner string `json:"learner"`
+	// ID is the question's or kernel exercise's id (the overrides file's
+	// "exercise" column).
+	ID     string  `json:"exercise"`
+	Points float64 `json:"points"`
+	Reason string  `json:"reason"`
 	// File and Line are where the override was read, for errors.
 	File string `json:"-"`
 	Line int    `json:"line"`
@@ -242,7 +247,7 @@ func ReadOverrides(r io.Reader, name string) ([]Override, error) {
 		if len(rec) < 3 || len(rec) > 4 {
 			return nil, fmt.Errorf("gradebook: overrides %s line %d: %d fields: want learner, exercise, points, reason", name, line, len(rec))
 		}
-		o := Override{Learner: strings.TrimSpace(rec[0]), Exercise: strings.TrimSpace(rec[1]), File: name, Line: line}
+		o := Override{Learner: strings.TrimSpace(rec[0]), ID: strings.TrimSpace(rec[1]), File: name, Line: line}
 		if len(rec) == 4 {
 			o.Reason = strings.TrimSpace(rec[3])
 		}
@@ -251,7 +256,7 @@ func ReadOverrides(r io.Reader, name string) ([]Override, error) {
 			return nil, fmt.Errorf("gradebook: overrides %s line %d: points %q: want a number", name, line, rec[2])
 		}
 		o.Points = p
-		if o.Learner == "" || o.Exercise == "" {
+		if o.Learner == "" || o.ID == "" {
 			return nil, fmt.Errorf("gradebook: overrides %s line %d: want a learner and an exercise id", name, line)
 		}
 		out = append(out, o)
@@ -261,34 +266,34 @@ func ReadOverrides(r io.Reader, name string) ([]Override, error) {
 // checkOverrides checks every override against the class's learners and
 // the assignment's exercises, and returns them by learner. A learner
 // written as the CSV shows an escaped name ('=x for =x) is the learner.
-func checkOverrides(os []Override, learners []string, exercises []ExerciseInfo) (map[string][]Override, error) {
+func checkOverrides(os []Override, learners []string, exercises []QuestionInfo) (map[string][]Override, error) {
 	out := map[string][]Override{}
-	byID := map[string]*ExerciseInfo{}
+	byID := map[string]*QuestionInfo{}
 	for i := range exercises {
 		byID[exercises[i].ID] = &exercises[i]
 	}
 	seen := map[[2]string]int{}
 	for _, o := range os {
 		if !slices.Contains(learners, o.Learner) {
-			if u, ok := strings.CutPrefix(o.Learner, "'"); ok && slices.Contains(learners, u) && formulaStart(u) {
+			if u, ok := strings.CutPrefix(o.Learner, "'"); ok && slices.Contains(learners, u) && csvsafe.IsFormula(u) {
 				o.Learner = u
 			} else {
 				return nil, fmt.Errorf("gradebook: overrides %s line %d: learner %q is not in the class: want one of the learners graded (totals.csv)", o.File, o.Line, o.Learner)
 			}
 		}
-		e := byID[o.Exercise]
+		e := byID[o.ID]
 		if e == nil {
-			return nil, fmt.Errorf("gradebook: overrides %s line %d: exercise %q is not an exercise of the lessons graded", o.File, o.Line, o.Exercise)
+			return nil, fmt.Errorf("gradebook: overrides %s line %d: exercise %q is not an exercise of the lessons graded", o.File, o.Line, o.ID)
 		}
 		if !e.Graded {
-			return nil, fmt.Errorf("gradebook: overrides %s line %d: %s is not graded in this run (graded by the measurement, and there is none): no points to set", o.File, o.Line, o.Exercise)
+			return nil, fmt.Errorf("gradebook: overrides %s line %d: %s is not graded in this run (graded by the measurement, and there is none): no points to set", o.File, o.Line, o.ID)
 		}
 		if o.Points < 0 || o.Points > e.Points {
-			return nil, fmt.Errorf("gradebook: overrides %s line %d: points %s for %s: want 0 to %s", o.File, o.Line, units.Points.Format(o.Points), o.Exercise, units.Points.Format(e.Points))
+			return nil, fmt.Errorf("gradebook: overrides %s line %d: points %s for %s: want 0 to %s", o.File, o.Line, units.Points.Format(o.Points), o.ID, units.Points.Format(e.Points))
 		}
-		key := [2]string{o.Learner, o.Exercise}
+		key := [2]string{o.Learner, o.ID}
 		if l, dup := seen[key]; dup {
-			return nil, fmt.Errorf("gradebook: overrides %s line %d: %s's %s is already set on line %d: want one override each", o.File, o.Line, o.Learner, o.Exercise, l)
+			return nil, fmt.Errorf("gradebook: overrides %s line %d: %s's %s is already set on line %d: want one override each", o.File, o.Line, o.Learner, o.ID, l)
 		}
 		seen[key] = o.Line
 		out[o.Learner] = append(out[o.Learner], o)
@@ -302,7 +307,7 @@ func applyOverrides(rows []Row, os []Override) {
 	for _, o := range os {
 		for i := range rows {
 			r := &rows[i]
-			if r.Exercise != o.Exercise || r.Status == UnknownExercise {
+			if r.ID != o.ID || r.Status == UnknownQuestion {
 				continue
 			}
 			r.Override = &o

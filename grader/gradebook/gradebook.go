@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/grader/gradebook/answers"
+	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 	"github.com/coalescing-course/coalesce/grader/sandbox"
 	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Status is the verdict column of a gradebook row.
@@ -36,19 +38,23 @@ const (
 	// Unreadable is a Check call whose prediction is not a number written
 	// in the call, or that sits in a cell that does not compile.
 	Unreadable Status = "unreadable"
-	// UnknownExercise is a Check call with an id the bank does not have.
-	UnknownExercise Status = "unknown-exercise"
+	// UnknownQuestion is a Check call with an id the bank does not have
+	// (printed unknown-exercise, the name the gradebook's formats keep).
+	UnknownQuestion Status = "unknown-exercise"
 	// BadNotebook is a file that cannot be graded at all.
 	BadNotebook Status = "bad-notebook"
 )
 
-// Row is one line of the gradebook: one learner and one exercise, or one
-// learner and one problem (an unknown exercise, a bad notebook).
+// Row is one line of the gradebook: one learner and one question (or
+// kernel exercise), or one learner and one problem (an unknown question, a
+// bad notebook).
 type Row struct {
 	Learner  string `json:"learner"`
 	Notebook string `json:"notebook"`
-	Exercise string `json:"exercise"`
-	Lesson   string `json:"lesson"`
+	// ID is the question's id, or the kernel exercise's: the gradebook's
+	// "exercise" column.
+	ID     string `json:"exercise"`
+	Lesson string `json:"lesson"`
 	// Prediction is the value read, nil when none; PredictionText is the
 	// argument as written.
 	Prediction     *float64 `json:"prediction"`
@@ -56,8 +62,8 @@ type Row struct {
 	// Model and Measured are the exercise's answers, nil when not known.
 	Model    *float64 `json:"model_answer"`
 	Measured *float64 `json:"measured_answer"`
-	// Source names the source of Measured ("" when there is none).
-	Source    string  `json:"measurement_source"`
+	// Origin names the source of Measured ("" when there is none).
+	Origin    string  `json:"measurement_source"`
 	Status    Status  `json:"verdict"`
 	Points    float64 `json:"points"`
 	MaxPoints float64 `json:"max_points"`
@@ -107,11 +113,11 @@ type Gradebook struct {
 	// is its points, the sum over the graded exercises.
 	Assignment     string  `json:"assignment"`
 	PointsPossible float64 `json:"points_possible"`
-	// Source names the measurement source, or why there is none.
-	Source string `json:"measurement_source"`
-	// Lessons are the lessons graded, Exercises their exercises.
+	// Origin names the measurement source, or why there is none.
+	Origin string `json:"measurement_source"`
+	// Lessons are the lessons graded, Questions their questions.
 	Lessons   []string       `json:"lessons"`
-	Exercises []ExerciseInfo `json:"exercises"`
+	Questions []QuestionInfo `json:"exercises"`
 	Rows      []Row          `json:"rows"`
 	Totals    []Total        `json:"totals"`
 	// Items is the item analysis: one per exercise, over the class.
@@ -124,18 +130,22 @@ type Gradebook struct {
 	keys map[string]*grader.Key
 }
 
-// ExerciseInfo is an exercise of a gradebook with its answer key.
-type ExerciseInfo struct {
-	ID        string        `json:"id"`
-	Lesson    string        `json:"lesson"`
-	Question  string        `json:"question"`
-	Unit      string        `json:"unit"`
-	GradedBy  grader.Source `json:"graded_by"`
-	Graded    bool          `json:"graded"`
-	Points    float64       `json:"points"`
-	Model     float64       `json:"model_answer"`
-	Measured  *float64      `json:"measured_answer"`
-	Tolerance float64       `json:"tolerance"`
+// Key returns the answer key of question id, nil for an id the gradebook
+// did not grade.
+func (gb *Gradebook) Key(id string) *grader.Key { return gb.keys[id] }
+
+// QuestionInfo is a question of a gradebook with its answer key.
+type QuestionInfo struct {
+	ID        string       `json:"id"`
+	Lesson    string       `json:"lesson"`
+	Text      string       `json:"question"`
+	Unit      string       `json:"unit"`
+	GradedBy  grader.Judge `json:"graded_by"`
+	Graded    bool         `json:"graded"`
+	Points    float64      `json:"points"`
+	Model     float64      `json:"model_answer"`
+	Measured  *float64     `json:"measured_answer"`
+	Tolerance float64      `json:"tolerance"`
 }
 
 // Options adjust Grade.
@@ -183,9 +193,9 @@ type Options struct {
 // and the note lists the others. Roster learners without a submission
 // get missing rows; the overrides are applied last; the totals and the
 // item analysis are computed from the rows.
-func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error) {
+func Grade(g *grader.Grader, subs []intake.Submission, opt Options) (*Gradebook, error) {
 	b := g.Bank()
-	gb := &Gradebook{Course: b.Course, Source: g.Source(), keys: map[string]*grader.Key{}}
+	gb := &Gradebook{Course: b.Course, Origin: g.Origin(), keys: map[string]*grader.Key{}}
 	lessons, err := scope(b, opt.Lessons)
 	if err != nil {
 		return nil, err
@@ -195,7 +205,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	if gb.Assignment == "" {
 		gb.Assignment = strings.Join(lessons, "+")
 	}
-	var exercises []*grader.Exercise
+	var exercises []*grader.Question
 	for _, l := range lessons {
 		exercises = append(exercises, b.OfLesson(l)...)
 	}
@@ -216,20 +226,20 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	}
 	for _, e := range exercises {
 		k := gb.keys[e.ID]
-		info := ExerciseInfo{ID: e.ID, Lesson: e.Lesson, Question: e.Question, Unit: e.Unit, GradedBy: e.GradedBy,
+		info := QuestionInfo{ID: e.ID, Lesson: e.Lesson, Text: e.Text, Unit: e.Unit, GradedBy: e.GradedBy,
 			Graded: k.Graded(), Points: e.Points, Model: k.Model, Tolerance: e.Tol(e.GradedBy)}
 		if k.HasMeasured {
 			info.Measured = ptr(k.Measured)
 		}
-		gb.Exercises = append(gb.Exercises, info)
+		gb.Questions = append(gb.Questions, info)
 		if info.Graded {
 			gb.PointsPossible += info.Points
 		}
 	}
 
 	subs = slices.Clone(subs)
-	settle(subs)
-	byLearner := map[string][]*Submission{}
+	intake.Settle(subs)
+	byLearner := map[string][]*intake.Submission{}
 	identity := map[string]string{}
 	for i := range subs {
 		s := &subs[i]
@@ -242,7 +252,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 			gb.BadNotebooks++
 		}
 	}
-	learners := sortedLearners(subs)
+	learners := intake.Learners(subs)
 	found := map[string]bool{}
 	for _, l := range learners {
 		found[sameLearner(l)] = true
@@ -256,13 +266,13 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 		roster[k] = true
 	}
 	slices.Sort(learners)
-	overridable := gb.Exercises
+	overridable := gb.Questions
 	if opt.RunKernels {
 		// An instructor may set a kernel exercise's points too: one the
 		// sandbox could not judge, or a kernel read wrongly.
-		overridable = slices.Clone(gb.Exercises)
+		overridable = slices.Clone(gb.Questions)
 		for _, e := range opt.KernelExercises {
-			overridable = append(overridable, ExerciseInfo{ID: e.ID, Lesson: lessonOfID(e.ID), Graded: true, Points: e.Points})
+			overridable = append(overridable, QuestionInfo{ID: e.ID, Lesson: lessonOfID(e.ID), Graded: true, Points: e.Points})
 		}
 	}
 	overrides, err := checkOverrides(opt.Overrides, learners, overridable)
@@ -275,7 +285,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	}
 	for _, learner := range learners {
 		mine := byLearner[learner]
-		gradingOrder(mine)
+		intake.GradingOrder(mine)
 		rows := learnerRows(b, learner, mine, exercises, gb.keys, opt.FirstAttempt)
 		if opt.RunKernels {
 			rows = append(rows, kernelRows(context.Background(), learner, mine, opt.KernelExercises, runKernel)...)
@@ -332,7 +342,7 @@ func scope(b *grader.Bank, want []string) ([]string, error) {
 
 // keysFor computes the keys of the exercises concurrently: each runs the
 // model over a whole launch, which is most of a small batch's time.
-func keysFor(g *grader.Grader, exercises []*grader.Exercise, into map[string]*grader.Key) error {
+func keysFor(g *grader.Grader, exercises []*grader.Question, into map[string]*grader.Key) error {
 	keys := make([]*grader.Key, len(exercises))
 	errs := make([]error, len(exercises))
 	// Keys are worked out several at a time, but a gather's alone: it
@@ -372,7 +382,7 @@ func keysFor(g *grader.Grader, exercises []*grader.Exercise, into map[string]*gr
 }
 
 // gathers reports whether one of e's launches is a gather_copy.
-func gathers(e *grader.Exercise) bool {
+func gathers(e *grader.Question) bool {
 	return slices.ContainsFunc(e.Specs, func(s spec.Spec) bool { return s.Kernel == spec.GatherCopy })
 }
 
@@ -395,7 +405,7 @@ func judge(r *Row, k *grader.Key, c located) *grader.Verdict {
 
 // located is a call, or an attempt record, with the notebook it is in.
 type located struct {
-	Call
+	answers.Call
 	path     string
 	attempts attempt.Record
 }
@@ -404,7 +414,7 @@ type located struct {
 // of the notebook counts them.
 func (l located) where() string { return fmt.Sprintf("cell %d, line %d", l.Cell+1, l.Line) }
 
-func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises []*grader.Exercise, keys map[string]*grader.Key, firstAttempt bool) []Row {
+func learnerRows(b *grader.Bank, learner string, subs []*intake.Submission, exercises []*grader.Question, keys map[string]*grader.Key, firstAttempt bool) []Row {
 	var calls []located
 	// The attempt record of each exercise: the one with the most attempts
 	// (a cell's output holds the count when it ran, so the latest has
@@ -414,7 +424,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 	for _, s := range subs {
 		for _, a := range s.Found.Attempts {
 			if old, ok := records[a.Record.ID]; !ok || a.Record.Attempts > old.attempts.Attempts {
-				records[a.Record.ID] = located{path: s.Path, attempts: a.Record, Call: Call{Cell: a.Cell}}
+				records[a.Record.ID] = located{path: s.Path, attempts: a.Record, Call: answers.Call{Cell: a.Cell}}
 			}
 		}
 		for _, bad := range s.Found.BadAttempts {
@@ -430,13 +440,13 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 	flagged := map[string][]string{}
 	for _, s := range subs {
 		for i, f := range s.Flags {
-			if f == FlagPossibleCopy || f == FlagDuplicate {
+			if f == intake.FlagPossibleCopy || f == intake.FlagDuplicate {
 				flagged[s.Path] = append(flagged[s.Path], s.Notes[i])
 			}
 		}
 	}
 	type locMention struct {
-		Mention
+		answers.Mention
 		path string
 	}
 	var mentions []locMention
@@ -456,9 +466,9 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 	var rows []Row
 	for _, e := range exercises {
 		k := keys[e.ID]
-		r := Row{Learner: learner, Exercise: e.ID, Lesson: e.Lesson, Model: ptr(k.Model)}
+		r := Row{Learner: learner, ID: e.ID, Lesson: e.Lesson, Model: ptr(k.Model)}
 		if k.HasMeasured {
-			r.Measured, r.Source = ptr(k.Measured), k.Source
+			r.Measured, r.Origin = ptr(k.Measured), k.Origin
 		}
 		if k.Graded() {
 			r.MaxPoints = e.Points
@@ -469,7 +479,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 				mine = append(mine, c)
 			}
 		}
-		first := slices.IndexFunc(mine, func(c located) bool { return c.Form != FormUnreadable && c.Form != FormPlaceholder })
+		first := slices.IndexFunc(mine, func(c located) bool { return c.Form != answers.FormUnreadable && c.Form != answers.FormPlaceholder })
 		var notes []string
 		rec, hasRec := records[e.ID]
 		if hasRec {
@@ -478,7 +488,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 		switch {
 		case firstAttempt && hasRec:
 			// The first attempt stands in for the call: graded like one.
-			c := located{Call: Call{Cell: rec.Cell, Line: 0, ID: e.ID, Value: rec.attempts.First.Value, Form: FormLiteral,
+			c := located{Call: answers.Call{Cell: rec.Cell, Line: 0, ID: e.ID, Value: rec.attempts.First.Value, Form: answers.FormLiteral,
 				Arg: units.Exact(rec.attempts.First.Value)}, path: rec.path}
 			v := judge(&r, k, c)
 			if !v.Graded {
@@ -494,7 +504,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 				notes = append(notes, "graded by the measurement, and there is none: "+k.NoMeasurement)
 			}
 			notes = append(notes, c.where())
-			if c.Form == FormConstant {
+			if c.Form == answers.FormConstant {
 				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, units.AsWritten(c.Value))
 				if c.Truncated {
 					n += " (integer division drops the fraction: write 1.0/8, not 1/8)"
@@ -512,7 +522,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 				notes = append(notes, fmt.Sprintf("%s for this exercise not graded (%s): the first readable one counts",
 					words.Plural(others, "other call"), strings.Join(where, "; ")))
 			}
-		case len(mine) > 0 && !slices.ContainsFunc(mine, func(c located) bool { return c.Form == FormUnreadable }):
+		case len(mine) > 0 && !slices.ContainsFunc(mine, func(c located) bool { return c.Form == answers.FormUnreadable }):
 			c := mine[0]
 			r.Status, r.Notebook, r.PredictionText = Missing, c.path, c.Arg
 			if c.Template {
@@ -521,7 +531,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 				notes = append(notes, fmt.Sprintf("%s: still the placeholder %s: no prediction written", c.where(), c.Arg))
 			}
 		case len(mine) > 0:
-			i := slices.IndexFunc(mine, func(c located) bool { return c.Form == FormUnreadable })
+			i := slices.IndexFunc(mine, func(c located) bool { return c.Form == answers.FormUnreadable })
 			c := mine[i]
 			r.Status, r.Notebook, r.PredictionText = Unreadable, c.path, c.Arg
 			if c.OutsideMain {
@@ -565,12 +575,12 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 	reported := map[string]bool{}
 	for _, c := range calls {
 		if c.ID != "" {
-			if _, err := b.Exercise(c.ID); err == nil || reported[c.ID] {
+			if _, err := b.Question(c.ID); err == nil || reported[c.ID] {
 				continue
 			}
 			reported[c.ID] = true
-			_, err := b.Exercise(c.ID)
-			rows = append(rows, Row{Learner: learner, Notebook: c.path, Exercise: c.ID, Status: UnknownExercise,
+			_, err := b.Question(c.ID)
+			rows = append(rows, Row{Learner: learner, Notebook: c.path, ID: c.ID, Status: UnknownQuestion,
 				PredictionText: c.Arg, Prediction: predictionPtr(c.Call),
 				Note: c.where() + ": " + strings.TrimPrefix(err.Error(), "grader: ")})
 			continue
@@ -593,8 +603,8 @@ func inFile(path, same string) string {
 	return " of " + path
 }
 
-func predictionPtr(c Call) *float64 {
-	if c.Form == FormUnreadable || c.Form == FormPlaceholder {
+func predictionPtr(c answers.Call) *float64 {
+	if c.Form == answers.FormUnreadable || c.Form == answers.FormPlaceholder {
 		return nil
 	}
 	return ptr(c.Value)

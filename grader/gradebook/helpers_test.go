@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/grader"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden from the code's output; review the diff")
@@ -32,7 +32,7 @@ var fixtureGrader = sync.OnceValues(func() (*grader.Grader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return grader.New(grader.Options{Source: measure.FromSet(set)})
+	return grader.New(grader.Options{Measurer: measure.FromSet(set)})
 })
 
 func testGrader(t testing.TB) *grader.Grader {

@@ -1,16 +1,16 @@
 package gradebook
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 )
 
-// Item is the class's item analysis of one exercise: how the learners
+// Item is the class's item analysis of one question: how the learners
 // answered it (item_analysis.csv, and the class summary).
 type Item struct {
-	Exercise string `json:"exercise"`
-	Lesson   string `json:"lesson"`
+	// ID is the question's id (the "exercise" column).
+	ID     string `json:"exercise"`
+	Lesson string `json:"lesson"`
 	// MaxPoints is the exercise's points, 0 when it is not graded.
 	MaxPoints float64 `json:"max_points"`
 	// Learners is the class's size; Answered the learners with a readable
@@ -40,20 +40,20 @@ type Item struct {
 // gradebook's exercise order.
 func (gb *Gradebook) itemAnalysis() []Item {
 	idx := map[string]int{}
-	items := make([]Item, len(gb.Exercises))
-	preds := make([][]float64, len(gb.Exercises))
-	wrong := make([]map[float64]int, len(gb.Exercises))
-	for i, e := range gb.Exercises {
+	items := make([]Item, len(gb.Questions))
+	preds := make([][]float64, len(gb.Questions))
+	wrong := make([]map[float64]int, len(gb.Questions))
+	for i, e := range gb.Questions {
 		idx[e.ID] = i
-		items[i] = Item{Exercise: e.ID, Lesson: e.Lesson, Learners: len(gb.Totals), Model: ptr(e.Model), Measured: e.Measured}
+		items[i] = Item{ID: e.ID, Lesson: e.Lesson, Learners: len(gb.Totals), Model: ptr(e.Model), Measured: e.Measured}
 		if e.Graded {
 			items[i].MaxPoints = e.Points
 		}
 		wrong[i] = map[float64]int{}
 	}
 	for _, r := range gb.Rows {
-		i, ok := idx[r.Exercise]
-		if !ok || r.Status == UnknownExercise {
+		i, ok := idx[r.ID]
+		if !ok || r.Status == UnknownQuestion {
 			continue
 		}
 		it := &items[i]
@@ -96,24 +96,10 @@ func (gb *Gradebook) itemAnalysis() []Item {
 		}
 		if it.CommonWrongCount > 0 {
 			it.CommonWrong = ptr(best)
-			if k := gb.keys[it.Exercise]; k != nil {
+			if k := gb.keys[it.ID]; k != nil {
 				it.Misconception = strings.Join(k.Verdict(best).Hints, " ")
 			}
 		}
 	}
 	return items
-}
-
-// attention returns the totals whose status needs the instructor, the
-// most urgent first, then by learner.
-func (gb *Gradebook) attention() []Total {
-	rank := map[LearnerStatus]int{StatusMissing: 0, StatusUnreadable: 1, StatusFlagged: 2}
-	var out []Total
-	for _, t := range gb.Totals {
-		if _, ok := rank[t.Status]; ok {
-			out = append(out, t)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Total) int { return cmp.Compare(rank[a.Status], rank[b.Status]) })
-	return out
 }

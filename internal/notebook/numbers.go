@@ -12,7 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Number is a number written in a text: "1,048,576", "2²⁴", "64.5 %",
@@ -32,7 +32,7 @@ type Number struct {
 }
 
 // unitSymbols may follow a number, attached ("4MB", "8×", "8.39M") or
-// after a space: every symbol lessons/units writes, and a few people type.
+// after a space: every symbol units writes, and a few people type.
 // A number followed by other letters ("2D", "3rd", "64bit") is part of a
 // word, not a quantity, and is not scanned.
 var unitSymbols = func() map[string]bool {
@@ -401,7 +401,7 @@ type Fact struct {
 
 // support returns what backs a stated number: an input must be equal; a
 // printed result may have more decimals than the prose ("64.5 %" states a
-// printed 64.52), rounded as lessons/units rounds what it prints (half
+// printed 64.52), rounded as units rounds what it prints (half
 // away from zero, as written: 3.125 states 3.13). A percentage also stands
 // for its fraction: "25%" for a 0.25 in the code. It returns "" when
 // nothing does.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 func TestScanNumbers(t *testing.T) {
@@ -224,7 +224,7 @@ func FuzzProseNumbers(f *testing.F) {
 	})
 }
 
-// TestSupportRoundsAsUnits holds the check to lessons/units' rounding:
+// TestSupportRoundsAsUnits holds the check to units' rounding:
 // a printed 3.125% states 3.13% (half away from zero, as units prints
 // 1/32), not 3.12%; a printed 1.005 states 1.01, as a person rounds what
 // is written (math.Round of 100.49999... would say 1.00).

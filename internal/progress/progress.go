@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Show displays text as the current status; final is true for the last
@@ -135,7 +135,7 @@ func (l *Line) Close() error {
 	return nil
 }
 
-// seconds writes an elapsed time in whole seconds, as lessons/units
+// seconds writes an elapsed time in whole seconds, as units
 // writes a time: a status line that ticks once a second.
 func seconds(d time.Duration) string {
 	return units.Seconds.Scale(1).Format(d.Round(time.Second).Seconds())

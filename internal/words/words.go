@@ -1,6 +1,6 @@
 // Package words writes counts in English for the course's messages,
 // captions and explanations: "1 sector", "32 sectors", "2 launches",
-// "1,024 bytes". The number is written as lessons/units writes a Count;
+// "1,024 bytes". The number is written as units writes a Count;
 // units.With makes the noun of a quantity agree with a number already
 // written ("1 sector per request").
 package words
@@ -8,7 +8,7 @@ package words
 import (
 	"strings"
 
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Plural writes n as a count and the noun, plural unless n is 1:

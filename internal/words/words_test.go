@@ -19,7 +19,7 @@ func TestPlural(t *testing.T) {
 		{2, "launch", "2 launches"},
 		{3, "pass", "3 passes"},
 		{1, "launch", "1 launch"},
-		{1024, "byte", "1,024 bytes"}, // a count, as lessons/units writes one
+		{1024, "byte", "1,024 bytes"}, // a count, as units writes one
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Plural(tt.n, tt.noun))

@@ -2,7 +2,7 @@
 // SMs a GPU has, how large its L2 is, what it fetches from DRAM on a miss and
 // how fast it copies. They are data (profiles.json), so that adding a GPU is
 // adding a record, not editing the model, and every value says where it
-// comes from (Profile.Sources): measured on the GPU, with the command, or
+// comes from (Profile.Citations): measured on the GPU, with the command, or
 // read from a named datasheet. What only a measurement can give (the L2's
 // reuse and dirty capacities, the time model) is, for a GPU the course has
 // not measured, an estimate scaled from the H200's measurements and listed
@@ -64,17 +64,17 @@ type Profile struct {
 	DRAM DRAM `json:"dram"`
 	// Time holds the time model's parameters.
 	Time Time `json:"time"`
-	// Provenance says, in a sentence, where the profile comes from; Sources
+	// Provenance says, in a sentence, where the profile comes from; Citations
 	// says it field by field.
 	Provenance string `json:"provenance"`
 	// Estimated lists the JSON paths (see Paths) of the values that are
 	// estimates until coalesce calibrate measures them on this GPU.
 	Estimated []string `json:"estimated,omitempty"`
-	// Sources says, for every path of Paths, where its value comes from:
+	// Citations says, for every path of Paths, where its value comes from:
 	// a named datasheet or whitepaper, the CUDA C++ Programming Guide, a
 	// measurement with its GPU, driver, CUDA version, date and command, or
-	// how an estimate was derived.
-	Sources map[string]string `json:"sources"`
+	// how an estimate was derived. (In profiles.json: "sources".)
+	Citations map[string]string `json:"sources"`
 }
 
 // DRAM holds the measured parameters of the model's DRAM level.
@@ -277,7 +277,7 @@ func Names() []string {
 func (p Profile) clone() Profile {
 	p.Match = slices.Clone(p.Match)
 	p.Estimated = slices.Clone(p.Estimated)
-	p.Sources = maps.Clone(p.Sources)
+	p.Citations = maps.Clone(p.Citations)
 	return p
 }
 
@@ -285,28 +285,87 @@ func (p Profile) clone() Profile {
 // source of, in the order profiles.json writes them: "match",
 // "compute_capability", "sms", ..., "dram.reuse_l2_bytes", ...,
 // "time.copy_bandwidth", .... Name, GPU, Provenance, Estimated and
-// Sources are about the profile, not values of the device, and are not
+// Citations are about the profile, not values of the device, and are not
 // among them.
-func Paths() []string { return slices.Clone(paths()) }
+func Paths() []string {
+	out := make([]string, len(fields()))
+	for i, f := range fields() {
+		out[i] = f.path
+	}
+	return out
+}
 
-var paths = sync.OnceValue(func() []string {
-	var out []string
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
+// field is one path of Paths and where it is in a Profile.
+type field struct {
+	path  string
+	index []int // reflect.Value.FieldByIndex's
+}
+
+var fields = sync.OnceValue(func() []field {
+	var out []field
+	var walk func(t reflect.Type, prefix string, index []int)
+	walk = func(t reflect.Type, prefix string, index []int) {
 		for f := range t.Fields() {
 			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			at := append(slices.Clone(index), f.Index...)
 			switch {
 			case tag == "name" || tag == "gpu" || tag == "provenance" || tag == "estimated" || tag == "sources":
 			case f.Type.Kind() == reflect.Struct:
-				walk(f.Type, prefix+tag+".")
+				walk(f.Type, prefix+tag+".", at)
 			default:
-				out = append(out, prefix+tag)
+				out = append(out, field{path: prefix + tag, index: at})
 			}
 		}
 	}
-	walk(reflect.TypeFor[Profile](), "")
+	walk(reflect.TypeFor[Profile](), "", nil)
 	return out
 })
+
+// number returns the number at path in the profile v points to, settable.
+func number(v reflect.Value, path string) (reflect.Value, error) {
+	for _, f := range fields() {
+		if f.path != path {
+			continue
+		}
+		x := v.Elem().FieldByIndex(f.index)
+		switch x.Kind() {
+		case reflect.Int, reflect.Int64, reflect.Float64:
+			return x, nil
+		}
+		return reflect.Value{}, fmt.Errorf("devices: %s is a %s, not a number", path, x.Kind())
+	}
+	return reflect.Value{}, fmt.Errorf("devices: no path %q; want one of Paths()", path)
+}
+
+// Number returns the value at path, one of Paths naming a number (an
+// integer or a float), as a float64: "dram.reuse_l2_bytes". A calibration
+// reads and writes the values it fits by their paths, the names their
+// citations and estimates go by.
+func (p *Profile) Number(path string) (float64, error) {
+	x, err := number(reflect.ValueOf(p), path)
+	if err != nil {
+		return 0, err
+	}
+	if x.CanInt() {
+		return float64(x.Int()), nil
+	}
+	return x.Float(), nil
+}
+
+// SetNumber sets the value at path, one of Paths naming a number, to v;
+// an integer field takes v's integer part (int64(v)).
+func (p *Profile) SetNumber(path string, v float64) error {
+	x, err := number(reflect.ValueOf(p), path)
+	if err != nil {
+		return err
+	}
+	if x.CanInt() {
+		x.SetInt(int64(v))
+	} else {
+		x.SetFloat(v)
+	}
+	return nil
+}
 
 // Validate checks that a profile's numbers can drive the model and that
 // each says where it comes from.
@@ -346,13 +405,13 @@ func (p Profile) Validate() error {
 		}
 		seen[key] = true
 	}
-	known := paths()
+	known := Paths()
 	for _, e := range p.Estimated {
 		if !slices.Contains(known, e) {
 			return fmt.Errorf("devices: %s: estimated %q, want one of %s", p.Name, e, strings.Join(known, ", "))
 		}
 	}
-	for k := range p.Sources {
+	for k := range p.Citations {
 		if !slices.Contains(known, k) {
 			return fmt.Errorf("devices: %s: sources has %q, want one of %s", p.Name, k, strings.Join(known, ", "))
 		}
@@ -361,7 +420,7 @@ func (p Profile) Validate() error {
 		if k == "match" && len(p.Match) == 0 {
 			continue // no name claimed, nothing to source
 		}
-		if strings.TrimSpace(p.Sources[k]) == "" {
+		if strings.TrimSpace(p.Citations[k]) == "" {
 			return fmt.Errorf("devices: %s: no source for %s, want where its value comes from (a named datasheet, a measurement, or how it was estimated)", p.Name, k)
 		}
 	}

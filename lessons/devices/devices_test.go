@@ -54,13 +54,13 @@ func TestShipped(t *testing.T) {
 			assert.Equal(t, tt.threads, p.MaxThreadsPerSM)
 			assert.Equal(t, tt.blocks, p.MaxBlocksPerSM)
 			for _, path := range Paths() {
-				src := p.Sources[path]
+				src := p.Citations[path]
 				if strings.HasPrefix(src, "estimate") {
 					assert.Contains(t, p.Estimated, path, "a value whose source is an estimate is listed as estimated")
 				}
 			}
 			for _, path := range p.Estimated {
-				assert.True(t, strings.HasPrefix(p.Sources[path], "estimate: "), "%s: an estimate says how it was derived: %q", path, p.Sources[path])
+				assert.True(t, strings.HasPrefix(p.Citations[path], "estimate: "), "%s: an estimate says how it was derived: %q", path, p.Citations[path])
 			}
 			if tt.name == Course {
 				assert.Empty(t, p.Estimated, "the course's H200 is measured")
@@ -116,8 +116,8 @@ func TestValidate(t *testing.T) {
 		{"empty match", func(p *Profile) { p.Match = []string{" "} }, "empty match entry"},
 		{"match twice", func(p *Profile) { p.Match = []string{"NVIDIA H200", "nvidia h200"} }, `match "nvidia h200" twice`},
 		{"estimate of no field", func(p *Profile) { p.Estimated = []string{"dram.size"} }, `estimated "dram.size", want one of match, compute_capability`},
-		{"source of no field", func(p *Profile) { p.Sources["clock"] = "a guess" }, `sources has "clock", want one of`},
-		{"unsourced", func(p *Profile) { delete(p.Sources, "time.block_rate") }, "no source for time.block_rate"},
+		{"source of no field", func(p *Profile) { p.Citations["clock"] = "a guess" }, `sources has "clock", want one of`},
+		{"unsourced", func(p *Profile) { delete(p.Citations, "time.block_rate") }, "no source for time.block_rate"},
 		{"negative L1 line rate", func(p *Profile) { p.Time.L1LineRate = -1 }, "l1_line_rate -1"},
 		{"negative access bytes", func(p *Profile) { p.Time.DRAMAccessBytes = -5 }, "dram_access_bytes -5"},
 	}
@@ -138,4 +138,28 @@ func TestMatchFree(t *testing.T) {
 	other.Match = []string{" nvidia H200"}
 	assert.ErrorContains(t, matchFree([]Profile{h200}, other), `mine: match " nvidia H200" is h200's already`)
 	assert.NoError(t, matchFree([]Profile{h200}, h200), "a profile does not clash with itself")
+}
+
+// Number and SetNumber reach every number of Paths by its path, the
+// integers truncated as int64(v) truncates, and refuse a path that is not
+// a number of the profile.
+func TestNumberByPath(t *testing.T) {
+	p, err := Lookup(Course)
+	require.NoError(t, err)
+	got, err := p.Number("dram.reuse_l2_bytes")
+	require.NoError(t, err)
+	assert.Equal(t, float64(p.DRAM.ReuseL2Bytes), got)
+	require.NoError(t, p.SetNumber("dram.reuse_l2_bytes", 1234.9))
+	assert.Equal(t, int64(1234), p.DRAM.ReuseL2Bytes)
+	require.NoError(t, p.SetNumber("time.latency_seconds", 5e-7))
+	assert.Equal(t, 5e-7, p.Time.LatencySeconds)
+	for _, path := range Paths() {
+		if _, err := p.Number(path); err != nil {
+			assert.ErrorContains(t, err, "not a number", "%s: only a path that is not a number is refused", path)
+		}
+	}
+	_, err = p.Number("dram.no_such")
+	assert.ErrorContains(t, err, `no path "dram.no_such"`)
+	_, err = p.Number("match")
+	assert.ErrorContains(t, err, "match is a slice, not a number")
 }

@@ -66,16 +66,16 @@ func TestRegister(t *testing.T) {
 	assert.Equal(t, "rtx4090-calibrated", m.Name)
 
 	// The registry holds a copy: the caller's later edits stay its own.
-	p.Sources["sms"] = "changed"
+	p.Citations["sms"] = "changed"
 	got.Match[0] = "changed"
 	again, err := Lookup("rtx4090-calibrated")
 	require.NoError(t, err)
-	assert.NotEqual(t, "changed", again.Sources["sms"])
+	assert.NotEqual(t, "changed", again.Citations["sms"])
 	assert.Equal(t, "NVIDIA GeForce RTX 4090 D", again.Match[0])
 
 	// Registering the name again replaces the profile.
 	p.SMs = 114
-	p.Sources["sms"] = "measured on this GPU"
+	p.Citations["sms"] = "measured on this GPU"
 	require.NoError(t, Register(p))
 	again, err = Lookup("rtx4090-calibrated")
 	require.NoError(t, err)

@@ -20,7 +20,7 @@ func Example_seedTable() {
 	}
 	for _, r := range rows {
 		s, _ := spec.Parse([]byte(r.spec))
-		p, err := sectors.Predict(s)
+		p, err := sectors.Model(s)
 		if err != nil {
 			fmt.Println(err)
 			continue

@@ -4,7 +4,7 @@
 // of Nsight Compute themselves. Each Figure has a name (what an exercise
 // or `coalesce compare -json` calls it), a label (a table's header), a
 // unit (how its values are written) and one way to compute it from
-// Values, which the model's prediction and a GPU's measurement both give:
+// Values, which the model's launch and a GPU's measurement both give:
 //
 //	v, err := figures.Efficiency.Of(figures.Model(p))       // the model's
 //	v, err := figures.Efficiency.Of(figures.Measured(l, p)) // the GPU's
@@ -21,11 +21,11 @@ import (
 	"slices"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Values is what a figure is computed from: one launch, and what is known
@@ -53,7 +53,7 @@ type Values struct {
 
 // Model returns the values the sector model predicts for a launch; the
 // copy bandwidth is the device profile's.
-func Model(p sectors.Prediction) Values {
+func Model(p sectors.Launch) Values {
 	v := Values{Spec: p.Spec, Metrics: p.Metrics, Seconds: p.TimeSeconds, L1UsefulBytes: p.L1UsefulBytes}
 	if d, err := devices.Lookup(p.Spec.Device); err == nil {
 		v.CopyBandwidth = d.Time.CopyBandwidth
@@ -62,10 +62,10 @@ func Model(p sectors.Prediction) Values {
 }
 
 // Measured returns the values a GPU measured of a launch, with what the
-// addresses fix taken from the model's prediction p of the same spec; p
+// addresses fix taken from the model's launch p of the same spec; p
 // may be nil, and the figures that need it (Efficiency,
 // UsefulBytesPerRequest) then say so.
-func Measured(l measure.Launch, p *sectors.Prediction) Values {
+func Measured(l measure.Launch, p *sectors.Launch) Values {
 	v := Values{Spec: l.Spec, Metrics: l.Metrics, Seconds: l.Seconds(), CopyBandwidth: l.MemcpyBandwidth(), L1UsefulBytes: -1, Counters: l.Counters}
 	if p != nil {
 		v.L1UsefulBytes = p.L1UsefulBytes
@@ -102,7 +102,7 @@ type Figure struct {
 	// of a prefixed unit (a time, a bandwidth) is headed with its column's
 	// prefix too (units.Scaler.Header): "time (µs)".
 	Label string
-	// Unit is how its values are written (lessons/units).
+	// Unit is how its values are written (units).
 	Unit units.Unit
 	// Level says what decides it; Exact whether the model's value is
 	// exact (L1 figures are).

@@ -10,17 +10,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
-func predict(t *testing.T, text string) sectors.Prediction {
+func predict(t *testing.T, text string) sectors.Launch {
 	t.Helper()
 	s, err := spec.Parse([]byte(text))
 	require.NoError(t, err)
-	p, err := sectors.Predict(s)
+	p, err := sectors.Model(s)
 	require.NoError(t, err)
 	return p
 }
@@ -64,7 +64,7 @@ func TestModelFigures(t *testing.T) {
 func TestMeasuredFigures(t *testing.T) {
 	s, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":1024}`))
 	require.NoError(t, err)
-	p, err := sectors.Predict(s)
+	p, err := sectors.Model(s)
 	require.NoError(t, err)
 	timed := measure.Launch{Spec: s, TimeMs: 0.002, MemcpyMs: 0.001, MemcpyBytes: 4096, Verified: true}
 	v := Measured(timed, &p)
@@ -194,7 +194,7 @@ func TestSharedFigures(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoData)
 }
 
-// TestFormat holds each figure to its unit of lessons/units: a table, a
+// TestFormat holds each figure to its unit of units: a table, a
 // verdict and a chart write a figure's value as the figure says.
 func TestFormat(t *testing.T) {
 	tests := []struct {

@@ -16,10 +16,10 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
-// ErrNoData is a chart asked to draw nothing: no prediction, no stride.
+// ErrNoData is a chart asked to draw nothing: no launch, no stride.
 var ErrNoData = errors.New("plots: no data to draw")
 
 // ErrNoMatch is a set of measurements none of which is a launch the chart
@@ -34,17 +34,17 @@ func checkValue(what string, s spec.Spec, v float64) error {
 	return nil
 }
 
-// strideSeries groups stride predictions by element size, each group in
+// strideSeries groups stride launches by element size, each group in
 // stride order, the groups by element size.
-func strideSeries(preds []sectors.Prediction) ([][]sectors.Prediction, error) {
+func strideSeries(preds []sectors.Launch) ([][]sectors.Launch, error) {
 	if len(preds) == 0 {
-		return nil, fmt.Errorf("%w: no prediction", ErrNoData)
+		return nil, fmt.Errorf("%w: no launch", ErrNoData)
 	}
-	byElem := map[int][]sectors.Prediction{}
+	byElem := map[int][]sectors.Launch{}
 	var elems []int
 	for _, p := range preds {
 		if !isStrided(p.Spec.Kernel) {
-			return nil, fmt.Errorf("plots: stride chart of %s: want strided_copy, strided_read or strided_write predictions", p.Spec.Kernel)
+			return nil, fmt.Errorf("plots: stride chart of %s: want strided_copy, strided_read or strided_write launches", p.Spec.Kernel)
 		}
 		if _, ok := byElem[p.Spec.ElemBytes]; !ok {
 			elems = append(elems, p.Spec.ElemBytes)
@@ -52,10 +52,10 @@ func strideSeries(preds []sectors.Prediction) ([][]sectors.Prediction, error) {
 		byElem[p.Spec.ElemBytes] = append(byElem[p.Spec.ElemBytes], p)
 	}
 	slices.Sort(elems)
-	out := make([][]sectors.Prediction, len(elems))
+	out := make([][]sectors.Launch, len(elems))
 	for i, e := range elems {
 		g := byElem[e]
-		slices.SortStableFunc(g, func(a, b sectors.Prediction) int { return int(a.Spec.Stride - b.Spec.Stride) })
+		slices.SortStableFunc(g, func(a, b sectors.Launch) int { return int(a.Spec.Stride - b.Spec.Stride) })
 		out[i] = g
 	}
 	return out, nil
@@ -63,17 +63,17 @@ func strideSeries(preds []sectors.Prediction) ([][]sectors.Prediction, error) {
 
 // sectorsPerRequest is the load's ratio, or the store's when the kernel
 // only stores.
-func sectorsPerRequest(p sectors.Prediction) float64 {
+func sectorsPerRequest(p sectors.Launch) float64 {
 	if v := model(figures.LdSectorsPerRequest, p); !math.IsNaN(v) {
 		return v
 	}
 	return model(figures.StSectorsPerRequest, p)
 }
 
-func efficiency(p sectors.Prediction) float64 { return model(figures.Efficiency, p) }
+func efficiency(p sectors.Launch) float64 { return model(figures.Efficiency, p) }
 
 // strideXYs returns, for each element size, (stride, y) points.
-func strideXYs(preds []sectors.Prediction, what string, y func(sectors.Prediction) float64) ([]int, []plotter.XYs, error) {
+func strideXYs(preds []sectors.Launch, what string, y func(sectors.Launch) float64) ([]int, []plotter.XYs, error) {
 	groups, err := strideSeries(preds)
 	if err != nil {
 		return nil, nil, err
@@ -95,9 +95,9 @@ func strideXYs(preds []sectors.Prediction, what string, y func(sectors.Predictio
 
 // EfficiencyVsStride draws the model's L1 efficiency (useful ÷ fetched
 // bytes) against stride, on log2 axes, one line per element size,
-// labelled at its end. The predictions are of strided kernels, as
+// labelled at its end. The launches are of strided kernels, as
 // StrideSpecs makes them.
-func EfficiencyVsStride(preds []sectors.Prediction) (*plot.Plot, error) {
+func EfficiencyVsStride(preds []sectors.Launch) (*plot.Plot, error) {
 	elems, xys, err := strideXYs(preds, "efficiency", efficiency)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func EfficiencyVsStride(preds []sectors.Prediction) (*plot.Plot, error) {
 // SectorsVsStride draws the model's sectors per request (per warp-wide
 // load) against stride, on log2 axes, one line per element size,
 // labelled at its start.
-func SectorsVsStride(preds []sectors.Prediction) (*plot.Plot, error) {
+func SectorsVsStride(preds []sectors.Launch) (*plot.Plot, error) {
 	elems, xys, err := strideXYs(preds, "sectors per request", sectorsPerRequest)
 	if err != nil {
 		return nil, err
@@ -226,14 +226,14 @@ func yRange(xys []plotter.XYs) (lo, hi float64) {
 // EfficiencyVsStruct draws the model's L1 efficiency of updating one
 // 4-byte field of an array of structs against the struct's size, on log2
 // axes, with the struct of arrays (soa, update_x_soa) as the reference
-// line. aos are update_x_aos predictions, as StructSpecs makes them.
-func EfficiencyVsStruct(aos []sectors.Prediction, soa sectors.Prediction) (*plot.Plot, error) {
+// line. aos are update_x_aos launches, as StructSpecs makes them.
+func EfficiencyVsStruct(aos []sectors.Launch, soa sectors.Launch) (*plot.Plot, error) {
 	xy, err := structXYs(aos, "efficiency", efficiency)
 	if err != nil {
 		return nil, err
 	}
 	if soa.Spec.Kernel != spec.UpdateXSoA {
-		return nil, fmt.Errorf("plots: reference line of %s: want an update_x_soa prediction", soa.Spec.Kernel)
+		return nil, fmt.Errorf("plots: reference line of %s: want an update_x_soa launch", soa.Spec.Kernel)
 	}
 	if err := checkValue("efficiency", soa.Spec, efficiency(soa)); err != nil {
 		return nil, err
@@ -292,16 +292,16 @@ func addNotes(p *plot.Plot, notes []note) error {
 	return nil
 }
 
-func structXYs(aos []sectors.Prediction, what string, y func(sectors.Prediction) float64) (plotter.XYs, error) {
+func structXYs(aos []sectors.Launch, what string, y func(sectors.Launch) float64) (plotter.XYs, error) {
 	if len(aos) == 0 {
-		return nil, fmt.Errorf("%w: no prediction", ErrNoData)
+		return nil, fmt.Errorf("%w: no launch", ErrNoData)
 	}
 	sorted := slices.Clone(aos)
-	slices.SortStableFunc(sorted, func(a, b sectors.Prediction) int { return a.Spec.StructBytes - b.Spec.StructBytes })
+	slices.SortStableFunc(sorted, func(a, b sectors.Launch) int { return a.Spec.StructBytes - b.Spec.StructBytes })
 	var xy plotter.XYs
 	for _, p := range sorted {
 		if p.Spec.Kernel != spec.UpdateXAoS {
-			return nil, fmt.Errorf("plots: struct chart of %s: want update_x_aos predictions", p.Spec.Kernel)
+			return nil, fmt.Errorf("plots: struct chart of %s: want update_x_aos launches", p.Spec.Kernel)
 		}
 		v := y(p)
 		if err := checkValue(what, p.Spec, v); err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // WarpDiagram draws one warp-wide memory instruction: the warp's 32 lanes

@@ -9,7 +9,7 @@
 // element sizes and struct sizes, and set the hardware's answer beside it:
 //
 //	specs, _ := plots.StrideSpecs(plots.StrideBase, plots.ElemSizes, plots.Strides)
-//	preds, _ := sectors.PredictAll(specs...)
+//	preds, _ := sectors.ModelAll(specs...)
 //	eff, _ := plots.EfficiencyVsStride(preds) // 1/stride, floored at elem/32
 //	sec, _ := plots.SectorsVsStride(preds)
 //	plots.Save("stride.svg", plots.Notebook.Row(2), eff, sec)
@@ -48,6 +48,6 @@
 // text at least 11 points. SVG output names Liberation Sans, then Arial
 // and Helvetica, which have the same metrics.
 //
-// Errors start with "plots: "; bad data (NaN, no points, predictions of the
+// Errors start with "plots: "; bad data (NaN, no points, launches of the
 // wrong kernel) is refused when a chart is built, not drawn wrong.
 package plots

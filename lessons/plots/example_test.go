@@ -34,7 +34,7 @@ func ExampleEfficiencyVsStride() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	preds, err := sectors.PredictAll(specs...)
+	preds, err := sectors.ModelAll(specs...)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func ExampleEfficiencyVsStruct() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	preds, err := sectors.PredictAll(append(specs, plots.SoAOf(plots.StructBase))...)
+	preds, err := sectors.ModelAll(append(specs, plots.SoAOf(plots.StructBase))...)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func ExampleBandwidthVsStride() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	preds, err := sectors.PredictAll(specs...)
+	preds, err := sectors.ModelAll(specs...)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 
 	"gonum.org/v1/plot/cmpimg"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // The golden images, as gonum/plot tests its own: each function writes
@@ -26,7 +26,7 @@ import (
 // The charts of the model's L1 counts (sectors, efficiency) and the warp
 // diagrams come from the live model: those numbers are exact, and a change
 // in them is a change in the model worth seeing. The bandwidth and DRAM
-// charts draw testdata/model_snapshot.jsonl (the model's predictions, as
+// charts draw testdata/model_snapshot.jsonl (the model's launches, as
 // coalesce model printed them when the goldens were made) beside
 // testdata/h200_recorded.jsonl (the strided_copy, update_x_aos and
 // update_x_soa launches of cuda/reference/h200.jsonl, recorded on the
@@ -59,17 +59,17 @@ func TestGoldenCharts(t *testing.T) {
 	}
 }
 
-// snapshot reads the model's predictions saved in testdata, by kernel.
-func snapshot() map[spec.Kernel][]sectors.Prediction {
+// snapshot reads the model's launches saved in testdata, by kernel.
+func snapshot() map[spec.Kernel][]sectors.Launch {
 	f, err := os.Open("testdata/model_snapshot.jsonl")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	out := map[spec.Kernel][]sectors.Prediction{}
+	out := map[spec.Kernel][]sectors.Launch{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var p sectors.Prediction
+		var p sectors.Launch
 		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
 			log.Fatal(err)
 		}

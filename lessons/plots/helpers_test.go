@@ -10,25 +10,25 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 type vgLength = vg.Length
 
 // readSnapshot reads testdata/model_snapshot.jsonl (coalesce model's
 // output for the recorded launches) by kernel.
-func readSnapshot(t *testing.T) map[spec.Kernel][]sectors.Prediction {
+func readSnapshot(t *testing.T) map[spec.Kernel][]sectors.Launch {
 	t.Helper()
 	f, err := os.Open("testdata/model_snapshot.jsonl")
 	require.NoError(t, err)
 	defer f.Close()
-	out := map[spec.Kernel][]sectors.Prediction{}
+	out := map[spec.Kernel][]sectors.Launch{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var p sectors.Prediction
+		var p sectors.Launch
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &p))
 		out[p.Spec.Kernel] = append(out[p.Spec.Kernel], p)
 	}

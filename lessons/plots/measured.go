@@ -8,9 +8,9 @@ import (
 	"slices"
 
 	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/measure"
 )
 
 // The charts that set a measurement beside the model take it as a
@@ -60,7 +60,7 @@ func like(ls []measure.Launch, base spec.Spec, vary func(*spec.Spec)) []measure.
 
 // model returns the model's value of f for p, NaN when it has none (which
 // checkValue then refuses).
-func model(f figures.Figure, p sectors.Prediction) float64 {
+func model(f figures.Figure, p sectors.Launch) float64 {
 	v, err := f.Of(figures.Model(p))
 	if err != nil {
 		return math.NaN()
@@ -81,5 +81,5 @@ func sortedBy[T any](xs []T, specOf func(T) spec.Spec, key func(spec.Spec) float
 	return out
 }
 
-func launchSpec(l measure.Launch) spec.Spec         { return l.Spec }
-func predictionSpec(p sectors.Prediction) spec.Spec { return p.Spec }
+func launchSpec(l measure.Launch) spec.Spec { return l.Spec }
+func modelSpec(p sectors.Launch) spec.Spec  { return p.Spec }

@@ -11,14 +11,14 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
-// The charts of model beside measurement take the model's predictions for
+// The charts of model beside measurement take the model's launches for
 // one launch swept over one field (stride, or struct size) and the
 // measurements; they draw the measured launches that are that launch at
 // some value of the field, and say which GPU and which run they come from.
@@ -50,11 +50,11 @@ func WithMeasuredStructSizes(sizes []int, base spec.Spec, m *measure.Set) []int 
 }
 
 // sweep checks that model is one launch swept over the field clear blanks,
-// and returns that launch (the field blanked) and the predictions ordered
+// and returns that launch (the field blanked) and the launches ordered
 // by key.
-func sweep(model []sectors.Prediction, clear func(*spec.Spec), key func(spec.Spec) float64, what string) (spec.Spec, []sectors.Prediction, error) {
+func sweep(model []sectors.Launch, clear func(*spec.Spec), key func(spec.Spec) float64, what string) (spec.Spec, []sectors.Launch, error) {
 	if len(model) == 0 {
-		return spec.Spec{}, nil, fmt.Errorf("%w: no prediction", ErrNoData)
+		return spec.Spec{}, nil, fmt.Errorf("%w: no launch", ErrNoData)
 	}
 	base := model[0].Spec
 	clear(&base)
@@ -62,10 +62,10 @@ func sweep(model []sectors.Prediction, clear func(*spec.Spec), key func(spec.Spe
 		s := p.Spec
 		clear(&s)
 		if s != base {
-			return spec.Spec{}, nil, fmt.Errorf("plots: the predictions are not one launch at several %s: %s and %s", what, model[0].Spec, p.Spec)
+			return spec.Spec{}, nil, fmt.Errorf("plots: the launches are not one launch at several %s: %s and %s", what, model[0].Spec, p.Spec)
 		}
 	}
-	return base, sortedBy(model, predictionSpec, key), nil
+	return base, sortedBy(model, modelSpec, key), nil
 }
 
 func strideKey(s spec.Spec) float64 { return float64(s.Stride) }
@@ -112,8 +112,8 @@ func (d *bandwidthData) deviceOf(s spec.Spec) error {
 
 // strideBandwidth is the data of BandwidthVsStride.
 // strideSweep checks that model is one launch swept over strides, of a
-// strided kernel, and returns its base and its predictions in stride order.
-func strideSweep(model []sectors.Prediction) (spec.Spec, []sectors.Prediction, error) {
+// strided kernel, and returns its base and its launches in stride order.
+func strideSweep(model []sectors.Launch) (spec.Spec, []sectors.Launch, error) {
 	base, preds, err := sweep(model, clearStride, strideKey, "strides")
 	if err != nil {
 		return base, nil, err
@@ -124,7 +124,7 @@ func strideSweep(model []sectors.Prediction) (spec.Spec, []sectors.Prediction, e
 	return base, preds, nil
 }
 
-func strideBandwidth(preds []sectors.Prediction, m *measure.Set) (bandwidthData, error) {
+func strideBandwidth(preds []sectors.Launch, m *measure.Set) (bandwidthData, error) {
 	var d bandwidthData
 	base, preds, err := strideSweep(preds)
 	if err != nil {
@@ -154,13 +154,13 @@ func strideBandwidth(preds []sectors.Prediction, m *measure.Set) (bandwidthData,
 
 // BandwidthVsStride draws useful bandwidth (spec.UsefulBytes over the
 // time, GB/s) against stride, on log2 axes: the model's line through its
-// predictions for one strided launch at several strides, the measured
+// launches for one strided launch at several strides, the measured
 // launches of that launch at any stride as points over it, and the
 // device's copy bandwidth as the ceiling. The title names the launch, the
 // GPU and where m comes from. With no measurement (m nil) it draws the
 // model alone; measurements none of which is the launch are an error
 // wrapping ErrNoMatch.
-func BandwidthVsStride(preds []sectors.Prediction, m *measure.Set) (*plot.Plot, error) {
+func BandwidthVsStride(preds []sectors.Launch, m *measure.Set) (*plot.Plot, error) {
 	d, err := strideBandwidth(preds, m)
 	if err != nil {
 		return nil, err
@@ -174,7 +174,7 @@ func BandwidthVsStride(preds []sectors.Prediction, m *measure.Set) (*plot.Plot, 
 }
 
 // structBandwidth is the data of BandwidthVsStruct.
-func structBandwidth(aos []sectors.Prediction, soa sectors.Prediction, m *measure.Set) (bandwidthData, error) {
+func structBandwidth(aos []sectors.Launch, soa sectors.Launch, m *measure.Set) (bandwidthData, error) {
 	var d bandwidthData
 	base, preds, err := sweep(aos, clearStruct, structKey, "struct sizes")
 	if err != nil {
@@ -184,7 +184,7 @@ func structBandwidth(aos []sectors.Prediction, soa sectors.Prediction, m *measur
 		return d, fmt.Errorf("plots: struct charts draw update_x_aos, not %s", base.Kernel)
 	}
 	if soa.Spec.Kernel != spec.UpdateXSoA {
-		return d, fmt.Errorf("plots: reference line of %s: want an update_x_soa prediction", soa.Spec.Kernel)
+		return d, fmt.Errorf("plots: reference line of %s: want an update_x_soa launch", soa.Spec.Kernel)
 	}
 	d.base = base
 	all, err := measured(m)
@@ -224,10 +224,10 @@ func structBandwidth(aos []sectors.Prediction, soa sectors.Prediction, m *measur
 
 // BandwidthVsStruct draws useful bandwidth (GB/s) against struct size for
 // the single-field update of an array of structs, on log2 axes: the
-// model's line through its update_x_aos predictions, the measured
+// model's line through its update_x_aos launches, the measured
 // launches of that launch as points, and the struct of arrays (soa, an
-// update_x_soa prediction, and its measured launches) as reference lines.
-func BandwidthVsStruct(aos []sectors.Prediction, soa sectors.Prediction, m *measure.Set) (*plot.Plot, error) {
+// update_x_soa launch, and its measured launches) as reference lines.
+func BandwidthVsStruct(aos []sectors.Launch, soa sectors.Launch, m *measure.Set) (*plot.Plot, error) {
 	d, err := structBandwidth(aos, soa, m)
 	if err != nil {
 		return nil, err
@@ -336,7 +336,7 @@ type dramData struct {
 	gpu                          string
 }
 
-func strideDRAM(preds []sectors.Prediction, m *measure.Set) (dramData, error) {
+func strideDRAM(preds []sectors.Launch, m *measure.Set) (dramData, error) {
 	var d dramData
 	base, preds, err := strideSweep(preds)
 	if err != nil {
@@ -390,11 +390,11 @@ func strideDRAM(preds []sectors.Prediction, m *measure.Set) (dramData, error) {
 // DRAMVsStride draws, against stride, the bytes moved per useful byte at
 // two levels: the L1's sectors (fetched ÷ useful bytes, the seed's
 // arithmetic) and DRAM ((dram__bytes_read.sum + dram__bytes_write.sum) ÷
-// spec.UsefulBytes), each modelled (a line through the model's predictions
+// spec.UsefulBytes), each modelled (a line through the model's launches
 // for one strided launch at several strides) and, for the launches of m
 // that ncu profiled, measured (points). The gap between the two lines is
 // what the L2 adds or saves: fetch granularity, partial writes, reuse.
-func DRAMVsStride(preds []sectors.Prediction, m *measure.Set) (*plot.Plot, error) {
+func DRAMVsStride(preds []sectors.Launch, m *measure.Set) (*plot.Plot, error) {
 	d, err := strideDRAM(preds, m)
 	if err != nil {
 		return nil, err

@@ -14,11 +14,11 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/coalescing-course/coalesce/lessons/units"
-	"github.com/coalescing-course/coalesce/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // at returns the y of xys at x, or NaN.
@@ -40,7 +40,7 @@ func TestStrideData(t *testing.T) {
 	specs, err := StrideSpecs(StrideBase, ElemSizes, Strides)
 	require.NoError(t, err)
 	require.Len(t, specs, len(ElemSizes)*len(Strides))
-	preds, err := sectors.PredictAll(specs...)
+	preds, err := sectors.ModelAll(specs...)
 	require.NoError(t, err)
 	elems, eff, err := strideXYs(preds, "efficiency", efficiency)
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestStrideData(t *testing.T) {
 func TestStructData(t *testing.T) {
 	specs, err := StructSpecs(StructBase, StructSizes)
 	require.NoError(t, err)
-	preds, err := sectors.PredictAll(append(specs, SoAOf(StructBase))...)
+	preds, err := sectors.ModelAll(append(specs, SoAOf(StructBase))...)
 	require.NoError(t, err)
 	aos, soa := preds[:len(specs)], preds[len(specs)]
 	xy, err := structXYs(aos, "efficiency", efficiency)
@@ -143,15 +143,15 @@ func TestChartErrors(t *testing.T) {
 	snap := readSnapshot(t)
 	m := readRecorded(t)
 	strided := snap[spec.StridedCopy]
-	nan := append([]sectors.Prediction(nil), strided...)
+	nan := append([]sectors.Launch(nil), strided...)
 	nan[2].L1UsefulBytes = 0 // an efficiency of 0 cannot go on a log axis
 	nan[3].TimeSeconds = math.NaN()
-	zero := append([]sectors.Prediction(nil), strided...)
+	zero := append([]sectors.Launch(nil), strided...)
 	zero[1].Metrics = maps.Clone(zero[1].Metrics)
 	zero[1].Metrics[metrics.DRAMRead], zero[1].Metrics[metrics.DRAMWrite] = 0, 0
-	mixed := append([]sectors.Prediction(nil), strided...)
+	mixed := append([]sectors.Launch(nil), strided...)
 	mixed[1].Spec.N = 1024
-	other, err := sectors.PredictAll(mustSpec(`{"kernel":"strided_copy","n":4096}`))
+	other, err := sectors.ModelAll(mustSpec(`{"kernel":"strided_copy","n":4096}`))
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		name string
@@ -159,8 +159,8 @@ func TestChartErrors(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"no prediction", func() error { _, err := EfficiencyVsStride(nil); return err }, ErrNoData, ""},
-		{"no sectors prediction", func() error { _, err := SectorsVsStride(nil); return err }, ErrNoData, ""},
+		{"no launch", func() error { _, err := EfficiencyVsStride(nil); return err }, ErrNoData, ""},
+		{"no sectors launch", func() error { _, err := SectorsVsStride(nil); return err }, ErrNoData, ""},
 		{"NaN efficiency", func() error { _, err := EfficiencyVsStride(nan); return err }, nil, "efficiency of"},
 		{"NaN time", func() error { _, err := BandwidthVsStride(nan, nil); return err }, nil, "predicted time"},
 		{"zero DRAM", func() error { _, err := DRAMVsStride(zero, nil); return err }, nil, "want a positive number"},
@@ -168,7 +168,7 @@ func TestChartErrors(t *testing.T) {
 		{"wrong kernel", func() error { _, err := EfficiencyVsStride(snap[spec.UpdateXAoS]); return err }, nil, "want strided_copy"},
 		{"struct of strided", func() error { _, err := EfficiencyVsStruct(strided, snap[spec.UpdateXSoA][0]); return err }, nil, "want update_x_aos"},
 		{"SoA reference not SoA", func() error { _, err := EfficiencyVsStruct(snap[spec.UpdateXAoS], strided[0]); return err }, nil, "want an update_x_soa"},
-		{"no struct prediction", func() error { _, err := BandwidthVsStruct(nil, snap[spec.UpdateXSoA][0], m); return err }, ErrNoData, ""},
+		{"no struct launch", func() error { _, err := BandwidthVsStruct(nil, snap[spec.UpdateXSoA][0], m); return err }, ErrNoData, ""},
 		{"measurements of another launch", func() error { _, err := BandwidthVsStride(other, m); return err }, ErrNoMatch, "none of the 21 measurements"},
 		{"unprofiled measurements", func() error {
 			bare := &measure.Set{Origin: measure.Origin{Kind: measure.FromFile, File: "test"}, Launches: []measure.Launch{{Spec: strided[0].Spec, TimeMs: 1}}}
@@ -264,7 +264,7 @@ func TestFormatOf(t *testing.T) {
 	}
 }
 
-// TestLog2AxisLabels holds an axis's ticks to lessons/units, one scaler
+// TestLog2AxisLabels holds an axis's ticks to units, one scaler
 // for all: a percentage axis writes 1/32 as 3.13%, as a verdict and a
 // table do; an axis of GB/s data in one prefix, which its label names.
 func TestLog2AxisLabels(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Font sizes of the course's charts, in points. At the notebook size
@@ -74,7 +74,7 @@ func lg(xys plotter.XYs) plotter.XYs {
 
 // log2Axis makes a a log2 axis from lo to hi (powers of two, lo < hi),
 // ticked at every power of two. The ticks are labelled with one scaler
-// of u (lessons/units) for all of them, a tick's value being its data
+// of u (units) for all of them, a tick's value being its data
 // value times per (1e9 for data in GB/s); the scaler is returned, so that
 // an axis of a prefixed unit names its prefix in its label (Header).
 func log2Axis(a *plot.Axis, lo, hi float64, u units.Unit, per float64) units.Scaler {

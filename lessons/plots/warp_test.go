@@ -21,7 +21,7 @@ import (
 
 // Instructions must give the addresses the model coalesces: over every
 // warp of a launch, the requests, sectors and useful bytes of its
-// instructions add up to sectors.Predict's counts. One-warp launches, a
+// instructions add up to sectors.Model's counts. One-warp launches, a
 // block that is not a multiple of 32 (partial warps), bounds checks that
 // cut a warp, and every kernel of the course.
 func TestInstructionsMatchModel(t *testing.T) {
@@ -50,7 +50,7 @@ func TestInstructionsMatchModel(t *testing.T) {
 	} {
 		t.Run(js, func(t *testing.T) {
 			s := mustSpec(js)
-			p, err := sectors.Predict(s)
+			p, err := sectors.Model(s)
 			require.NoError(t, err)
 			var ldReq, ldSec, stReq, stSec, useful int64
 			warps := Warps(s)

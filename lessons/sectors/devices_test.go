@@ -12,7 +12,7 @@ import (
 )
 
 // predictFor predicts the launch in, its device set to device.
-func predictFor(t *testing.T, in, device string) Prediction {
+func predictFor(t *testing.T, in, device string) Launch {
 	t.Helper()
 	s, err := spec.Parse([]byte(in))
 	require.NoError(t, err)
@@ -22,7 +22,7 @@ func predictFor(t *testing.T, in, device string) Prediction {
 	d, err := devices.Lookup(device)
 	require.NoError(t, err)
 	s.L2Fetch = d.DefaultL2Fetch
-	p, err := Predict(s)
+	p, err := Model(s)
 	require.NoError(t, err)
 	return p
 }
@@ -53,7 +53,7 @@ func TestTimeScalesWithCopyBandwidth(t *testing.T) {
 	h200, a100 := predictFor(t, in, "h200"), predictFor(t, in, "a100-80gb")
 	require.Equal(t, "bandwidth", h200.Time.Bound)
 	require.Equal(t, "bandwidth", a100.Time.Bound)
-	perByte := func(p Prediction) float64 {
+	perByte := func(p Launch) float64 {
 		return p.Time.Bandwidth / (p.Metrics[metrics.DRAMRead] + p.Metrics[metrics.DRAMWrite])
 	}
 	assert.InDelta(t, 4260/1809.612, perByte(a100)/perByte(h200), 1e-9)
@@ -81,7 +81,7 @@ func TestDRAMWritesFollowTheL2(t *testing.T) {
 }
 
 func TestUnknownDevice(t *testing.T) {
-	_, err := Predict(spec.Spec{Kernel: spec.CoalescedCopy, N: 32, Block: 32, ElemBytes: 4, L2Fetch: 64, Device: "a100"})
+	_, err := Model(spec.Spec{Kernel: spec.CoalescedCopy, N: 32, Block: 32, ElemBytes: 4, L2Fetch: 64, Device: "a100"})
 	assert.ErrorContains(t, err, `"a100"`)
 	assert.ErrorContains(t, err, "a100-40gb, a100-80gb, h100-sxm, h200, l4, rtx3090, rtx4090, t4")
 }

@@ -100,7 +100,7 @@ func TestDRAMMechanisms(t *testing.T) {
 	t.Run("reuse is lost as the gather outgrows the L2", func(t *testing.T) {
 		small := predict(t, `{"kernel":"gather_copy","n":1048576,"index_pattern":"random_perm"}`)
 		large := predict(t, `{"kernel":"gather_copy","n":33554432,"index_pattern":"random_perm"}`)
-		perElem := func(p Prediction) float64 {
+		perElem := func(p Launch) float64 {
 			return (p.Metrics[metrics.DRAMRead] - 4*float64(p.Spec.N)) / float64(p.Spec.N)
 		}
 		// 4 MB fits: each element of in is read once, 4 bytes.
@@ -167,7 +167,7 @@ func TestColdWarp(t *testing.T) {
 		{`{"kernel":"coalesced_copy","n":4096}`, 128, 128},
 		// floats 32 apart: a line each, and a 64-byte block for each lane's 4 bytes.
 		{`{"kernel":"strided_read","n":65536,"stride":32}`, 32 * 64, 32 * 4},
-		// a launch large enough to be sampled by Predict: ColdWarp tracks its one warp whole.
+		// a launch large enough to be sampled by Model: ColdWarp tracks its one warp whole.
 		{`{"kernel":"strided_read","n":67108864,"stride":32}`, 32 * 64, 32 * 4},
 		// the same at a fetch granularity of 32 bytes: a sector each.
 		{`{"kernel":"strided_read","n":65536,"stride":32,"l2_fetch_granularity":32}`, 32 * 32, 32 * 4},

@@ -11,7 +11,7 @@ import (
 // The seed's four patterns, counted: the requests and sectors of the
 // loads (lessons/figures turns them into sectors per request and
 // efficiency).
-func ExamplePredict_seedTable() {
+func ExampleModel_seedTable() {
 	rows := []struct{ name, spec string }{
 		{"coalesced (stride 1)", `{"kernel":"coalesced_copy","n":1048576}`},
 		{"strided (stride 32)", `{"kernel":"strided_copy","n":1048576,"stride":32}`},
@@ -20,7 +20,7 @@ func ExamplePredict_seedTable() {
 	}
 	for _, r := range rows {
 		s, _ := spec.Parse([]byte(r.spec))
-		p, err := sectors.Predict(s)
+		p, err := sectors.Model(s)
 		if err != nil {
 			fmt.Println(err)
 			continue

@@ -10,7 +10,7 @@ import (
 // Instruction is one warp-wide memory instruction of a launch, as the model
 // issues it: what the kernel's source accesses and the address each lane
 // sends. The plots draw it and the grader explains it, so both show what
-// Predict counted.
+// Model counted.
 type Instruction struct {
 	// Store is true for a store, false for a load.
 	Store bool

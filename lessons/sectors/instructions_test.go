@@ -10,9 +10,9 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
-// Coalescing every recorded instruction of every warp must give Predict's
+// Coalescing every recorded instruction of every warp must give Model's
 // L1 counts: the instructions are what the model counts.
-func TestInstructionsMatchPredict(t *testing.T) {
+func TestInstructionsMatchModel(t *testing.T) {
 	for _, js := range []string{
 		`{"kernel":"coalesced_copy","n":1000,"block":100}`,
 		`{"kernel":"strided_copy","n":3000,"stride":3,"elem_bytes":8,"block":96}`,
@@ -38,7 +38,7 @@ func TestInstructionsMatchPredict(t *testing.T) {
 		t.Run(js, func(t *testing.T) {
 			s, err := spec.Parse([]byte(js))
 			require.NoError(t, err)
-			p, err := Predict(s)
+			p, err := Model(s)
 			require.NoError(t, err)
 			var got l1
 			var shared [4]float64 // ld requests, ld wavefronts, st requests, st wavefronts

@@ -13,11 +13,11 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
-// Prediction is the model's account of one launch: the counts it
+// Launch is the model's account of one launch: the counts it
 // predicts, under Nsight Compute's names, and its time. The figures
 // derived from them (sectors per request, efficiency, bandwidths) are
 // lessons/figures'.
-type Prediction struct {
+type Launch struct {
 	// Spec is the launch, defaults filled in.
 	Spec spec.Spec `json:"spec"`
 	// Metrics holds the counts Nsight Compute reports, under its names:
@@ -40,54 +40,54 @@ type Prediction struct {
 	Traffic Traffic `json:"-"`
 }
 
-// Predict runs the model over every warp of the launch s describes and
+// Model runs the model over every warp of the launch s describes and
 // returns its counts. It fails only when s is invalid, its indices cannot
 // be read, or the GPU would refuse its accesses (ErrMisaligned).
-func Predict(s spec.Spec) (Prediction, error) {
+func Model(s spec.Spec) (Launch, error) {
 	if err := s.Validate(); err != nil {
-		return Prediction{}, err
+		return Launch{}, err
 	}
 	d, err := devices.Lookup(s.Device)
 	if err != nil {
-		return Prediction{}, fmt.Errorf("sectors: %w", err)
+		return Launch{}, fmt.Errorf("sectors: %w", err)
 	}
-	return PredictOn(s, d)
+	return ModelOn(s, d)
 }
 
-// PredictOn is Predict on the device d rather than the profile s names:
+// ModelOn is Model on the device d rather than the profile s names:
 // a profile being fitted, or calibrated on this machine's GPU, is not
 // among the registered ones. s.Device is left as it is, d is what counts.
-func PredictOn(s spec.Spec, d devices.Profile) (Prediction, error) {
+func ModelOn(s spec.Spec, d devices.Profile) (Launch, error) {
 	if err := s.Validate(); err != nil {
-		return Prediction{}, err
+		return Launch{}, err
 	}
 	if err := d.Validate(); err != nil {
-		return Prediction{}, fmt.Errorf("sectors: %w", err)
+		return Launch{}, fmt.Errorf("sectors: %w", err)
 	}
 	var err error
 	var idx []int32
 	if s.Kernel == spec.GatherCopy {
 		if idx, err = s.Indices(); err != nil {
-			return Prediction{}, fmt.Errorf("sectors: %w", err)
+			return Launch{}, fmt.Errorf("sectors: %w", err)
 		}
 	}
 	return predictOn(s, idx, d)
 }
 
-// PredictIndices is Predict for a gather whose indices the caller already
+// ModelIndices is Model for a gather whose indices the caller already
 // holds (idx[t] for every thread t, as Spec.Indices returns them), so that
 // a caller who needs them too, an answer key explaining warp 0, draws them
 // once: a random permutation of 2^25 indices is 128 MiB, and drawing it
 // twice doubles a key's memory. For other kernels idx must be nil.
-func PredictIndices(s spec.Spec, idx []int32) (Prediction, error) {
+func ModelIndices(s spec.Spec, idx []int32) (Launch, error) {
 	if err := s.Validate(); err != nil {
-		return Prediction{}, err
+		return Launch{}, err
 	}
 	switch {
 	case s.Kernel == spec.GatherCopy && int64(len(idx)) != s.N:
-		return Prediction{}, fmt.Errorf("sectors: %w: %s needs n = %d indices, got %d", spec.ErrIndices, s.Kernel, s.N, len(idx))
+		return Launch{}, fmt.Errorf("sectors: %w: %s needs n = %d indices, got %d", spec.ErrIndices, s.Kernel, s.N, len(idx))
 	case s.Kernel != spec.GatherCopy && idx != nil:
-		return Prediction{}, fmt.Errorf("sectors: %s reads no indices, got %d (only %s does)", s.Kernel, len(idx), spec.GatherCopy)
+		return Launch{}, fmt.Errorf("sectors: %s reads no indices, got %d (only %s does)", s.Kernel, len(idx), spec.GatherCopy)
 	}
 	return predictWith(s, idx)
 }
@@ -96,34 +96,34 @@ func PredictIndices(s spec.Spec, idx []int32) (Prediction, error) {
 // over the counts p already holds, which d.Time does not change. A fit of
 // d.Time tries thousands of candidates; the counts of a launch are worth
 // predicting once, not once for each.
-func Retime(p Prediction, d devices.Profile) Prediction {
+func Retime(p Launch, d devices.Profile) Launch {
 	p.Time = EstimateTime(d, p)
 	p.TimeSeconds = p.Time.Total()
 	return p
 }
 
-// predictWith is Predict once the spec is valid and its indices, if any,
+// predictWith is Model once the spec is valid and its indices, if any,
 // are in hand; the benchmark calls it to time the model alone.
-func predictWith(s spec.Spec, idx []int32) (Prediction, error) {
+func predictWith(s spec.Spec, idx []int32) (Launch, error) {
 	d, err := devices.Lookup(s.Device)
 	if err != nil {
-		return Prediction{}, fmt.Errorf("sectors: %w", err)
+		return Launch{}, fmt.Errorf("sectors: %w", err)
 	}
 	return predictOn(s, idx, d)
 }
 
 // predictOn is predictWith on the device d.
-func predictOn(s spec.Spec, idx []int32, d devices.Profile) (Prediction, error) {
+func predictOn(s spec.Spec, idx []int32, d devices.Profile) (Launch, error) {
 	p, _, err := runOn(s, idx, d, false)
 	return p, err
 }
 
 // runOn runs the model of s on d and, when trace is set, also returns the
 // L2 accesses it tracked, in order.
-func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction, []l2Access, error) {
+func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Launch, []l2Access, error) {
 	m, err := newSim(s, idx, nil)
 	if err != nil {
-		return Prediction{}, nil, err
+		return Launch{}, nil, err
 	}
 	if trace {
 		m.trace = []l2Access{}
@@ -137,8 +137,8 @@ func runOn(s spec.Spec, idx []int32, d devices.Profile, trace bool) (Prediction,
 
 // counts returns what the model counted above the L2: the metrics but
 // DRAM's (settle adds them), the useful bytes, the warps and the traffic.
-func (m *sim) counts() Prediction {
-	p := Prediction{
+func (m *sim) counts() Launch {
+	p := Launch{
 		Metrics: metrics.Set{
 			metrics.LdRequests: float64(m.ldReq),
 			metrics.LdSectors:  float64(m.ldSec),
@@ -168,7 +168,7 @@ func (m *sim) counts() Prediction {
 // says from the DRAM bytes of a launch at rest; one more pass with that
 // answer settles it (the second pass moves the time by the few MB it
 // keeps back, not enough to change how busy the launch is).
-func settle(l2 *l2, d devices.Profile, p Prediction) Prediction {
+func settle(l2 *l2, d devices.Profile, p Launch) Launch {
 	read, write := l2.finish(0)
 	p = withDRAM(p, d, read, write)
 	if b := busy(d, p); b > 0 && l2.busyDirty > 0 {
@@ -179,7 +179,7 @@ func settle(l2 *l2, d devices.Profile, p Prediction) Prediction {
 }
 
 // withDRAM returns p with the given DRAM bytes and its time from them.
-func withDRAM(p Prediction, d devices.Profile, read, write float64) Prediction {
+func withDRAM(p Launch, d devices.Profile, read, write float64) Launch {
 	p.Metrics = maps.Clone(p.Metrics)
 	p.Metrics[metrics.DRAMRead], p.Metrics[metrics.DRAMWrite] = math.Round(read), math.Round(write)
 	return Retime(p, d)
@@ -199,7 +199,7 @@ const busyFrom = 0.7
 // DRAM occupied without streaming it, and the H200 writes its output back
 // as the model without busy says (l2edge.jsonl, gather_copy at 7 and 8 x
 // 2^20; TestFitBusyH200 holds the gathers to it).
-func busy(d devices.Profile, p Prediction) float64 {
+func busy(d devices.Profile, p Launch) float64 {
 	t := p.Time
 	longest := max(t.Bandwidth, t.Latency, t.Blocks, t.L1Lines, t.L2Stores, t.Shared)
 	if longest <= 0 || d.Time.CopyBandwidth <= 0 {
@@ -211,11 +211,11 @@ func busy(d devices.Profile, p Prediction) float64 {
 
 // Trace is a launch as the model's L2 saw it: the accesses to the lines it
 // tracks, in order, and the counts that do not depend on the DRAM level.
-// PredictOn runs only the L2 again over them, for another profile, which
-// costs a small part of a Predict: a fit of the DRAM parameters tries
+// ModelOn runs only the L2 again over them, for another profile, which
+// costs a small part of a Model call: a fit of the DRAM parameters tries
 // dozens of profiles on the same launches.
 type Trace struct {
-	base Prediction
+	base Launch
 	bufs []spec.Buffer
 	acc  []l2Access
 }
@@ -228,7 +228,7 @@ type l2Access struct {
 	store  bool
 }
 
-// NewTrace runs the model of s on d, as PredictOn does, and keeps what its
+// NewTrace runs the model of s on d, as ModelOn does, and keeps what its
 // L2 saw.
 func NewTrace(s spec.Spec, d devices.Profile) (*Trace, error) {
 	if err := s.Validate(); err != nil {
@@ -251,11 +251,11 @@ func NewTrace(s spec.Spec, d devices.Profile) (*Trace, error) {
 	return &Trace{base: p, bufs: s.Buffers(), acc: acc}, nil
 }
 
-// PredictOn returns the prediction of the traced launch on d: the counts
+// ModelOn returns the model's account of the traced launch on d: the counts
 // above the L2 as traced, the DRAM bytes and the time d's own. The L2's
-// sampling depends only on the buffers, so it is the prediction
-// sectors.PredictOn makes.
-func (t *Trace) PredictOn(d devices.Profile) Prediction {
+// sampling depends only on the buffers, so it is the launch
+// sectors.ModelOn makes.
+func (t *Trace) ModelOn(d devices.Profile) Launch {
 	s := t.base.Spec
 	l2 := newL2(d, s.L2Fetch, t.bufs, true)
 	for _, a := range t.acc {
@@ -531,17 +531,17 @@ func ColdWarp(s spec.Spec, idx []int32, w int64) (fetched, used int64, err error
 	return int64(math.Round(m.l2.readBytes)), m.useful, nil
 }
 
-// PredictAll runs Predict on each spec, several at a time, and returns
-// the predictions in the order of specs.
-func PredictAll(specs ...spec.Spec) ([]Prediction, error) {
-	out := make([]Prediction, len(specs))
+// ModelAll runs Model on each spec, several at a time, and returns
+// the launches in the order of specs.
+func ModelAll(specs ...spec.Spec) ([]Launch, error) {
+	out := make([]Launch, len(specs))
 	errs := make([]error, len(specs))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range min(len(specs), runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for i := range work {
-				out[i], errs[i] = Predict(specs[i])
+				out[i], errs[i] = Model(specs[i])
 			}
 		})
 	}

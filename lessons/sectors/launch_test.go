@@ -12,11 +12,11 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
-func predict(t *testing.T, js string) Prediction {
+func predict(t *testing.T, js string) Launch {
 	t.Helper()
 	s, err := spec.Parse([]byte(js))
 	require.NoError(t, err)
-	p, err := Predict(s)
+	p, err := Model(s)
 	require.NoError(t, err)
 	return p
 }
@@ -24,7 +24,7 @@ func predict(t *testing.T, js string) Prediction {
 // l1 holds the four exact L1 counts of a launch.
 type l1 struct{ ldReq, ldSec, stReq, stSec float64 }
 
-func l1Of(p Prediction) l1 {
+func l1Of(p Launch) l1 {
 	return l1{p.Metrics[metrics.LdRequests], p.Metrics[metrics.LdSectors], p.Metrics[metrics.StRequests], p.Metrics[metrics.StSectors]}
 }
 
@@ -137,7 +137,7 @@ func TestPredictRandomGatherL1(t *testing.T) {
 	assert.InDelta(t, 4.5, perWarp, 1, "sectors per warp of the sorted gather")
 }
 
-func TestPredictIndexFile(t *testing.T) {
+func TestModelIndexFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "idx.bin")
 	// Lanes read elements 0, 32, 64, ...: one sector each.
 	idx := make([]int32, 1024)
@@ -150,34 +150,34 @@ func TestPredictIndexFile(t *testing.T) {
 
 	s, err := spec.Parse([]byte(`{"kernel":"gather_copy","n":2048,"index_file":"` + path + `"}`))
 	require.NoError(t, err)
-	_, err = Predict(s)
+	_, err = Model(s)
 	assert.ErrorIs(t, err, spec.ErrIndices, "a short index file is an error, not a prediction")
 }
 
-// PredictIndices with the indices a spec draws is Predict, and it refuses
+// ModelIndices with the indices a spec draws is Model, and it refuses
 // indices of the wrong length, or any for a kernel that reads none.
-func TestPredictIndices(t *testing.T) {
+func TestModelIndices(t *testing.T) {
 	s, err := spec.Parse([]byte(`{"kernel":"gather_copy","n":4096,"index_pattern":"random_perm","seed":9}`))
 	require.NoError(t, err)
 	idx, err := s.Indices()
 	require.NoError(t, err)
-	want, err := Predict(s)
+	want, err := Model(s)
 	require.NoError(t, err)
-	got, err := PredictIndices(s, idx)
+	got, err := ModelIndices(s, idx)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 
-	_, err = PredictIndices(s, idx[:4095])
+	_, err = ModelIndices(s, idx[:4095])
 	assert.ErrorIs(t, err, spec.ErrIndices, "one index short")
 	c, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":4096}`))
 	require.NoError(t, err)
-	_, err = PredictIndices(c, idx)
+	_, err = ModelIndices(c, idx)
 	assert.ErrorContains(t, err, "reads no indices")
-	_, err = PredictIndices(c, nil)
+	_, err = ModelIndices(c, nil)
 	assert.NoError(t, err)
 }
 
-func TestPredictCounts(t *testing.T) {
+func TestModelCounts(t *testing.T) {
 	p := predict(t, `{"kernel":"update_x_aos","n":1024}`)
 	assert.Equal(t, int64(32), p.Warps)
 	// 32 warps, a load and a store each, of 32 lanes × 4 bytes.
@@ -189,10 +189,10 @@ func TestPredictCounts(t *testing.T) {
 	assert.Equal(t, 0.0, r.Metrics[metrics.StRequests], "no stores")
 }
 
-func TestPredictRejectsInvalidSpecs(t *testing.T) {
-	_, err := Predict(spec.Spec{Kernel: spec.StridedCopy, N: 10, Block: 256, ElemBytes: 4, Stride: 0, L2Fetch: 64, Device: "h200"})
+func TestModelRejectsInvalidSpecs(t *testing.T) {
+	_, err := Model(spec.Spec{Kernel: spec.StridedCopy, N: 10, Block: 256, ElemBytes: 4, Stride: 0, L2Fetch: 64, Device: "h200"})
 	assert.ErrorIs(t, err, spec.ErrValue)
-	_, err = Predict(spec.Spec{})
+	_, err = Model(spec.Spec{})
 	assert.ErrorIs(t, err, spec.ErrUnknownKernel)
 }
 
@@ -229,18 +229,18 @@ func TestEveryKernelHasAddresses(t *testing.T) {
 	}
 }
 
-// PredictOn predicts on the profile it is given, not the one the spec
-// names: the same profile gives Predict's answer, and a profile without
+// ModelOn models on the profile it is given, not the one the spec
+// names: the same profile gives Model's answer, and a profile without
 // room for dirty lines makes a copy that fits in the L2 write back all it
 // wrote.
-func TestPredictOn(t *testing.T) {
+func TestModelOn(t *testing.T) {
 	s, err := spec.Parse([]byte(`{"kernel":"coalesced_copy","n":262144}`))
 	require.NoError(t, err)
 	h200, err := devices.Lookup("h200")
 	require.NoError(t, err)
-	want, err := Predict(s)
+	want, err := Model(s)
 	require.NoError(t, err)
-	got, err := PredictOn(s, h200)
+	got, err := ModelOn(s, h200)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 
@@ -251,17 +251,17 @@ func TestPredictOn(t *testing.T) {
 	noDirty := h200
 	noDirty.DRAM.DirtyL2Bytes = 0
 	noDirty.DRAM.ProfiledDirtyBytes = 0
-	got, err = PredictOn(s, noDirty)
+	got, err = ModelOn(s, noDirty)
 	require.NoError(t, err)
 	assert.InDelta(t, 1<<20, got.Metrics[metrics.DRAMWrite], 0)
 
 	bad := h200
 	bad.SMs = 0
-	_, err = PredictOn(s, bad)
+	_, err = ModelOn(s, bad)
 	assert.ErrorContains(t, err, "want sms >= 1")
 }
 
-// Retime gives the time Predict gives on the same profile, and limits
+// Retime gives the time Model gives on the same profile, and limits
 // that follow the profile's parameters.
 func TestRetime(t *testing.T) {
 	// 2^26 floats in and out: 512 MiB through DRAM.
@@ -276,7 +276,7 @@ func TestRetime(t *testing.T) {
 	assert.Equal(t, p.Metrics, got.Metrics, "the counts stay")
 }
 
-// A trace replayed on a profile predicts what PredictOn predicts on it,
+// A trace replayed on a profile predicts what ModelOn predicts on it,
 // for launches small enough to be tracked whole and large enough to be
 // sampled, on the profile it was traced on and on others.
 func TestTrace(t *testing.T) {
@@ -300,9 +300,9 @@ func TestTrace(t *testing.T) {
 			tr, err := NewTrace(s, h200)
 			require.NoError(t, err)
 			for _, d := range []devices.Profile{h200, small} {
-				want, err := PredictOn(s, d)
+				want, err := ModelOn(s, d)
 				require.NoError(t, err)
-				assert.Equal(t, want, tr.PredictOn(d))
+				assert.Equal(t, want, tr.ModelOn(d))
 			}
 		})
 	}

@@ -162,7 +162,7 @@ func sumFieldsSoA(m *sim) warpFunc {
 }
 
 // ErrMisaligned is an access the GPU refuses because a lane's address is
-// not a multiple of its size; Predict returns it, wrapped with the
+// not a multiple of its size; Model returns it, wrapped with the
 // launch's misalignment, rather than counting sectors of a launch that
 // faults.
 var ErrMisaligned = errors.New("sectors: misaligned access")

@@ -50,7 +50,7 @@ func TestWavefronts(t *testing.T) {
 }
 
 // perRequest is the model's ratio of two of its counts.
-func perRequest(t *testing.T, p Prediction, num, den string) float64 {
+func perRequest(t *testing.T, p Launch, num, den string) float64 {
 	t.Helper()
 	require.NotZero(t, p.Metrics[den], den)
 	return p.Metrics[num] / p.Metrics[den]
@@ -105,7 +105,7 @@ func TestMatrixPerRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := spec.Parse([]byte(tt.in))
 			require.NoError(t, err)
-			p, err := Predict(s)
+			p, err := Model(s)
 			require.NoError(t, err)
 			assert.Equal(t, tt.ld, perRequest(t, p, metrics.LdSectors, metrics.LdRequests), "ld sectors/request")
 			assert.Equal(t, tt.st, perRequest(t, p, metrics.StSectors, metrics.StRequests), "st sectors/request")
@@ -159,7 +159,7 @@ func TestMatrixEdges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := spec.Parse([]byte(tt.in))
 			require.NoError(t, err)
-			p, err := Predict(s)
+			p, err := Model(s)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, l1Of(p))
 		})
@@ -173,7 +173,7 @@ func TestTransposeTiledEdgeShared(t *testing.T) {
 	// s[32][33]: 1 each. The global sides: 400 requests each.
 	s, err := spec.Parse([]byte(`{"kernel":"transpose_tiled","rows":100,"cols":100,"pad":1}`))
 	require.NoError(t, err)
-	p, err := Predict(s)
+	p, err := Model(s)
 	require.NoError(t, err)
 	for _, m := range []string{metrics.LdRequests, metrics.StRequests, metrics.ShLdRequests, metrics.ShLdWavefronts, metrics.ShStWavefronts, metrics.ShStBankConflicts, metrics.ShLdBankConflicts} {
 		want := 400.0
@@ -189,7 +189,7 @@ func TestTransposeTiledEdgeShared(t *testing.T) {
 	assert.Equal(t, 512.0, p.Metrics[metrics.ShStRequests])
 	small, err := spec.Parse([]byte(`{"kernel":"transpose_tiled","rows":8,"cols":10}`))
 	require.NoError(t, err)
-	p, err = Predict(small)
+	p, err = Model(small)
 	require.NoError(t, err)
 	assert.Equal(t, 32.0, p.Metrics[metrics.ShStRequests], "ncu: 32 on the H200")
 	assert.Equal(t, 8.0, p.Metrics[metrics.ShStWavefronts], "rows 0-7 at j=0: one warp-row each, 1 wavefront")
@@ -200,7 +200,7 @@ func TestSumFieldsSoA(t *testing.T) {
 	// (4 sectors) and a store of 4 sectors.
 	s, err := spec.Parse([]byte(`{"kernel":"sum_fields_soa","n":1024,"struct_bytes":32}`))
 	require.NoError(t, err)
-	p, err := Predict(s)
+	p, err := Model(s)
 	require.NoError(t, err)
 	assert.Equal(t, l1{32 * 8, 32 * 8 * 4, 32, 32 * 4}, l1Of(p))
 	ins, err := Instructions(s, 1)
@@ -213,7 +213,7 @@ func TestSumFieldsSoA(t *testing.T) {
 func TestMisaligned(t *testing.T) {
 	s, err := spec.Parse([]byte(`{"kernel":"vectorized_copy","n":1024,"width":4,"offset":3}`))
 	require.NoError(t, err)
-	_, err = Predict(s)
+	_, err = Model(s)
 	require.ErrorIs(t, err, ErrMisaligned)
 	// offset 3 floats = 12 bytes, 12 mod 16 = 12.
 	assert.ErrorContains(t, err, "12 bytes past a 16-byte boundary")
@@ -228,7 +228,7 @@ func TestMisaligned(t *testing.T) {
 	// the last loads bytes 3600..4095, sectors 112..127: 16. 7*17+16 = 135.
 	s, err = spec.Parse([]byte(`{"kernel":"vectorized_copy","n":1024,"width":4,"offset":4}`))
 	require.NoError(t, err)
-	p, err := Predict(s)
+	p, err := Model(s)
 	require.NoError(t, err)
 	assert.Equal(t, 135.0, p.Metrics[metrics.LdSectors])
 	// out from byte 0: 16 sectors a warp, 496 bytes (16 sectors) the last: 128.

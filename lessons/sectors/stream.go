@@ -15,8 +15,8 @@ import (
 // whose warp instructions someone else works out (package simt runs a
 // learner's Go kernel thread by thread and groups its accesses into them)
 // and hands over one at a time, in launch order. Each instruction goes
-// through the coalescer, the bank rule and the L2 that Predict uses, so
-// the same instructions in the same order give Predict's counts.
+// through the coalescer, the bank rule and the L2 that Model uses, so
+// the same instructions in the same order give Model's counts.
 //
 // A Stream is not safe for concurrent use; Finish ends it.
 type Stream struct {
@@ -111,7 +111,7 @@ func (s *Stream) Shared(store bool, w *Warp, predicated bool) (int, error) {
 
 // Issue issues in, global or shared, as Global or Shared would, finding
 // its buffer by name: the instructions WarpInstructions returns, warp
-// after warp, give the counts Predict gives for their spec.
+// after warp, give the counts Model gives for their spec.
 func (s *Stream) Issue(in *Instruction) (int, error) {
 	if in.Shared {
 		return s.Shared(in.Store, &in.Warp, in.Predicated)
@@ -142,15 +142,15 @@ func (s *Stream) check(w *Warp) error {
 }
 
 // Finish ends the launch and returns the model's counts, under the names
-// Predict gives them, and the traffic its time model reads. The Stream
+// Model gives them, and the traffic its time model reads. The Stream
 // sees instructions, not a spec: Spec, Warps and the time are left for
 // the caller, who knows the launch. Its DRAM bytes are those of a launch
 // at rest: how busy a launch keeps DRAM (devices.DRAM.BusyDirtyL2Bytes)
 // comes from the time model, which a Stream has not got; it matters only
 // to a copy that streams DRAM at the copy bandwidth across the L2's size.
-func (s *Stream) Finish() (Prediction, error) {
+func (s *Stream) Finish() (Launch, error) {
 	if s.done {
-		return Prediction{}, fmt.Errorf("%w: Finish called twice", ErrStream)
+		return Launch{}, fmt.Errorf("%w: Finish called twice", ErrStream)
 	}
 	s.done = true
 	p := s.m.counts()

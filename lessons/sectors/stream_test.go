@@ -11,10 +11,10 @@ import (
 )
 
 // A Stream fed every warp's instructions, warp after warp, is the launch
-// Predict runs: the same counts to the byte, DRAM included, since the L2
+// Model runs: the same counts to the byte, DRAM included, since the L2
 // sees the same sectors in the same order. The 4 MiB copy is sampled by the
 // L2 (over sampleLines lines a buffer), the others are tracked whole.
-func TestStreamMatchesPredict(t *testing.T) {
+func TestStreamMatchesModel(t *testing.T) {
 	for _, js := range []string{
 		`{"kernel":"coalesced_copy","n":1000,"block":100}`,
 		`{"kernel":"coalesced_copy","n":1048576}`,
@@ -36,7 +36,7 @@ func TestStreamMatchesPredict(t *testing.T) {
 				idx, err = s.Indices()
 				require.NoError(t, err)
 			}
-			want, err := PredictIndices(s, idx)
+			want, err := ModelIndices(s, idx)
 			require.NoError(t, err)
 
 			d, err := devices.Lookup(s.Device)

@@ -37,10 +37,10 @@ const (
 //   - shared banks: every shared-memory wavefront is a cycle of the SM;
 //   - block starts: the device starts at most BlockRate blocks a second.
 //
-// p's DRAM bytes are the model's own in Predict; a caller that has measured
+// p's DRAM bytes are the model's own in Model; a caller that has measured
 // them (calibrate, the accuracy tests) may put ncu's in their place to see
 // the time model's error alone.
-func EstimateTime(d devices.Profile, p Prediction) TimeParts {
+func EstimateTime(d devices.Profile, p Launch) TimeParts {
 	t, s := d.Time, p.Spec
 	parts := TimeParts{Launch: t.LaunchSeconds}
 

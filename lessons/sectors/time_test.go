@@ -47,7 +47,7 @@ func TestTraffic(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := spec.Parse([]byte(c.spec))
 			require.NoError(t, err)
-			p, err := Predict(s)
+			p, err := Model(s)
 			require.NoError(t, err)
 			tr := p.Traffic
 			assert.Equal(t, c.ldLines, tr.LdLines)
@@ -91,7 +91,7 @@ func TestLoadsAgain(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := spec.Parse([]byte(c.spec))
 			require.NoError(t, err)
-			p, err := Predict(s)
+			p, err := Model(s)
 			require.NoError(t, err)
 			assert.Equal(t, c.again, p.Traffic.LdAgain)
 		})
@@ -106,7 +106,7 @@ func TestAgainWaitsDRAM(t *testing.T) {
 	d := devices.Profile{SMs: 1, MaxBlocksPerSM: 1, MaxThreadsPerSM: 32,
 		Time: devices.Time{CopyBandwidth: 1e12, LatencySeconds: 1e-6, L2LatencySeconds: 0.5e-6, BlockRate: 1e9}}
 	// 4 load sectors, DRAM sending 2 of them (64 bytes).
-	p := Prediction{Spec: s, Metrics: metrics.Set{metrics.LdRequests: 1, metrics.LdSectors: 4, metrics.DRAMRead: 64}}
+	p := Launch{Spec: s, Metrics: metrics.Set{metrics.LdRequests: 1, metrics.LdSectors: 4, metrics.DRAMRead: 64}}
 	// Half the sectors wait DRAM's 1 µs, half the L2's 0.5: 0.75 µs.
 	assert.InDelta(t, 0.75e-6, EstimateTime(d, p).Latency1, 1e-15)
 	// One more asked for again: three quarters wait 1 µs, 0.875 µs.
@@ -152,7 +152,7 @@ func TestRewriteCost(t *testing.T) {
 	// 687.5/640 bytes' time more, at 1e12 bytes a second.
 	s, err := spec.Parse([]byte(`{"kernel":"update_x_aos","n":32,"struct_bytes":128}`))
 	require.NoError(t, err)
-	p := Prediction{Spec: s, Metrics: metrics.Set{metrics.DRAMWrite: 6400}, Traffic: tr}
+	p := Launch{Spec: s, Metrics: metrics.Set{metrics.DRAMWrite: 6400}, Traffic: tr}
 	d := devices.Profile{SMs: 1, MaxBlocksPerSM: 1, MaxThreadsPerSM: 32, Time: tm}
 	with := EstimateTime(d, p)
 	d.Time = none

@@ -26,7 +26,7 @@ func Example_stridedCopy() {
 			fmt.Println(err)
 			return
 		}
-		m := r.Prediction.Metrics
+		m := r.Modelled.Metrics
 		fmt.Printf("stride %2d: %4.0f requests, %4.1f sectors per request\n", stride, m[metrics.LdRequests], m[metrics.LdSectors]/m[metrics.LdRequests])
 	}
 	// Output:
@@ -78,7 +78,7 @@ func Example_bankConflicts() {
 			fmt.Println(err)
 			return
 		}
-		m := r.Prediction.Metrics
+		m := r.Modelled.Metrics
 		fmt.Printf("pad %d: %.0f wavefronts per shared load\n", pad, m[metrics.ShLdWavefronts]/m[metrics.ShLdRequests])
 	}
 	// Output:

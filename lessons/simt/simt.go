@@ -157,12 +157,12 @@ type aborted struct{}
 // Result is what a launch did: the model's counts of its warp
 // instructions, and what each access site of the kernel cost.
 type Result struct {
-	// Prediction holds the counts under Nsight Compute's names, as
-	// sectors.Predict gives them for the course's kernels (Metrics,
+	// Modelled holds the counts under Nsight Compute's names, as
+	// sectors.Model gives them for the course's kernels (Metrics,
 	// L1UsefulBytes, Warps), so that lessons/figures derives the same
 	// figures from it. Its Spec is empty, and it has no time: the time
 	// model reads a spec.
-	Prediction sectors.Prediction
+	Modelled sectors.Launch
 	// Threads is the number of threads that ran.
 	Threads int64
 	// Sites lists every access site that issued an instruction, in the
@@ -246,7 +246,7 @@ func (l Launch) Run(kernel func(t *Thread)) (*Result, error) {
 	threads := l.Block.X * l.Block.Y
 	blocks := int64(l.Grid.X) * int64(l.Grid.Y)
 	p.Warps = blocks * int64((threads+sectors.WarpSize-1)/sectors.WarpSize)
-	res := &Result{Prediction: p, Threads: blocks * int64(threads), Races: r.races, RaceCount: r.raceCount, Split: r.split, Trace: r.trace}
+	res := &Result{Modelled: p, Threads: blocks * int64(threads), Races: r.races, RaceCount: r.raceCount, Split: r.split, Trace: r.trace}
 	for _, s := range r.sites {
 		res.Sites = append(res.Sites, s.named())
 	}

@@ -194,8 +194,8 @@ func TestSplit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), r.Split)
 	// in: h(even), h(odd), h(even) = 3 requests; other and out: 1 each.
-	assert.Equal(t, 4.0, r.Prediction.Metrics[metrics.LdRequests])
-	assert.Equal(t, 1.0, r.Prediction.Metrics[metrics.StRequests])
+	assert.Equal(t, 4.0, r.Modelled.Metrics[metrics.LdRequests])
+	assert.Equal(t, 1.0, r.Modelled.Metrics[metrics.StRequests])
 	for i, v := range got {
 		want := otherData[i] + inData[i+32]
 		if i%2 == 0 {
@@ -241,9 +241,9 @@ func TestThreadCoordinates(t *testing.T) {
 		in.Load(t, t.ThreadIdx.Y*16+t.ThreadIdx.X)
 	})
 	require.NoError(t, err)
-	assert.Equal(t, int64(2), r.Prediction.Warps)
-	assert.Equal(t, 2.0, r.Prediction.Metrics[metrics.LdRequests], "two warps, one request each")
-	assert.Equal(t, 8.0, r.Prediction.Metrics[metrics.LdSectors], "each 32 consecutive floats")
+	assert.Equal(t, int64(2), r.Modelled.Warps)
+	assert.Equal(t, 2.0, r.Modelled.Metrics[metrics.LdRequests], "two warps, one request each")
+	assert.Equal(t, 8.0, r.Modelled.Metrics[metrics.LdSectors], "each 32 consecutive floats")
 }
 
 // A block of 48 threads has a warp of 16 lanes: an instruction of all 16
@@ -255,7 +255,7 @@ func TestPartialWarpOfABlock(t *testing.T) {
 	require.Len(t, r.Sites, 1)
 	assert.Equal(t, int64(0), r.Sites[0].Partial)
 	assert.Equal(t, int64(48), r.Sites[0].Lanes)
-	assert.Equal(t, int64(2), r.Prediction.Warps)
+	assert.Equal(t, int64(2), r.Modelled.Warps)
 }
 
 // Vector loads through As: a float buffer read as float4 moves 16 bytes a
@@ -272,7 +272,7 @@ func TestVectorLoads(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, [4]float32{4, 5, 6, 7}, got[1])
-	assert.Equal(t, 16.0, r.Prediction.Metrics[metrics.LdSectors]/r.Prediction.Metrics[metrics.LdRequests])
+	assert.Equal(t, 16.0, r.Modelled.Metrics[metrics.LdSectors]/r.Modelled.Metrics[metrics.LdRequests])
 	assert.Equal(t, 256, in.Len())
 }
 
@@ -339,9 +339,9 @@ func TestBankConflicts(t *testing.T) {
 		s := simt.NewShared[float32]("tile", 32*tt.pitch)
 		r, err := simt.Launch{Grid: simt.Dim{X: 1}, Block: simt.Dim{X: 32}}.Run(func(t *simt.Thread) { s.Load(t, t.ThreadIdx.X*tt.pitch) })
 		require.NoError(t, err)
-		assert.Equal(t, float64(tt.wavefronts), r.Prediction.Metrics[metrics.ShLdWavefronts], "pitch %d", tt.pitch)
-		assert.Equal(t, float64(tt.wavefronts-1), r.Prediction.Metrics[metrics.ShLdBankConflicts], "pitch %d", tt.pitch)
-		assert.Equal(t, 1.0, r.Prediction.Metrics[metrics.ShLdRequests])
+		assert.Equal(t, float64(tt.wavefronts), r.Modelled.Metrics[metrics.ShLdWavefronts], "pitch %d", tt.pitch)
+		assert.Equal(t, float64(tt.wavefronts-1), r.Modelled.Metrics[metrics.ShLdBankConflicts], "pitch %d", tt.pitch)
+		assert.Equal(t, 1.0, r.Modelled.Metrics[metrics.ShLdRequests])
 	}
 }
 

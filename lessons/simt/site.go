@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/coalescing-course/coalesce/lessons/units"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Site is one Load or Store call in the kernel's source, and what the warp

@@ -14,7 +14,7 @@ import (
 
 // The course's kernels (cuda/src/kernels.cuh), written in Go statement by
 // statement, bounds checks and loops included. Run through simt, each must
-// give sectors.Predict's counts for its spec: the same warp instructions,
+// give sectors.Model's counts for its spec: the same warp instructions,
 // in the same order, priced by the same model.
 
 // launchOf is the launch the harness makes for s.
@@ -371,21 +371,21 @@ func transposeCase(js string) specKernel {
 	}}
 }
 
-func TestSpecKernelsMatchPredict(t *testing.T) {
+func TestSpecKernelsMatchModel(t *testing.T) {
 	for _, k := range specKernels() {
 		t.Run(k.spec, func(t *testing.T) {
 			s, err := spec.Parse([]byte(k.spec))
 			require.NoError(t, err)
-			want, err := sectors.Predict(s)
+			want, err := sectors.Model(s)
 			require.NoError(t, err)
 			kernel, check := k.kernel(s)
 			got, err := launchOf(s).Run(kernel)
 			require.NoError(t, err)
 			check(t)
-			assert.Equal(t, want.Metrics, got.Prediction.Metrics)
-			assert.Equal(t, want.L1UsefulBytes, got.Prediction.L1UsefulBytes)
-			assert.Equal(t, want.Warps, got.Prediction.Warps)
-			assert.Equal(t, want.Traffic, got.Prediction.Traffic)
+			assert.Equal(t, want.Metrics, got.Modelled.Metrics)
+			assert.Equal(t, want.L1UsefulBytes, got.Modelled.L1UsefulBytes)
+			assert.Equal(t, want.Warps, got.Modelled.Warps)
+			assert.Equal(t, want.Traffic, got.Modelled.Traffic)
 			assert.Zero(t, got.Split)
 			assert.Zero(t, got.RaceCount, "%v", got.Races)
 		})
@@ -404,25 +404,25 @@ func TestTransposeEdgePredicatedStores(t *testing.T) {
 	k := transposeCase(`{"kernel":"transpose_tiled","rows":100,"cols":100,"pad":1}`)
 	s, err := spec.Parse([]byte(k.spec))
 	require.NoError(t, err)
-	want, err := sectors.Predict(s)
+	want, err := sectors.Model(s)
 	require.NoError(t, err)
 	kernel, check := k.kernel(s)
 	got, err := launchOf(s).Run(kernel)
 	require.NoError(t, err)
 	check(t)
 	assert.Equal(t, 512.0, want.Metrics[metrics.ShStRequests])
-	assert.Equal(t, 400.0, got.Prediction.Metrics[metrics.ShStRequests])
-	got.Prediction.Metrics[metrics.ShStRequests] = 512
-	assert.Equal(t, want.Metrics, got.Prediction.Metrics)
+	assert.Equal(t, 400.0, got.Modelled.Metrics[metrics.ShStRequests])
+	got.Modelled.Metrics[metrics.ShStRequests] = 512
+	assert.Equal(t, want.Metrics, got.Modelled.Metrics)
 }
 
 // A float4 load from a float offset that is not a multiple of 4 is
-// misaligned: the GPU refuses the launch, Predict refuses the spec, and
+// misaligned: the GPU refuses the launch, Model refuses the spec, and
 // simt refuses the access.
 func TestMisalignedVectorBothRefuse(t *testing.T) {
 	s, err := spec.Parse([]byte(`{"kernel":"vectorized_copy","n":1024,"width":4,"offset":2}`))
 	require.NoError(t, err)
-	_, err = sectors.Predict(s)
+	_, err = sectors.Model(s)
 	assert.ErrorIs(t, err, sectors.ErrMisaligned)
 	in, out := simt.NewGlobal("in", make([]float32, s.N)), simt.NewGlobal("out", make([][4]float32, s.N/4))
 	_, err = launchOf(s).Run(vectorizedCopy(in, out, int(s.Offset)))

@@ -1,6 +1,6 @@
 // Command numbers checks executed notebooks: every number a markdown cell
 // states must be written in a code cell (an input: a stride, an n), printed
-// by one (a measured or modelled result, rounded as lessons/units rounds),
+// by one (a measured or modelled result, rounded as units rounds),
 // or be one of the few definitions of notebook.Definitions (32 lanes,
 // 32-byte sectors, 128-byte lines, ...); and every equation a code cell
 // prints must hold as printed (notebook.CheckEquations: its terms worked
