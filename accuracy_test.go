@@ -18,6 +18,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // The data the published accuracy is measured on, all made on the course's
@@ -355,7 +356,7 @@ func TestPublishedAccuracy(t *testing.T) {
 		x := find(t, sweep, text)
 		f, err := figures.FractionOfMemcpy.Of(figures.Measured(x.l, nil))
 		require.NoError(t, err)
-		return strings.TrimSuffix(figures.Percent.Format(f), "%")
+		return units.Percent.Scale(f).Number(f)
 	}
 	claim("README.md", readme, "the page's one-float-per-thread copy reaches %s %% of cudaMemcpy; `vectorized_copy` (16-byte loads) reaches %s %%",
 		of(`{"kernel":"coalesced_copy","n":67108864}`), of(`{"kernel":"vectorized_copy","n":67108864,"width":4}`))

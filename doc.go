@@ -27,19 +27,23 @@
 //	   lessons/simt        a learner's kernel in Go, run thread by thread, its warps priced by the model
 //	   cuda/toolkit        nvcc, ncu, compute-sanitizer and nvidia-smi: found once, run one way, read one way
 //	   cuda/reference      the course's recording (h200.jsonl), built in for machines without a GPU
+//	   grader/gradebook/answers  a learner's lab.Check predictions and lab.Try kernels, read from notebook source
 //	2  lessons/sectors     the model: addresses to sectors, requests, DRAM bytes and time
 //	   lessons/measure     a measured launch, a set of them, the run-file format
-//	   grader/gradebook/answers  a learner's lab.Check predictions and lab.Try kernels, read from notebook source
-//	1  lessons/spec        the experiment spec: the kernel table and the field table
 //	   internal/attempt    a learner's attempts, recorded beside the notebook
+//	1  lessons/spec        the experiment spec: the kernel table and the field table
 //	   grader/sandbox      a learner's Go kernel vetted, built and run in a child process with limits
 //	   grader/collect      a class's notebooks fetched from a JupyterHub (its REST API, a service token)
-//	0  lessons/devices     GPU profiles (profiles.json)
-//	   lessons/metrics     Nsight Compute's metric names
 //	   grader/gradebook/csvsafe  CSV that a spreadsheet shows and never runs
-//	   internal/...        plumbing: words, notebook (ipynb reading), atomicfile (a file replaced whole), dockerfile,
+//	   internal/words      plurals ("4 sectors"), counts written as units writes them
+//	   internal/notebook   ipynb reading, and the numbers its prose states, rounded as units rounds
+//	   internal/progress   a status line kept up to date while a slow step runs
+//	0  units               how a number of each unit is written: digits, rounding, separators, symbols,
+//	                       a column's scaler, the exact form for machine-readable output, equations true as printed
+//	   lessons/devices     GPU profiles (profiles.json)
+//	   lessons/metrics     Nsight Compute's metric names
+//	   internal/...        plumbing: atomicfile (a file replaced whole), dockerfile,
 //	                       constexpr (a Go constant expression valued as the compiler values it),
-//	                       progress (a status line kept up to date while a slow step runs),
 //	                       procgroup (a program and all it starts, stopped together),
 //	                       faketool (stand-ins for nvcc, ncu and the rest, for tests)
 //

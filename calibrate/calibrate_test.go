@@ -226,7 +226,7 @@ func TestChoose(t *testing.T) {
 	slice.SMs = 20
 	p, why = Choose(slice)
 	assert.Equal(t, t4, p)
-	assert.Equal(t, "this machine's Tesla T4, by its name (the cached calibration is of 40 SMs and 4194304 B of L2, this GPU has 20 and 4194304: run coalesce calibrate -force)", why)
+	assert.Equal(t, "this machine's Tesla T4, by its name (the cached calibration is of 40 SMs and 4 MiB of L2, this GPU has 20 and 4 MiB: run coalesce calibrate -force)", why)
 
 	// A calibration of the H200 wins over the shipped profile.
 	ch := calibrated(t, h200Info)

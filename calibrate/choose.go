@@ -7,6 +7,7 @@ import (
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/measure"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // CalibratedName is the name a calibration of gpu takes among the
@@ -49,7 +50,8 @@ func choose(info measure.DeviceInfo) (p devices.Profile, why string, cached bool
 	case ok && c.SMs == info.SMs && c.L2Bytes == info.L2Bytes:
 		return c.Profile, fmt.Sprintf("calibrated on this %s, %s", info.GPU, c.Calibrated), true
 	case ok:
-		aside = fmt.Sprintf(" (the cached calibration is of %d SMs and %d B of L2, this GPU has %d and %d: run coalesce calibrate -force)", c.SMs, c.L2Bytes, info.SMs, info.L2Bytes)
+		cached, here := units.Apart(units.BinaryBytes, float64(c.L2Bytes), float64(info.L2Bytes))
+		aside = fmt.Sprintf(" (the cached calibration is of %d SMs and %s of L2, this GPU has %d and %s: run coalesce calibrate -force)", c.SMs, cached, info.SMs, here)
 	case err != nil:
 		var ce *CorruptError
 		if errors.As(err, &ce) {

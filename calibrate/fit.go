@@ -17,6 +17,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Param is one number of a fitted profile and where it comes from.
@@ -115,7 +116,7 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 
 	bw, n := copyBandwidth(launches, info.L2Bytes)
 	if n == 0 {
-		return devices.Profile{}, rep, fmt.Errorf("%w: no timed launch with a cudaMemcpy of more than the L2's %d B, for time.copy_bandwidth", ErrNoData, info.L2Bytes)
+		return devices.Profile{}, rep, fmt.Errorf("%w: no timed launch with a cudaMemcpy of more than the L2's %s, for time.copy_bandwidth", ErrNoData, units.BinaryBytes.Format(float64(info.L2Bytes)))
 	}
 	p.Time.CopyBandwidth = bw
 	rep.add("time.copy_bandwidth", bw, fmt.Sprintf("%s: median device-to-device cudaMemcpy rate (read plus write) of %d launches larger than the L2", by, n), false)
@@ -138,7 +139,7 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 				continue
 			}
 			q.set(&p, q.get(&ref)*scale)
-			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no counters to fit it to", courseProfile, q.get(&ref)/float64(ref.L2Bytes)), true)
+			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%s), on this L2: no counters to fit it to", courseProfile, units.Ratio.Format(q.get(&ref)/float64(ref.L2Bytes))), true)
 		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("no ncu counters among the launches (%d profiled, %d needed): the DRAM level is the %s's, scaled to this L2", len(dramSet), minDRAMLaunches, courseProfile))
 	}
@@ -152,7 +153,7 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 	} else {
 		share := float64(ref.DRAM.BusyDirtyL2Bytes) / float64(ref.L2Bytes)
 		p.DRAM.BusyDirtyL2Bytes = int64(share * float64(info.L2Bytes))
-		rep.add(busyParam.path, float64(p.DRAM.BusyDirtyL2Bytes), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no profiled %v launch to fit it to", courseProfile, share, busyKernels), true)
+		rep.add(busyParam.path, float64(p.DRAM.BusyDirtyL2Bytes), fmt.Sprintf("the %s profile's share of its L2 (%s), on this L2: no profiled %v launch to fit it to", courseProfile, units.Ratio.Format(share), busyKernels), true)
 	}
 	rep.add("dram.partial_write_fill", b2f(p.DRAM.PartialWriteFill), fmt.Sprintf("the %s profile's: no calibration launch tells", courseProfile), true)
 
@@ -207,13 +208,13 @@ func measuredBy(info measure.DeviceInfo, set *measure.Set) string {
 // date, and each parameter's source.
 func provenance(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies, rep Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Calibrated on %s (%d SMs, L2 %d B, compute capability %s)", info.GPU, info.SMs, info.L2Bytes, info.ComputeCapability)
+	fmt.Fprintf(&b, "Calibrated on %s (%d SMs, L2 %s, compute capability %s)", info.GPU, info.SMs, units.BinaryBytes.Format(float64(info.L2Bytes)), info.ComputeCapability)
 	if pv := set.Provenance; pv != nil {
 		fmt.Fprintf(&b, ", driver %s, CUDA %s, %s, by %s", orUnknown(pv.Driver), orUnknown(pv.CUDA), orUnknown(pv.Date), orUnknown(pv.Command))
 	}
 	b.WriteString(".")
 	if lat != nil {
-		fmt.Fprintf(&b, " Pointer chase (harness --calibrate): DRAM %.0f ns, L2 %.0f ns.", lat.DRAMLatencyNs, lat.L2LatencyNs)
+		fmt.Fprintf(&b, " Pointer chase (harness --calibrate): DRAM %s, L2 %s.", units.Seconds.Format(lat.DRAMLatencyNs*1e-9), units.Seconds.Format(lat.L2LatencyNs*1e-9))
 	}
 	for _, p := range rep.Params {
 		fmt.Fprintf(&b, " %s: %s.", p.Path, p.Citation)
@@ -266,7 +267,7 @@ func geometry(info measure.DeviceInfo, ref devices.Profile, rep *Report) (device
 		p.DefaultL2Fetch = info.DefaultL2Fetch
 		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("cudaDeviceGetLimit(cudaLimitMaxL2FetchGranularity) on %s (harness --info)", info.GPU), false)
 	} else {
-		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("the driver reported %d B; the %s's %d B", info.DefaultL2Fetch, courseProfile, p.DefaultL2Fetch), true)
+		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("the driver reported %s; the %s's %s", units.BinaryBytes.Format(float64(info.DefaultL2Fetch)), courseProfile, units.BinaryBytes.Format(float64(p.DefaultL2Fetch))), true)
 	}
 	return p, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // The DRAM fit runs the model once per launch (sectors.Trace), then only
@@ -68,7 +69,7 @@ func dramLaunches(launches []measure.Launch, l2 int64) []measure.Launch {
 func FitDRAM(base devices.Profile, launches []measure.Launch) (devices.DRAM, error) {
 	set := dramLaunches(launches, base.L2Bytes)
 	if len(set) < minDRAMLaunches {
-		return devices.DRAM{}, fmt.Errorf("%w: %d launches with DRAM counters and a footprint within 4x of the L2's %d B (above it for strided_read), want %d", ErrNoData, len(set), base.L2Bytes, minDRAMLaunches)
+		return devices.DRAM{}, fmt.Errorf("%w: %d launches with DRAM counters and a footprint within 4x of the L2's %s (above it for strided_read), want %d", ErrNoData, len(set), units.BinaryBytes.Format(float64(base.L2Bytes)), minDRAMLaunches)
 	}
 	d, _, err := fitDRAM(base, set, measure.DeviceInfo{L2Bytes: base.L2Bytes})
 	return d, err
@@ -130,7 +131,7 @@ func busyLaunches(launches []measure.Launch, l2 int64) []measure.Launch {
 func FitBusy(base devices.Profile, launches []measure.Launch) (int64, error) {
 	set := busyLaunches(launches, base.L2Bytes)
 	if len(set) == 0 {
-		return 0, fmt.Errorf("%w: no %v launch with DRAM counters and a footprint within 4x of the L2's %d B", ErrNoData, busyKernels, base.L2Bytes)
+		return 0, fmt.Errorf("%w: no %v launch with DRAM counters and a footprint within 4x of the L2's %s", ErrNoData, busyKernels, units.BinaryBytes.Format(float64(base.L2Bytes)))
 	}
 	b, _, err := fitBusy(base, set, measure.DeviceInfo{L2Bytes: base.L2Bytes})
 	return b, err

@@ -108,7 +108,7 @@ func TestRefitH200(t *testing.T) {
 		assert.False(t, p.Estimated, p.Path)
 		assert.NotEmpty(t, p.Citation, p.Path)
 	}
-	assert.Contains(t, got.Provenance, "Calibrated on NVIDIA H200 (132 SMs, L2 62914560 B, compute capability 9.0), driver 580.159.04, CUDA 13.0")
+	assert.Contains(t, got.Provenance, "Calibrated on NVIDIA H200 (132 SMs, L2 60 MiB, compute capability 9.0), driver 580.159.04, CUDA 13.0")
 
 	// Accuracy on the recording's launches the model predicts quickly (2^23
 	// threads or fewer), traced once and replayed on both profiles: the

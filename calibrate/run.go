@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"time"
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Command is the command line a calibration's provenance names.
@@ -47,10 +49,10 @@ func (c Calibrator) Run(ctx context.Context) (Calibration, Report, error) {
 				num = i + 1
 			}
 		}
-		fmt.Fprintf(c.Progress, "calibrate: %d/%d %s (%.0f s)%s\n", num, len(Steps), name, now().Sub(start).Seconds(), detail)
+		fmt.Fprintf(c.Progress, "calibrate: %d/%d %s (%s)%s\n", num, len(Steps), name, units.Seconds.Scale(1).Format(math.Round(now().Sub(start).Seconds())), detail)
 	}
 	info := g.Info
-	step(StepDevice, fmt.Sprintf(": %s, %d SMs, L2 %d B, compute capability %s", info.GPU, info.SMs, info.L2Bytes, info.ComputeCapability))
+	step(StepDevice, fmt.Sprintf(": %s, %d SMs, L2 %s, compute capability %s", info.GPU, info.SMs, units.BinaryBytes.Format(float64(info.L2Bytes)), info.ComputeCapability))
 	planned, err := Specs(info)
 	if err != nil {
 		return Calibration{}, Report{}, err

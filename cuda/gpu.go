@@ -22,6 +22,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // GPU measures launches on this machine's GPU with a harness built for it.
@@ -158,9 +159,16 @@ func parseLatencies(out []byte) (Latencies, error) {
 		return Latencies{}, &toolkit.OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: %v: %.200q", err, out)}
 	}
 	if !(l.L2LatencyNs > 0 && l.DRAMLatencyNs >= l.L2LatencyNs && l.DRAMLatencyNs < 1e6) {
-		return Latencies{}, &toolkit.OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: latencies DRAM %g ns, L2 %g ns: want 0 < L2 <= DRAM < 1 ms", l.DRAMLatencyNs, l.L2LatencyNs)}
+		return Latencies{}, &toolkit.OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: latencies DRAM %s, L2 %s: want 0 < L2 <= DRAM < 1 ms", latencies(l)...)}
 	}
 	return l, nil
+}
+
+// latencies writes the pointer chase's two latencies with the digits that
+// tell them apart.
+func latencies(l Latencies) []any {
+	dram, l2 := units.Apart(units.Seconds, l.DRAMLatencyNs*1e-9, l.L2LatencyNs*1e-9)
+	return []any{dram, l2}
 }
 
 func (h *Harness) cmd(args []string, timeout time.Duration) toolkit.Invocation {
@@ -668,7 +676,8 @@ func (g *GPU) memoryHint(plan []byte) string {
 	return fmt.Sprintf("the GPU's memory is full: this launch's buffers take %s (in %s, out %s), and the harness keeps "+
 		"%s beside them to flush the L2 between timed launches; %s of %s was free when this GPU was opened. "+
 		"Other processes hold the rest (nvidia-smi lists them): on a GPU shared by a class, other learners' notebooks. "+
-		"Try again when they are done, or measure a smaller n", mib(need.In+need.Out), mib(need.In), mib(need.Out), mib(flush), mib(g.Info.FreeBytes), mib(g.Info.TotalBytes))
+		"Try again when they are done, or measure a smaller n", memSize(need.In+need.Out), memSize(need.In), memSize(need.Out), memSize(flush), memSize(g.Info.FreeBytes), memSize(g.Info.TotalBytes))
 }
 
-func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+// memSize writes a size of GPU memory: 80 GiB, 512 MiB.
+func memSize(b int64) string { return units.BinaryBytes.Format(float64(b)) }

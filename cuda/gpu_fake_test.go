@@ -758,8 +758,8 @@ func TestRunOutOfMemoryHint(t *testing.T) {
 	require.NoError(t, err)
 	e := results[0].Error
 	assert.Contains(t, e, "out of memory")
-	assert.Contains(t, e, "the GPU's memory is full: this launch's buffers take 0 MiB (in 0 MiB, out 0 MiB)")
+	assert.Contains(t, e, "the GPU's memory is full: this launch's buffers take 8 KiB (in 4 KiB, out 4 KiB)")
 	assert.Contains(t, e, "120 MiB beside them")
-	assert.Contains(t, e, "1024 MiB of 81920 MiB was free")
+	assert.Contains(t, e, "1 GiB of 80 GiB was free")
 	assert.Contains(t, e, "other learners' notebooks")
 }

@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/internal/dockerfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/internal/dockerfile"
 )
 
 // root is the repository root, seen from this package's directory.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Lesson is one lesson of the course: its notebook id and its title.
@@ -255,7 +256,7 @@ func (b *Bank) validate(e *Question, i int) error {
 	}
 	t := e.Tolerance
 	if t.Model < 0 || t.Measured < 0 || t.Model >= 1 || t.Measured >= 1 {
-		return bad("tolerance", "want relative tolerances from 0 (exact) to below 1, got model %g, measured %g", t.Model, t.Measured)
+		return bad("tolerance", "want relative tolerances from 0 (exact) to below 1, got model %s, measured %s", units.AsWritten(t.Model), units.AsWritten(t.Measured))
 	}
 	if t.Model == 0 && !fig.Exact {
 		return bad("tolerance.model", "0 (exact), but the model only estimates %s: state a relative tolerance", e.Quantity)
@@ -264,7 +265,7 @@ func (b *Bank) validate(e *Question, i int) error {
 		return bad("tolerance.measured", "0: a measurement is never exact; state a relative tolerance")
 	}
 	if !(e.Points > 0) {
-		return bad("points", "%g: want more than 0", e.Points)
+		return bad("points", "%s: want more than 0", units.AsWritten(e.Points))
 	}
 	return nil
 }

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/spec"
 )
 
 func TestExercisesLoad(t *testing.T) {

@@ -35,8 +35,8 @@ func ExampleGrader_modelOnly() {
 	// (1 more instruction not shown: the question counts loads only.)
 	//
 	// The arithmetic
-	// coalesced_copy launches 67108864 threads in 262144 blocks of 256: 2097152 warps.
-	// The model counts 8388608 load sectors in 2097152 load requests: 8388608 / 2097152 = 4 sectors per request.
+	// coalesced_copy launches 67,108,864 threads in 262,144 blocks of 256: 2,097,152 warps.
+	// The model counts 8,388,608 load sectors in 2,097,152 load requests: 8,388,608 ÷ 2,097,152 = 4 sectors per request.
 	//
 	// Model and measurement
 	// No measured answer: COALESCE_MEASURE=none.

@@ -13,6 +13,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Section is one part of an explanation. A line that starts with two
@@ -22,24 +23,39 @@ type Section struct {
 	Lines []string
 }
 
-// explain builds the question-level explanation of a key.
-func explain(k *Key) []Section {
+// explain builds the exercise-level explanation of a key. Its numbers
+// are one units.System: a number stated twice (a time, then the bandwidth
+// it gives, then a ratio of two bandwidths) is written one way, with the
+// digits every equation it is in needs to hold as printed. The sections
+// are built twice, the first time only to put every equation in the
+// system, so that a line written early has the digits a later one needs.
+func explain(k *Key, sys *units.System) []Section {
+	sections(k, sys)
+	secs := sections(k, sys)
+	sys.Solve() // verdicts read it, maybe at once
+	return secs
+}
+
+func sections(k *Key, sys *units.System) []Section {
 	e := k.Question
 	fig := e.figure()
 	var secs []Section
 	for i := range k.Parts {
 		secs = append(secs, warpSection(e, &k.Parts[i], len(k.Parts)))
 	}
-	secs = append(secs, arithmetic(k, fig))
+	secs = append(secs, arithmetic(k, fig, sys))
 	switch fig.Level {
 	case figures.DRAM:
-		secs = append(secs, dramSection(k))
+		secs = append(secs, dramSection(k, sys))
 	case figures.Time:
-		secs = append(secs, dramSection(k), timeSection(k))
+		secs = append(secs, dramSection(k, sys), timeSection(k))
 	}
-	secs = append(secs, comparison(k, fig))
+	secs = append(secs, comparison(k, fig, sys))
 	return secs
 }
+
+// equation adds e to sys and writes it.
+func equation(sys *units.System, e units.Equation) string { return sys.String(sys.Add(e)) }
 
 // model returns the model's value of f for a part, NaN when it has none.
 func model(f figures.Figure, p Part) float64 {
@@ -151,8 +167,8 @@ func instrLines(in instr) []string {
 	}
 	lines = append(lines, fmt.Sprintf("  → %s (%s): %s", words.Plural(len(a.Sectors), "sector"), words.Plural(a.Lines, "128-byte line"), list))
 	lines = append(lines, "  → "+usedLine(used))
-	lines = append(lines, fmt.Sprintf("  → %s used of %d × 32 = %d fetched: %s",
-		words.Plural(a.UsefulBytes, "byte"), len(a.Sectors), a.FetchedBytes(), pct(a.Efficiency())))
+	lines = append(lines, fmt.Sprintf("  → %s used of %s × 32 = %s fetched: %s",
+		words.Plural(a.UsefulBytes, "byte"), count(float64(len(a.Sectors))), count(float64(a.FetchedBytes())), units.Percent.Format(a.Efficiency())))
 	return lines
 }
 
@@ -174,16 +190,16 @@ func usedLine(used []int) string {
 	return fmt.Sprintf("%d to %d of each sector's 32 bytes used", lo, hi)
 }
 
-func arithmetic(k *Key, fig figures.Figure) Section {
+func arithmetic(k *Key, fig figures.Figure, sys *units.System) Section {
 	e := k.Question
 	sec := Section{Title: "The arithmetic"}
 	for _, p := range k.Parts {
-		sec.Lines = append(sec.Lines, partArithmetic(e, p)...)
+		sec.Lines = append(sec.Lines, partArithmetic(e, p, sys)...)
 	}
 	if e.Combine == Ratio {
-		a, b := k.Parts[0], k.Parts[1]
-		sec.Lines = append(sec.Lines, fmt.Sprintf("The ratio, the first over the second: %s / %s = %s.",
-			fmtQ(e.Quantity, a.Model), fmtQ(e.Quantity, b.Model), fmtNum(k.Model)))
+		a, b, u := k.Parts[0], k.Parts[1], unitOf(e.Quantity)
+		sec.Lines = append(sec.Lines, fmt.Sprintf("The ratio, the first over the second: %s.",
+			equation(sys, units.Quotient(units.Term{V: k.Model, Unit: units.Ratio}, units.Term{V: a.Model, Unit: u}, units.Term{V: b.Model, Unit: u}))))
 	}
 	if !fig.Exact {
 		sec.Lines = append(sec.Lines, "The model estimates this figure; the measurement is what the GPU did.")
@@ -191,79 +207,100 @@ func arithmetic(k *Key, fig figures.Figure) Section {
 	return sec
 }
 
-func partArithmetic(e *Question, p Part) []string {
+func partArithmetic(e *Question, p Part, sys *units.System) []string {
 	s, pr := p.Spec, p.Modelled
 	m := pr.Metrics
 	useful := float64(s.UsefulBytes())
 	launch := fmt.Sprintf("%s launches %s in %s of %d: %s.",
-		specLabel(s, e.Specs), words.Unit(fmtNum(float64(s.Threads())), "threads"), words.Unit(fmtNum(float64(s.GridBlocks())), "blocks"), s.Block,
-		words.Unit(fmtNum(float64(pr.Warps)), "warps"))
+		specLabel(s, e.Specs), units.With(count(float64(s.Threads())), "threads"), units.With(count(float64(s.GridBlocks())), "blocks"), s.Block,
+		units.With(count(float64(pr.Warps)), "warps"))
 	switch e.Quantity {
 	case figures.LdSectorsPerRequest.Name:
-		return []string{launch, fmt.Sprintf("The model counts %s in %s: %s / %s = %s.",
-			words.Unit(fmtNum(m[metrics.LdSectors]), "load sectors"), words.Unit(fmtNum(m[metrics.LdRequests]), "load requests"),
-			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), words.Unit(fmtNum(p.Model), "sectors per request"))}
+		return []string{launch, fmt.Sprintf("The model counts %s in %s: %s.",
+			units.With(count(m[metrics.LdSectors]), "load sectors"), units.With(count(m[metrics.LdRequests]), "load requests"),
+			equation(sys, units.Quotient(units.Term{V: p.Model, Unit: units.Ratio, Noun: "sectors per request"}, units.Term{V: m[metrics.LdSectors], Unit: units.Count}, units.Term{V: m[metrics.LdRequests], Unit: units.Count})))}
 	case figures.StSectorsPerRequest.Name:
-		return []string{launch, fmt.Sprintf("The model counts %s in %s: %s / %s = %s.",
-			words.Unit(fmtNum(m[metrics.StSectors]), "store sectors"), words.Unit(fmtNum(m[metrics.StRequests]), "store requests"),
-			fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), words.Unit(fmtNum(p.Model), "sectors per request"))}
+		return []string{launch, fmt.Sprintf("The model counts %s in %s: %s.",
+			units.With(count(m[metrics.StSectors]), "store sectors"), units.With(count(m[metrics.StRequests]), "store requests"),
+			equation(sys, units.Quotient(units.Term{V: p.Model, Unit: units.Ratio, Noun: "sectors per request"}, units.Term{V: m[metrics.StSectors], Unit: units.Count}, units.Term{V: m[metrics.StRequests], Unit: units.Count})))}
 	case figures.Efficiency.Name:
 		fetched := sectors.SectorBytes * (m[metrics.LdSectors] + m[metrics.StSectors])
-		return []string{launch, fmt.Sprintf("Bytes the lanes use (each instruction's distinct bytes, loads and stores): %s. Bytes of the sectors they touch: 32 × (%s + %s) = %s. %s / %s = %s (%s).",
-			fmtNum(float64(pr.L1UsefulBytes)), fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.StSectors]), fmtNum(fetched),
-			fmtNum(float64(pr.L1UsefulBytes)), fmtNum(fetched), fmtNum(p.Model), pct(p.Model))}
+		return []string{launch, fmt.Sprintf("Bytes the lanes use (each instruction's distinct bytes, loads and stores): %s. Bytes of the sectors they touch: 32 × (%s + %s) = %s. %s (%s).",
+			count(float64(pr.L1UsefulBytes)), count(m[metrics.LdSectors]), count(m[metrics.StSectors]), count(fetched),
+			equation(sys, units.Quotient(units.Term{V: p.Model, Unit: units.Ratio}, units.Term{V: float64(pr.L1UsefulBytes), Unit: units.Count}, units.Term{V: fetched, Unit: units.Count})),
+			units.Percent.Format(p.Model))}
 	case metrics.LdRequests, metrics.StRequests, metrics.LdSectors, metrics.StSectors:
-		return []string{launch, fmt.Sprintf("%s = %s, counted over every warp (warp 0 is drawn above).", e.Quantity, fmtNum(m[e.Quantity]))}
+		return []string{launch, fmt.Sprintf("%s = %s, counted over every warp (warp 0 is drawn above).", e.Quantity, count(m[e.Quantity]))}
 	case metrics.DRAMRead, metrics.DRAMWrite:
 		return []string{launch, fmt.Sprintf("The model's L2 turns its %s load and %s store sectors into %s = %s.",
-			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.StSectors]), e.Quantity, fmtQ(e.Quantity, m[e.Quantity]))}
+			count(m[metrics.LdSectors]), count(m[metrics.StSectors]), e.Quantity, fmtQ(e.Quantity, m[e.Quantity], false))}
 	case figures.DRAMBytesPerUsefulByte.Name:
 		return []string{launch, fmt.Sprintf("DRAM read %s + written %s, over the %s useful bytes the kernel must move (%s): %s.",
-			bytesStr(m[metrics.DRAMRead]), bytesStr(m[metrics.DRAMWrite]), fmtNum(useful), spec.UsefulDoc(s.Kernel), fmtNum(p.Model))}
+			bytesStr(m[metrics.DRAMRead]), bytesStr(m[metrics.DRAMWrite]), count(useful), spec.UsefulDoc(s.Kernel), sys.Text(units.Term{V: p.Model, Unit: units.Ratio}))}
 	case figures.TimeSeconds.Name, figures.UsefulBandwidth.Name, figures.FractionOfMemcpy.Name:
-		d, _ := devices.Lookup(s.Device)
-		dram := m[metrics.DRAMRead] + m[metrics.DRAMWrite]
-		tp := pr.Time
-		dramLimit := fmt.Sprintf("DRAM %s at %s (%s)", bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(tp.Bandwidth))
-		if plain := dram / d.Time.CopyBandwidth; tp.Bandwidth > 1.005*plain {
-			what := "its sparse accesses occupy"
-			if slices.ContainsFunc(pr.Traffic.Rewrite.Blocks[:], func(b float64) bool { return b > 0 }) {
-				what = "its sparse accesses, and the write-backs of lines its warps have just read, occupy"
-			}
-			dramLimit = fmt.Sprintf("DRAM %s at %s (%s), charged %s as %s DRAM longer than their bytes", bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(plain), duration(tp.Bandwidth), what)
-		}
-		// The limits of lines, store packets and banks, where they count.
-		var more string
-		for _, l := range []struct {
-			what    string
-			n       float64
-			seconds float64
-		}{
-			{"lines the L1s look up", float64(pr.Traffic.LdLines + pr.Traffic.StLines), tp.L1Lines},
-			{"store packets to the L2", float64(pr.Traffic.StPackets), tp.L2Stores},
-			{"shared-memory wavefronts", m[metrics.ShLdWavefronts] + m[metrics.ShStWavefronts], tp.Shared},
-		} {
-			if l.seconds > 0 {
-				more += fmt.Sprintf(", %s %s (%s)", fmtNum(l.n), l.what, duration(l.seconds))
-			}
-		}
-		lines := []string{launch, fmt.Sprintf("Time model: %s launch overhead + the longest of %s, waiting out the loads with %s in flight per SM at %s each (%s)%s, and starting %s blocks (%s): %s bound, %s.",
-			duration(tp.Launch), dramLimit, bytesStr(tp.InFlightPerSM), duration(tp.Latency1), duration(tp.Latency), more,
-			fmtNum(float64(s.GridBlocks())), duration(tp.Blocks), tp.Bound, duration(pr.TimeSeconds))}
-		if e.Quantity != figures.TimeSeconds.Name {
-			bw := model(figures.UsefulBandwidth, p)
-			line := fmt.Sprintf("Useful bandwidth: %s useful bytes (%s) / %s = %s.", fmtNum(useful), spec.UsefulDoc(s.Kernel), duration(pr.TimeSeconds), bandwidth(bw))
-			if e.Quantity == figures.FractionOfMemcpy.Name {
-				line += fmt.Sprintf(" Over cudaMemcpy's %s: %s.", bandwidth(d.Time.CopyBandwidth), fmtNum(model(figures.FractionOfMemcpy, p)))
-			}
-			lines = append(lines, line)
-		}
-		return lines
+		return append([]string{launch}, timeArithmetic(e, p, sys)...)
 	}
 	return []string{launch}
 }
 
-func dramSection(k *Key) Section {
+// timeArithmetic works out the time model's estimate of a part, and the
+// useful bandwidth and share of cudaMemcpy it gives, each as equations of
+// sys: the launch overhead and the longest limit add up to the time as
+// printed, the DRAM bytes over the copy bandwidth come to the DRAM time,
+// the useful bytes over the time to the bandwidth.
+func timeArithmetic(e *Question, p Part, sys *units.System) []string {
+	s, pr := p.Spec, p.Modelled
+	m, tp := pr.Metrics, pr.Time
+	d, _ := devices.Lookup(s.Device)
+	sec := func(v float64) units.Term { return units.Term{V: v, Unit: units.Seconds} }
+	longest := max(tp.Bandwidth, tp.Latency, tp.Blocks, tp.L1Lines, tp.L2Stores, tp.Shared)
+	sum := sys.Add(units.Equation{Terms: []units.Term{sec(tp.Launch), sec(longest)}, Ops: []units.Op{units.Plus}, Result: sec(pr.TimeSeconds)})
+	limit := func(v float64) string { return sys.Text(sec(v)) }
+
+	dram := m[metrics.DRAMRead] + m[metrics.DRAMWrite]
+	copyBW := d.Time.CopyBandwidth
+	plain := sys.Add(units.Quotient(sec(dram/copyBW), units.Term{V: dram, Unit: units.Count}, units.Term{V: copyBW, Unit: units.Bandwidth}))
+	dramLimit := fmt.Sprintf("DRAM %s at %s (%s)", bytesStr(dram), sys.Terms(plain)[1], sys.Result(plain))
+	if tp.Bandwidth > dram/copyBW*(1+1e-9) {
+		what := "its sparse accesses occupy"
+		if slices.ContainsFunc(pr.Traffic.Rewrite.Blocks[:], func(b float64) bool { return b > 0 }) {
+			what = "its sparse accesses, and the write-backs of lines its warps have just read, occupy"
+		}
+		dramLimit += fmt.Sprintf(", charged %s as %s DRAM longer than their bytes", limit(tp.Bandwidth), what)
+	}
+	// The limits of lines, store packets and banks, where they count.
+	var more string
+	for _, l := range []struct {
+		what    string
+		n       float64
+		seconds float64
+	}{
+		{"lines the L1s look up", float64(pr.Traffic.LdLines + pr.Traffic.StLines), tp.L1Lines},
+		{"store packets to the L2", float64(pr.Traffic.StPackets), tp.L2Stores},
+		{"shared-memory wavefronts", m[metrics.ShLdWavefronts] + m[metrics.ShStWavefronts], tp.Shared},
+	} {
+		if l.seconds > 0 {
+			more += fmt.Sprintf(", %s %s (%s)", count(l.n), l.what, limit(l.seconds))
+		}
+	}
+	lines := []string{fmt.Sprintf("Time model: %s launch overhead + the longest of %s, waiting out the loads with %s in flight per SM at %s each (%s)%s, and starting %s blocks (%s): %s bound, %s.",
+		sys.Terms(sum)[0], dramLimit, bytesStr(tp.InFlightPerSM), units.Seconds.Format(tp.Latency1), limit(tp.Latency), more,
+		count(float64(s.GridBlocks())), limit(tp.Blocks), tp.Bound, sys.Result(sum))}
+	if e.Quantity == figures.TimeSeconds.Name {
+		return lines
+	}
+	bw := model(figures.UsefulBandwidth, p)
+	line := fmt.Sprintf("Useful bandwidth (%s): %s.", spec.UsefulDoc(s.Kernel), equation(sys, units.Quotient(units.Term{V: bw, Unit: units.Bandwidth},
+		units.Term{V: float64(s.UsefulBytes()), Unit: units.Count, Noun: "useful bytes"}, sec(pr.TimeSeconds))))
+	if e.Quantity == figures.FractionOfMemcpy.Name {
+		f := model(figures.FractionOfMemcpy, p)
+		line += fmt.Sprintf(" Over cudaMemcpy's: %s (%s).", equation(sys, units.Quotient(units.Term{V: f, Unit: units.Ratio},
+			units.Term{V: bw, Unit: units.Bandwidth}, units.Term{V: copyBW, Unit: units.Bandwidth})), units.Percent.Format(f))
+	}
+	return append(lines, line)
+}
+
+func dramSection(k *Key, sys *units.System) Section {
 	sec := Section{Title: "Below the L1: DRAM"}
 	s := k.Parts[0].Spec
 	d, _ := devices.Lookup(s.Device)
@@ -278,19 +315,35 @@ func dramSection(k *Key) Section {
 	if len(k.Parts) > 1 || k.Question.figure().Level == figures.Time {
 		var per []float64
 		for _, p := range k.Parts {
-			v := model(figures.DRAMBytesPerUsefulByte, p)
-			per = append(per, v)
-			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s DRAM bytes per useful byte (model)", specLabel(p.Spec, k.Question.Specs), fmtNum(v)))
+			per = append(per, model(figures.DRAMBytesPerUsefulByte, p))
+		}
+		// The second's DRAM bytes per useful byte as a multiple of the
+		// first's, with the digits that make the listed values give it.
+		texts := make([]string, len(per))
+		var multiple string
+		for i, v := range per {
+			texts[i] = units.Ratio.Format(v)
 		}
 		if len(per) == 2 && per[0] > 0 && per[1] > 0 {
+			i := sys.Add(units.Quotient(units.Term{V: per[1] / per[0], Unit: units.Multiple},
+				units.Term{V: per[1], Unit: units.Ratio}, units.Term{V: per[0], Unit: units.Ratio}))
+			multiple = sys.Result(i)
+		}
+		for i, v := range per {
+			texts[i] = sys.Text(units.Term{V: v, Unit: units.Ratio})
+		}
+		for i, p := range k.Parts {
+			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s (model)", specLabel(p.Spec, k.Question.Specs), units.With(texts[i], "DRAM bytes per useful byte")))
+		}
+		if multiple != "" {
 			dram := func(p Part) float64 {
 				return p.Modelled.Metrics[metrics.DRAMRead] + p.Modelled.Metrics[metrics.DRAMWrite]
 			}
 			switch k.Question.Quantity {
 			case figures.UsefulBandwidth.Name:
-				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: per useful byte the second moves %s× the DRAM bytes of the first.", fmtNum(per[1]/per[0])))
+				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: per useful byte the second moves %s the DRAM bytes of the first.", multiple))
 			case figures.TimeSeconds.Name:
-				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: the first moves %s× the DRAM bytes of the second.", fmtNum(dram(k.Parts[0])/dram(k.Parts[1]))))
+				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: the first moves %s the DRAM bytes of the second.", units.Multiple.Format(dram(k.Parts[0])/dram(k.Parts[1]))))
 			}
 		}
 	}
@@ -317,8 +370,8 @@ func coldWarpLine(s spec.Spec, all []spec.Spec) string {
 		return ""
 	}
 	blocks := int(fetched) / s.L2Fetch
-	return fmt.Sprintf("Warp 0 of %s, from a cold L2: its loads touch %s of %d bytes = %d bytes from DRAM for %d bytes used: %s per useful byte.",
-		specLabel(s, all), words.Plural(blocks, "fetch block"), s.L2Fetch, fetched, used, fmtNum(float64(fetched)/float64(used)))
+	return fmt.Sprintf("Warp 0 of %s, from a cold L2: its loads touch %s of %d bytes = %s bytes from DRAM for %s bytes used: %s per useful byte.",
+		specLabel(s, all), words.Plural(blocks, "fetch block"), s.L2Fetch, count(float64(fetched)), count(float64(used)), units.Ratio.Format(float64(fetched)/float64(used)))
 }
 
 func timeSection(k *Key) Section {
@@ -326,13 +379,13 @@ func timeSection(k *Key) Section {
 	d, _ := devices.Lookup(s.Device)
 	return Section{Title: "What the time model leaves out", Lines: []string{
 		fmt.Sprintf("The time model's latency limit is Little's law: an SM finishes (bytes in flight) / (latency) bytes a second, and on the %s the latency grows from %s with what is in flight. It charges a sparse access the DRAM time it occupies, by how far apart its request's blocks lie, and the sparse write-back of a line a warp has just read (a read-modify-write) more, but not DRAM refresh or the clocks of the run.",
-			d.GPU, duration(d.Time.LatencySeconds)),
-		fmt.Sprintf("A copy with one 4-byte load per thread has at most %d threads × 4 bytes = %s in flight per SM, and fewer when small blocks cap the threads an SM holds (at most %d resident blocks per SM on the %s: blocks of 32 threads fill %d of its %d thread slots).",
-			d.MaxThreadsPerSM, bytesStr(float64(4*d.MaxThreadsPerSM)), d.MaxBlocksPerSM, d.GPU, min(d.MaxThreadsPerSM, 32*d.MaxBlocksPerSM), d.MaxThreadsPerSM),
+			d.GPU, units.Seconds.Format(d.Time.LatencySeconds)),
+		fmt.Sprintf("A copy with one 4-byte load per thread has at most %s threads × 4 bytes = %s in flight per SM, and fewer when small blocks cap the threads an SM holds (at most %d resident blocks per SM on the %s: blocks of 32 threads fill %s of its %s thread slots).",
+			count(float64(d.MaxThreadsPerSM)), bytesStr(float64(4*d.MaxThreadsPerSM)), d.MaxBlocksPerSM, d.GPU, count(float64(min(d.MaxThreadsPerSM, 32*d.MaxBlocksPerSM))), count(float64(d.MaxThreadsPerSM))),
 	}}
 }
 
-func comparison(k *Key, fig figures.Figure) Section {
+func comparison(k *Key, fig figures.Figure, sys *units.System) Section {
 	e := k.Question
 	sec := Section{Title: "Model and measurement"}
 	if !k.HasMeasured {
@@ -342,18 +395,31 @@ func comparison(k *Key, fig figures.Figure) Section {
 		}
 		return sec
 	}
-	sec.Lines = append(sec.Lines, fmt.Sprintf("Model: %s. Measured (%s): %s.", fmtAnswer(e, k.Model), k.Origin, fmtAnswer(e, k.Measured)))
+	tol := e.Tolerance.Measured
+	agree := Within(k.Model, k.Measured, tol)
+	// The measurement as a multiple of the model's answer, when they
+	// differ, the two written with the digits that give it.
+	u := answerUnit(e)
+	var multiple string
+	if !agree {
+		multiple = sys.Result(sys.Add(units.Quotient(units.Term{V: k.Measured / k.Model, Unit: units.Multiple},
+			units.Term{V: k.Measured, Unit: u}, units.Term{V: k.Model, Unit: u})))
+	}
+	model := answerFrom(e, sys.Text(units.Term{V: k.Model, Unit: u}), k.Model)
+	measured := answerFrom(e, sys.Text(units.Term{V: k.Measured, Unit: u}), k.Measured)
+	sec.Lines = append(sec.Lines, fmt.Sprintf("Model: %s. Measured (%s): %s.", model, k.Origin, measured))
 	if e.Combine == Ratio {
 		for _, p := range k.Parts {
-			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: model %s, measured %s", specLabel(p.Spec, e.Specs), fmtQ(e.Quantity, p.Model), fmtQ(e.Quantity, p.Measured)))
+			u := bareUnit(e.Quantity)
+			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: model %s, measured %s", specLabel(p.Spec, e.Specs),
+				quantityFrom(e.Quantity, sys.Text(units.Term{V: p.Model, Unit: u}), p.Model), quantityFrom(e.Quantity, sys.Text(units.Term{V: p.Measured, Unit: u}), p.Measured)))
 		}
 	}
-	tol := e.Tolerance.Measured
-	if Within(k.Model, k.Measured, tol) {
-		sec.Lines = append(sec.Lines, fmt.Sprintf("They agree within %s.", pct(tol)))
+	if agree {
+		sec.Lines = append(sec.Lines, fmt.Sprintf("They agree within %s.", units.Percent.Format(tol)))
 		return sec
 	}
-	sec.Lines = append(sec.Lines, fmt.Sprintf("They differ by more than %s: the measurement is %s× the model's answer.", pct(tol), fmtNum(k.Measured/k.Model)))
+	sec.Lines = append(sec.Lines, fmt.Sprintf("They differ by more than %s: the measurement is %s the model's answer.", units.Percent.Format(tol), multiple))
 	switch fig.Level {
 	case figures.L1:
 		sec.Lines = append(sec.Lines, "The L1 counts follow from the addresses alone, so a difference means the compiled kernel issued other memory instructions than its source suggests (a load split or merged by the compiler), or ncu counted launches the model does not. Look at the SASS: ncu --page source.")
@@ -396,8 +462,8 @@ func timeMisses(k *Key) []string {
 		if r < 1 {
 			way = "faster"
 		}
-		lines = append(lines, fmt.Sprintf("  %s: the GPU took %s× the model's time (%s than the model, which called it %s bound)",
-			specLabel(p.Spec, k.Question.Specs), fmtNum(r), way, p.Modelled.Time.Bound))
+		lines = append(lines, fmt.Sprintf("  %s: the GPU took %s the model's time (%s than the model, which called it %s bound)",
+			specLabel(p.Spec, k.Question.Specs), units.Multiple.Format(r), way, p.Modelled.Time.Bound))
 		if r > 1+k.Question.Tolerance.Measured {
 			slower = true
 		}
@@ -412,7 +478,7 @@ func timeMisses(k *Key) []string {
 		lines = append(lines, "Where the GPU is faster than the model: the model's Little's-law limit waits out every load at DRAM's latency, one dependent step after another. Loads that hit in the L1 or L2 (the later field loads of a whole-struct sum, a dense gather's reads of lines its neighbours just fetched, the index loads of a gather) return far sooner, and the GPU keeps more of them in flight than the model assumes, so the launch beats the limit. On the H200 this is so for dense gathers (identity, warp_shuffle, sorted indices), strided_read at strides 2 to 16 and sum_fields_aos (the lessons/sectors documentation lists them).")
 	}
 	if !slower && !faster && len(lines) > 1 {
-		lines = append(lines, fmt.Sprintf("No launch is off by more than %s on its own: the ratio of two launches compounds their misses when one runs faster than the model and the other slower.", pct(k.Question.Tolerance.Measured)))
+		lines = append(lines, fmt.Sprintf("No launch is off by more than %s on its own: the ratio of two launches compounds their misses when one runs faster than the model and the other slower.", units.Percent.Format(k.Question.Tolerance.Measured)))
 	}
 	return lines
 }
@@ -434,81 +500,123 @@ func specLabel(s spec.Spec, all []spec.Spec) string {
 	return string(s.Kernel)
 }
 
-// fmtNum prints a number for a person: integers whole, others to four
-// significant digits.
-func fmtNum(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Sprint(v)
+// unitOf returns the unit a quantity's values are written in: its
+// figure's (lessons/figures), a Ratio for a quantity of no figure.
+func unitOf(quantity string) units.Unit {
+	if f, ok := figures.Lookup(quantity); ok {
+		return f.Unit
 	}
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatInt(int64(v), 10)
-	}
-	s := strconv.FormatFloat(v, 'g', 4, 64)
-	if strings.ContainsAny(s, "e") {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return s
+	return units.Ratio
 }
 
-// withUnit prints a question's answer and its unit, the unit agreeing
-// with the number: "1 sector per request", "4 sectors per request".
-func withUnit(e *Question, v float64) string { return words.Unit(fmtAnswer(e, v), e.Unit) }
+// count writes a whole number of things: 8,388,608.
+func count(v float64) string { return units.Count.Format(v) }
 
-// fmtAnswer prints a question's answer: a ratio as a bare number, else
-// with the quantity's unit.
-func fmtAnswer(e *Question, v float64) string {
+// prediction writes a learner's number with every digit it has, as
+// written: 16.67, 8,388,608.
+func prediction(v float64) string { return units.AsWritten(v) }
+
+// fraction writes a learner's percentage p as the fraction it stands for,
+// with the digits p was written with: 16.67 is 0.1667.
+func fraction(p float64) string {
+	v, err := units.Parse(prediction(p) + "%")
+	if err != nil {
+		return prediction(p / 100)
+	}
+	return prediction(v.V)
+}
+
+// withUnit writes an exercise's answer and its unit, the unit agreeing
+// with the number: "1 sector per request", "4 sectors per request". An
+// answer graded exactly (tol 0) is written with every digit, so that it
+// never reads as a prediction it is not; another as the explanation's
+// numbers (nil for none) write it.
+func withUnit(numbers *units.System, e *Question, v, tol float64) string {
+	if tol == 0 || numbers == nil {
+		return units.With(fmtAnswer(e, v, tol == 0), e.Unit)
+	}
+	return units.With(answerFrom(e, numbers.Text(units.Term{V: v, Unit: answerUnit(e)}), v), e.Unit)
+}
+
+// answerUnit is the unit of an answer's bare number: a ratio's, a
+// fraction's (efficiency, of cudaMemcpy: written as a Ratio, with its
+// percentage beside), else its quantity's.
+func answerUnit(e *Question) units.Unit {
 	if e.Combine == Ratio {
-		return fmtNum(v)
+		return units.Ratio
 	}
-	return fmtQ(e.Quantity, v)
+	return bareUnit(e.Quantity)
 }
 
-// fmtQ prints a value of a quantity with its unit where it has one.
-func fmtQ(quantity string, v float64) string {
-	switch quantity {
-	case figures.TimeSeconds.Name:
-		return duration(v)
-	case figures.UsefulBandwidth.Name:
-		return bandwidth(v)
-	case metrics.DRAMRead, metrics.DRAMWrite:
+// answerFrom writes an answer v to e whose number is already written as
+// text (in answerUnit), as fmtAnswer would write it around its number.
+func answerFrom(e *Question, text string, v float64) string {
+	if e.Combine == Ratio {
+		return text
+	}
+	return quantityFrom(e.Quantity, text, v)
+}
+
+// bareUnit is the unit of the number of a quantity's value: a fraction's
+// is a Ratio, written with its percentage beside (quantityFrom).
+func bareUnit(quantity string) units.Unit {
+	if u := unitOf(quantity); u != units.Percent {
+		return u
+	}
+	return units.Ratio
+}
+
+// quantityFrom writes a value v of a quantity whose number is already
+// written as text (in bareUnit), as fmtQ would write it around its number.
+func quantityFrom(quantity, text string, v float64) string {
+	switch {
+	case quantity == metrics.DRAMRead || quantity == metrics.DRAMWrite:
 		return bytesStr(v)
-	case figures.Efficiency.Name, figures.FractionOfMemcpy.Name:
-		return fmt.Sprintf("%s (%s)", fmtNum(v), pct(v))
+	case unitOf(quantity) == units.Percent:
+		return fmt.Sprintf("%s (%s)", text, units.Percent.Format(v))
 	}
-	return fmtNum(v)
+	return text
 }
 
-// pct prints a fraction as a percentage with at most two decimals: 12.5%.
-func pct(v float64) string {
-	s := strconv.FormatFloat(100*v, 'f', 2, 64)
-	return strings.TrimRight(strings.TrimRight(s, "0"), ".") + "%"
+// fmtAnswer writes an exercise's answer: a ratio as a bare number, else
+// in the quantity's unit; every digit when precise.
+func fmtAnswer(e *Question, v float64, precise bool) string {
+	if e.Combine == Ratio {
+		s := units.Ratio.Scale(v)
+		if precise {
+			s = s.Precise()
+		}
+		return s.Format(v)
+	}
+	return fmtQ(e.Quantity, v, precise)
 }
 
-func duration(sec float64) string {
+// fmtQ writes a value of a quantity in its unit: a fraction (efficiency,
+// of cudaMemcpy) as itself and as a percentage, "0.125 (12.5%)"; DRAM's
+// bytes counted and scaled, "268,435,456 B (268 MB)"; every digit when
+// precise.
+func fmtQ(quantity string, v float64, precise bool) string {
+	u := unitOf(quantity)
+	scale := func(u units.Unit) units.Scaler {
+		if precise {
+			return u.Scale(v).Precise()
+		}
+		return u.Scale(v)
+	}
 	switch {
-	case sec >= 1:
-		return fmt.Sprintf("%.4g s", sec)
-	case sec >= 1e-3:
-		return fmt.Sprintf("%.4g ms", sec*1e3)
+	case quantity == metrics.DRAMRead || quantity == metrics.DRAMWrite:
+		return bytesStr(v)
+	case u == units.Percent:
+		return fmt.Sprintf("%s (%s)", scale(units.Ratio).Format(v), scale(units.Percent).Format(v))
 	}
-	return fmt.Sprintf("%.4g µs", sec*1e6)
+	return scale(u).Format(v)
 }
 
-func bandwidth(bps float64) string {
-	if bps >= 1e12 {
-		return fmt.Sprintf("%.4g TB/s", bps/1e12)
-	}
-	return fmt.Sprintf("%.4g GB/s", bps/1e9)
-}
-
+// bytesStr writes bytes counted, and scaled from 10,000 on:
+// "268,435,456 B (268 MB)", "512 B".
 func bytesStr(b float64) string {
-	switch {
-	case b >= 1e9:
-		return fmt.Sprintf("%s B (%.4g GB)", fmtNum(b), b/1e9)
-	case b >= 1e6:
-		return fmt.Sprintf("%s B (%.4g MB)", fmtNum(b), b/1e6)
-	case b >= 1e4:
-		return fmt.Sprintf("%s B (%.4g kB)", fmtNum(b), b/1e3)
+	if math.Abs(b) >= 1e4 {
+		return fmt.Sprintf("%s B (%s)", count(b), units.Bytes.Format(b))
 	}
-	return fmtNum(b) + " B"
+	return count(b) + " B"
 }

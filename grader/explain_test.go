@@ -11,6 +11,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // TestTimeMissesPointTheWay holds the time explanation to the direction of
@@ -75,7 +76,7 @@ func TestTimeArithmeticNamesRewrites(t *testing.T) {
 			pr, err := sectors.Model(s)
 			require.NoError(t, err)
 			e := &Question{Quantity: figures.TimeSeconds.Name, Specs: []spec.Spec{s}}
-			text := strings.Join(partArithmetic(e, Part{Spec: s, Modelled: pr, Model: pr.TimeSeconds}), "\n")
+			text := strings.Join(partArithmetic(e, Part{Spec: s, Modelled: pr, Model: pr.TimeSeconds}, new(units.System)), "\n")
 			assert.Contains(t, text, "DRAM longer than their bytes")
 			if c.rewrite {
 				assert.Contains(t, text, "the write-backs of lines its warps have just read")
@@ -84,4 +85,25 @@ func TestTimeArithmeticNamesRewrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEquationsHoldAsPrinted reads every equation in every exercise's
+// verdict, as a learner would (units.FindEquations), and holds it true as
+// printed: its terms worked out round to its result. A line that rounds a
+// factor and then multiplies it out fails here.
+func TestEquationsHoldAsPrinted(t *testing.T) {
+	g, _ := graders(t)
+	total := 0
+	for _, e := range g.Bank().Questions {
+		t.Run(e.ID, func(t *testing.T) {
+			k, err := g.Key(e.ID)
+			require.NoError(t, err)
+			text := k.Verdict(k.Model).String()
+			for _, f := range units.FindEquations(text) {
+				total++
+				assert.True(t, f.Holds, "%s: %q works out to %v", e.ID, f.Text, f.Worked)
+			}
+		})
+	}
+	assert.Greater(t, total, len(g.Bank().Questions), "the explanations state equations")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Key is the answer key of one question, computed at grading time: the
@@ -36,6 +37,9 @@ type Key struct {
 	// Explanation is the case's explanation: one warp's addresses and
 	// sectors, the arithmetic, and why model and measurement differ.
 	Explanation []Section
+	// numbers are the explanation's numbers, written one way each: an
+	// answer a verdict states is written as its explanation writes it.
+	numbers *units.System
 }
 
 // Part is the quantity of one spec of a question.
@@ -185,7 +189,8 @@ func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) 
 	if !k.HasMeasured && k.NoMeasurement == "" {
 		k.NoMeasurement = "no measurement source"
 	}
-	k.Explanation = explain(k)
+	k.numbers = new(units.System)
+	k.Explanation = explain(k, k.numbers)
 	return k, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Judgement is a prediction held against one answer.
@@ -47,6 +48,8 @@ type Verdict struct {
 	Hints []string
 	// Explanation is the case's explanation, the same for every learner.
 	Explanation []Section
+	// numbers write the answers as the explanation writes them.
+	numbers *units.System
 	// Unanswered is true when the prediction is not a number a learner
 	// writes (NaN or an infinity: the placeholder a lesson ships,
 	// lab.YourPrediction). The verdict then asks for a prediction and
@@ -84,6 +87,7 @@ func (k *Key) Verdict(prediction float64) *Verdict {
 		GradedBy:      e.GradedBy,
 		Graded:        k.Graded(),
 		Explanation:   k.Explanation,
+		numbers:       k.numbers,
 	}
 	if k.HasMeasured {
 		v.Measurement = &Judgement{Value: k.Measured, Tolerance: e.Tolerance.Measured, Right: Within(prediction, k.Measured, e.Tolerance.Measured)}
@@ -119,7 +123,7 @@ func hints(k *Key, p, want, tol float64, right bool) []string {
 	tol = math.Max(tol, 0.01)
 	var hs []string
 	if (e.Quantity == figures.Efficiency.Name || e.Quantity == figures.FractionOfMemcpy.Name) && p > 1 && Within(p/100, want, tol) {
-		hs = append(hs, fmt.Sprintf("%s looks like a percentage: this question wants a fraction, %s for %s.", fmtNum(p), fmtNum(p/100), fmtNum(p)+"%"))
+		hs = append(hs, fmt.Sprintf("%s looks like a percentage: this question wants a fraction, %s for %s.", prediction(p), fraction(p), prediction(p)+"%"))
 	}
 	if e.Combine == Ratio && p != 0 && Within(1/p, want, tol) {
 		hs = append(hs, "That is the ratio upside down: the question divides the first case by the second.")
@@ -128,10 +132,10 @@ func hints(k *Key, p, want, tol float64, right bool) []string {
 		hs = append(hs, "That counts bytes: divide by 32 bytes per sector.")
 	}
 	if asked, ok := askedPerRequest(k); ok && !Within(asked, want, tol) && Within(p, asked, tol) {
-		hs = append(hs, fmt.Sprintf("%s is the bytes a request asks for divided by 32: the sectors its lanes would fill if their bytes lay side by side. The L1 fetches the sectors the lanes' addresses fall in, wherever they are: count those.", fmtNum(p)))
+		hs = append(hs, fmt.Sprintf("%s is the bytes a request asks for divided by 32: the sectors its lanes would fill if their bytes lay side by side. The L1 fetches the sectors the lanes' addresses fall in, wherever they are: count those.", prediction(p)))
 	}
 	if lines, ok := linesPerRequest(k); ok && !Within(lines, want, tol) && Within(p, lines, tol) {
-		hs = append(hs, fmt.Sprintf("%s is how many 128-byte lines a request touches: the transactions of the older model the source page describes. The L1 fetches 32-byte sectors, up to four of a line, and counts those.", fmtNum(p)))
+		hs = append(hs, fmt.Sprintf("%s is how many 128-byte lines a request touches: the transactions of the older model the source page describes. The L1 fetches 32-byte sectors, up to four of a line, and counts those.", prediction(p)))
 	}
 	if e.Combine == Ratio && e.figure().Level == figures.Time && len(k.Parts) == 2 {
 		// The L1's waste ratio: fetched over used bytes, second case over
@@ -140,7 +144,7 @@ func hints(k *Key, p, want, tol float64, right bool) []string {
 		a, b := waste(k.Parts[0]), waste(k.Parts[1])
 		for _, r := range []float64{a / b, b / a} {
 			if r > 1.5 && Within(p, r, 0.05) {
-				hs = append(hs, fmt.Sprintf("%s is the ratio of the L1's wasted bytes (sectors fetched per byte used). DRAM moves more than the sectors asked for, in fetch blocks, and the time follows DRAM: see \"Below the L1\".", fmtNum(p)))
+				hs = append(hs, fmt.Sprintf("%s is the ratio of the L1's wasted bytes (sectors fetched per byte used). DRAM moves more than the sectors asked for, in fetch blocks, and the time follows DRAM: see \"Below the L1\".", prediction(p)))
 				break
 			}
 		}
@@ -223,10 +227,10 @@ func (v *Verdict) String() string {
 		fmt.Fprintf(&b, "%s: %s (%s)\n", e.ID, strings.ToUpper(v.word()), v.gradedLine())
 	}
 	fmt.Fprintf(&b, "%s\n", e.Text)
-	fmt.Fprintf(&b, "  your prediction  %s\n", fmtNum(v.Prediction))
-	fmt.Fprintf(&b, "  model            %s, %s: %s\n", withUnit(e, v.Model.Value), tolText(v.Model.Tolerance), rightWord(v.Model.Right))
+	fmt.Fprintf(&b, "  your prediction  %s\n", prediction(v.Prediction))
+	fmt.Fprintf(&b, "  model            %s, %s: %s\n", withUnit(v.numbers, e, v.Model.Value, v.Model.Tolerance), tolText(v.Model.Tolerance), rightWord(v.Model.Right))
 	if v.Measurement != nil {
-		fmt.Fprintf(&b, "  measured         %s, %s: %s  [%s]\n", withUnit(e, v.Measurement.Value), tolText(v.Measurement.Tolerance), rightWord(v.Measurement.Right), v.Origin)
+		fmt.Fprintf(&b, "  measured         %s, %s: %s  [%s]\n", withUnit(v.numbers, e, v.Measurement.Value, v.Measurement.Tolerance), tolText(v.Measurement.Tolerance), rightWord(v.Measurement.Right), v.Origin)
 	} else {
 		fmt.Fprintf(&b, "  measured         none: %s\n", v.NoMeasurement)
 	}
@@ -268,14 +272,14 @@ func pointsText(points, max float64) string {
 	if max == 1 {
 		unit = "point"
 	}
-	return fmt.Sprintf("%s of %s %s", fmtNum(points), fmtNum(max), unit)
+	return fmt.Sprintf("%s of %s %s", units.Points.Format(points), units.Points.Format(max), unit)
 }
 
 func tolText(tol float64) string {
 	if tol == 0 {
 		return "exact"
 	}
-	return "within " + pct(tol)
+	return "within " + units.Percent.Format(tol)
 }
 
 func rightWord(ok bool) string {
@@ -326,10 +330,10 @@ func (v *Verdict) HTML() string {
 		}
 		return fmt.Sprintf(`%s: <span style="color:%s">%s</span>`, esc(tolText(j.Tolerance)), c, rightWord(j.Right))
 	}
-	row("your prediction", fmtNum(v.Prediction), "", "")
-	row("model", withUnit(e, v.Model.Value), judge(v.Model), "sector model")
+	row("your prediction", prediction(v.Prediction), "", "")
+	row("model", withUnit(v.numbers, e, v.Model.Value, v.Model.Tolerance), judge(v.Model), "sector model")
 	if v.Measurement != nil {
-		row("measured", withUnit(e, v.Measurement.Value), judge(*v.Measurement), v.Origin)
+		row("measured", withUnit(v.numbers, e, v.Measurement.Value, v.Measurement.Tolerance), judge(*v.Measurement), v.Origin)
 	} else {
 		row("measured", "none", "", v.NoMeasurement)
 	}
@@ -369,10 +373,6 @@ func writeLinesHTML(b *strings.Builder, lines []string) {
 	}
 }
 
-// Number writes a number as the grader's texts do: integers whole, others
-// to four significant digits.
-func Number(v float64) string { return fmtNum(v) }
-
 // Points writes points earned of a maximum: "1 of 2 points".
 func Points(points, max float64) string { return pointsText(points, max) }
 
@@ -386,9 +386,9 @@ func (k *Key) AnswerText(j Judge) string {
 		if !k.HasMeasured {
 			return ""
 		}
-		return fmt.Sprintf("%s, %s", withUnit(e, k.Measured), tolText(e.Tolerance.Measured))
+		return fmt.Sprintf("%s, %s", withUnit(k.numbers, e, k.Measured, e.Tolerance.Measured), tolText(e.Tolerance.Measured))
 	}
-	return fmt.Sprintf("%s, %s", withUnit(e, k.Model), tolText(e.Tolerance.Model))
+	return fmt.Sprintf("%s, %s", withUnit(k.numbers, e, k.Model, e.Tolerance.Model), tolText(e.Tolerance.Model))
 }
 
 // Markdown renders the section's lines as markdown: prose as paragraphs,

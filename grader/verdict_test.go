@@ -266,7 +266,7 @@ func TestUnansweredRevealsNothing(t *testing.T) {
 			k, err := g.Key(e.ID)
 			require.NoError(t, err)
 			answered := k.Verdict(k.Model + 1)
-			require.Contains(t, answered.String(), fmtAnswer(k.Question, k.Model), "an answered verdict shows the model's answer")
+			require.Contains(t, answered.String(), withUnit(k.numbers, k.Question, k.Model, k.Question.Tolerance.Model), "an answered verdict shows the model's answer")
 			for _, p := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 				for _, v := range []*Verdict{g.Grade(e.ID, p), k.Verdict(p)} {
 					require.NoError(t, v.Err)

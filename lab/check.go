@@ -6,7 +6,6 @@ import (
 	"html"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/plots"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // YourPrediction is the placeholder a lesson's Check cells ship with,
@@ -112,7 +112,7 @@ func attemptNote(r attempt.Record) string {
 	if r.Attempts == 1 {
 		return "Attempt 1 at this exercise."
 	}
-	return fmt.Sprintf("Attempt %d at this exercise; your first prediction was %s.", r.Attempts, grader.Number(r.First.Value))
+	return fmt.Sprintf("Attempt %d at this exercise; your first prediction was %s.", r.Attempts, units.AsWritten(r.First.Value))
 }
 
 func noteHTML(note string) string {
@@ -180,7 +180,7 @@ func planted(g *grader.Grader, id string, wrong float64) error {
 			return fmt.Errorf("lab: %w", v.Err)
 		}
 		first, _, _ := strings.Cut(v.String(), "\n")
-		fmt.Fprintf(stdout(), "planted %s answer %s: %s\n", c.what, strconv.FormatFloat(c.value, 'g', 6, 64), first)
+		fmt.Fprintf(stdout(), "planted %s answer %s: %s\n", c.what, units.AsWritten(c.value), first)
 		if c.what == "wrong" {
 			for _, h := range v.Hints {
 				fmt.Fprintf(stdout(), "  Hint: %s\n", h)

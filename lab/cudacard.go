@@ -10,10 +10,10 @@ import (
 
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/cuda/twin"
-	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/simt"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // This file is TryCUDA's card: the CUDA body's targets judged on the
@@ -122,17 +122,18 @@ func gpuValue(m string, r *CUDAResult) (float64, bool) {
 // twin in the target's kind differs only by a transformation the SASS
 // shows, and the GPU's excess is within RegroupAllowance.
 func onModel(m string, t CUDATarget, mt *exercises.Target, r *CUDAResult, tb twin.Table) (bool, bool, string) {
-	over := grader.Number(t.GPU - t.Want)
 	allow := math.Max(1, math.Ceil(RegroupAllowance*t.Want))
+	// The excess beside the allowance, with the digits that tell them apart.
+	over, most := units.Apart(units.Count, t.GPU-t.Want, allow)
 	if t.GPU-t.Want > allow {
-		return false, false, fmt.Sprintf("over by %s, more than the compiler's regrouping explains (at most %s)", over, grader.Number(allow))
+		return false, false, fmt.Sprintf("over by %s, more than the compiler's regrouping explains (at most %s)", over, most)
 	}
 	if r.Model == nil {
 		// No twin: the allowance holds where the SASS shows an unrolled
 		// loop, the one regrouping that adds sectors.
 		for _, row := range tb.Rows {
 			if slices.Contains(row.Reasons, twin.Unrolled) && kindHas(m, row) {
-				return true, true, fmt.Sprintf("the GPU is over by %s, within the allowance for nvcc's unrolled loop at line %d (at most %s; pass your Go twin to see it line by line)", over, row.Line, grader.Number(allow))
+				return true, true, fmt.Sprintf("the GPU is over by %s, within the allowance for nvcc's unrolled loop at line %d (at most %s; pass your Go twin to see it line by line)", over, row.Line, most)
 			}
 		}
 		return false, false, "over by " + over + ", and no line of the body shows a loop nvcc regrouped"
@@ -308,7 +309,7 @@ func tableHTML(tb twin.Table, kernel any) string {
 			}
 			var sass []string
 			for _, s := range r.SASS {
-				sass = append(sass, fmt.Sprintf("%04x  %-40s ×%d, %d lanes", s.Offset, s.Text, s.Executed, s.Active))
+				sass = append(sass, fmt.Sprintf("%04x  %-40s ×%s, %d lanes", s.Offset, s.Text, units.Count.Format(float64(s.Executed)), s.Active))
 			}
 			fmt.Fprintf(&b, `<tr%s><td></td><td colspan="5">%s<pre style="font-size:85%%;margin:0.2em 0">%s</pre></td></tr>`,
 				style, esc(strings.Join(why, "; ")), esc(strings.Join(sass, "\n")))

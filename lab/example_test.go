@@ -33,8 +33,8 @@ func ExampleCheck() {
 	// (1 more instruction not shown: the question counts loads only.)
 	//
 	// The arithmetic
-	// coalesced_copy launches 67108864 threads in 262144 blocks of 256: 2097152 warps.
-	// The model counts 8388608 load sectors in 2097152 load requests: 8388608 / 2097152 = 4 sectors per request.
+	// coalesced_copy launches 67,108,864 threads in 262,144 blocks of 256: 2,097,152 warps.
+	// The model counts 8,388,608 load sectors in 2,097,152 load requests: 8,388,608 ÷ 2,097,152 = 4 sectors per request.
 	//
 	// Model and measurement
 	// No measured answer: lab: cuda: no measurement source: COALESCE_MEASURE=none.

@@ -14,10 +14,10 @@ import (
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/cuda/twin"
 	"github.com/coalescing-course/coalesce/cuda/usercuda"
-	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/simt"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // This file is the notebook face of the "fix this kernel" exercises
@@ -130,7 +130,8 @@ func outcomeText(e *exercises.Exercise, out *exercises.Outcome, kernel any) stri
 		b.WriteString(why + "\n")
 	}
 	for _, t := range out.Targets {
-		fmt.Fprintf(&b, "%s %s: %s (target at most %s)", mark(t.Pass), t.Metric, grader.Number(t.Got), grader.Number(t.Want))
+		got, want := units.Apart(units.Count, t.Got, t.Want)
+		fmt.Fprintf(&b, "%s %s: %s (target at most %s)", mark(t.Pass), t.Metric, got, want)
 		if t.Why != "" {
 			fmt.Fprintf(&b, " — %s", t.Why)
 		}
@@ -163,8 +164,9 @@ func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome, kernel any) stri
 	}
 	b.WriteString(`<table><tr><th></th><th>metric (Nsight Compute)</th><th>model</th><th>target, at most</th><th>why</th></tr>`)
 	for _, t := range out.Targets {
+		got, want := units.Apart(units.Count, t.Got, t.Want)
 		fmt.Fprintf(&b, `<tr><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-			mark(t.Pass), esc(t.Metric), grader.Number(t.Got), grader.Number(t.Want), esc(t.Why))
+			mark(t.Pass), esc(t.Metric), got, want, esc(t.Why))
 	}
 	b.WriteString(`</table>`)
 	if out.Result != nil {
@@ -228,14 +230,14 @@ func sitesText(r *simt.Result, kernel any) string {
 			if s.Instructions > 0 {
 				per = float64(s.Wavefronts) / float64(s.Instructions)
 			}
-			fmt.Fprintf(&b, "%-25s %-5s %-7s %9d  %5.2f wavefronts  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
+			fmt.Fprintf(&b, "%-25s %-5s %-7s %9s  %5s wavefronts  %7s  %s\n", where, op, s.Buffer+"[]", units.Count.Format(float64(s.Instructions)), units.Ratio.Format(per), units.Count.Format(float64(s.Partial)), s.Code)
 			continue
 		}
 		per := 0.0
 		if s.Instructions > 0 {
 			per = float64(s.Sectors) / float64(s.Instructions)
 		}
-		fmt.Fprintf(&b, "%-25s %-5s %-7s %9d  %15.2f  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
+		fmt.Fprintf(&b, "%-25s %-5s %-7s %9s  %15s  %7s  %s\n", where, op, s.Buffer+"[]", units.Count.Format(float64(s.Instructions)), units.Ratio.Format(per), units.Count.Format(float64(s.Partial)), s.Code)
 	}
 	return b.String()
 }
@@ -445,7 +447,7 @@ func cudaText(e *exercises.Exercise, p exercises.Problem, r *CUDAResult, goKerne
 	} else {
 		b.WriteString("output right\n")
 	}
-	fmt.Fprintf(&b, "time: %.4g ms (median of %d launches, CUDA events)\n", r.Run.MedianMs, len(r.Run.TimesMs))
+	fmt.Fprintf(&b, "time: %s (median of %d launches, CUDA events)\n", units.Seconds.Format(r.Run.MedianMs/1e3), len(r.Run.TimesMs))
 	for _, row := range counterRows(e, r) {
 		fmt.Fprintf(&b, "%s %s: GPU %s, model %s, target %s", row[4], row[0], row[1], row[2], row[3])
 		if row[5] != "" {
@@ -492,7 +494,7 @@ func cudaHTML(e *exercises.Exercise, p exercises.Problem, r *CUDAResult, goKerne
 	}
 	fmt.Fprintf(&b, `<div class="coalesce-cuda" style="border-left:4px solid %s;padding-left:0.6em">`, color)
 	fmt.Fprintf(&b, `<p style="margin:0.2em 0"><b>%s</b> on %s: <b style="color:%s">%s</b></p>`, esc(p.Name), esc(r.Run.GPU), color, esc(word))
-	fmt.Fprintf(&b, `<p style="margin:0.2em 0">Time: %.4g ms, the median of %d launches (CUDA events).</p>`, r.Run.MedianMs, len(r.Run.TimesMs))
+	fmt.Fprintf(&b, `<p style="margin:0.2em 0">Time: %s, the median of %d launches (CUDA events).</p>`, units.Seconds.Format(r.Run.MedianMs/1e3), len(r.Run.TimesMs))
 	b.WriteString(`<table><tr><th></th><th>metric</th><th>GPU (ncu)</th><th>model (your Go kernel)</th><th>target, at most</th><th>how judged</th></tr>`)
 	for _, row := range counterRows(e, r) {
 		fmt.Fprintf(&b, `<tr><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`, row[4], esc(row[0]), row[1], row[2], row[3], esc(row[5]))
@@ -523,16 +525,17 @@ func counterRows(e *exercises.Exercise, r *CUDAResult) [][6]string {
 	for _, m := range e.Metrics {
 		gpu, model, target, mk, how := "—", "—", "—", "", ""
 		if v, ok := r.Run.Counters[m]; ok {
-			gpu = grader.Number(v)
+			gpu = units.Count.Format(v)
 		}
 		if r.Model != nil {
 			if i := slices.IndexFunc(r.Model.Targets, func(t exercises.Target) bool { return t.Metric == m }); i >= 0 {
-				model, target = grader.Number(r.Model.Targets[i].Got), grader.Number(r.Model.Targets[i].Want)
+				model, target = units.Apart(units.Count, r.Model.Targets[i].Got, r.Model.Targets[i].Want)
 			}
 		}
 		if i := slices.IndexFunc(r.Targets, func(t CUDATarget) bool { return t.Metric == m }); i >= 0 {
 			t := r.Targets[i]
-			gpu, target, mk, how = grader.Number(t.GPU), grader.Number(t.Want), mark(t.Pass), t.Why
+			gpu, target = units.Apart(units.Count, t.GPU, t.Want)
+			mk, how = mark(t.Pass), t.Why
 			if how == "" {
 				how = "on the GPU's count"
 			}

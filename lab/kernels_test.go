@@ -44,7 +44,7 @@ func TestTryStarter(t *testing.T) {
 	text := out.String()
 	assert.Contains(t, text, "right output, target missed")
 	assert.Contains(t, text, "n=100000 k=8")
-	assert.Contains(t, text, "(target at most 12500)")
+	assert.Contains(t, text, "(target at most 12,500)")
 	// The starter's loop body is line 5 of its function (starters.go):
 	// a site is named by the kernel and its line there, not by the file
 	// GoNB generates.

@@ -13,10 +13,10 @@ import (
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/devices"
-	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Output is where the package prints text; nil is the standard output
@@ -85,13 +85,16 @@ func Spec(format string, args ...any) spec.Spec {
 func Describe(s spec.Spec) string { return s.Brief() }
 
 // Count writes a whole number with thousands separators: 8,388,608.
-func Count(v float64) string { return figures.FormatCount(v) }
+// Count, Percent and Ratio are units' rules, for a cell that
+// prints a number; a cell that prints another unit, or arithmetic
+// (units.Product), uses units itself.
+func Count(v float64) string { return units.Count.Format(v) }
 
-// Percent writes a fraction as a percentage: 0.125 is "12.5%".
-func Percent(f float64) string { return figures.FormatPercent(f) }
+// Percent writes a fraction as a percentage: 0.125 is "12.5%", 1/32 "3.13%".
+func Percent(f float64) string { return units.Percent.Format(f) }
 
-// Ratio writes a number with up to three significant digits: 4.42.
-func Ratio(v float64) string { return figures.FormatRatio(v) }
+// Ratio writes a number with three significant digits: 4.42, 0.125, 32.
+func Ratio(v float64) string { return units.Ratio.Format(v) }
 
 // Lanes returns a full warp in which lane l accesses size bytes at
 // address base + l*step: the shape of every access of the course's
@@ -172,7 +175,7 @@ func Status() {
 		fmt.Fprintf(stdout(), "Model: no device profile: %v\n", err)
 	} else {
 		fmt.Fprintf(stdout(), "Model: the sector model of the %s (device %q): %d SMs, %s of L2, %d-byte sectors in %d-byte lines, L2 fetch granularity %d bytes.\n",
-			d.GPU, d.Name, d.SMs, bytesIEC(d.L2Bytes), d.SectorBytes, d.LineBytes, d.DefaultL2Fetch)
+			d.GPU, d.Name, d.SMs, units.BinaryBytes.Format(float64(d.L2Bytes)), d.SectorBytes, d.LineBytes, d.DefaultL2Fetch)
 		fmt.Fprintf(stdout(), "Profile: %s%s.\n", why, estimateNote(d))
 	}
 	switch {
@@ -227,17 +230,4 @@ func estimateNote(d devices.Profile) string {
 		return ""
 	}
 	return fmt.Sprintf("; %s estimated, not measured on this GPU (coalesce calibrate measures what it can)", words.Plural(len(d.Estimated), "field"))
-}
-
-// bytesIEC writes a byte count in KiB, MiB or GiB when it is a whole number of them.
-func bytesIEC(b int64) string {
-	for _, u := range []struct {
-		name string
-		size int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if b >= u.size && b%u.size == 0 {
-			return fmt.Sprintf("%d %s", b/u.size, u.name)
-		}
-	}
-	return words.Plural(int(b), "byte")
 }

@@ -104,7 +104,7 @@ func TestExplain(t *testing.T) {
 		{"stride 32", [3]uint64{0, 128, 4}, []string{
 			"128-159              1     1      4 of 32",
 			"... and 21 sectors more",
-			"32 sectors in 32 lines: 1024 bytes fetched for 128 bytes used, efficiency 12.5%",
+			"32 sectors in 32 lines: 1,024 bytes fetched for 128 bytes used, efficiency 12.5%",
 		}},
 		// x of 16-byte structs: two lanes per sector.
 		{"AoS 16", [3]uint64{0, 16, 4}, []string{
@@ -168,7 +168,7 @@ func TestMeasureRecorded(t *testing.T) {
 	l, ok := m.Lookup(s1)
 	require.True(t, ok)
 	assert.Greater(t, l.TimeMs, 0.0)
-	assert.Equal(t, "4", LdSectorsPerRequest.measuredValue(l))
+	assert.Equal(t, cell{v: 4, ok: true}, LdSectorsPerRequest.measuredCell(l))
 	assert.Regexp(t, `^Measured: recorded on NVIDIA H200, \d{4}-\d{2}-\d{2} \(no GPU here: nvcc not found at /nonexistent/nvcc \(set by COALESCE_NVCC\)\)\.$`, m.Caption())
 }
 

@@ -62,13 +62,14 @@ func TestMeasureLive(t *testing.T) {
 	assert.Nil(t, l.Metrics)
 	text := m.Table().String()
 	assert.Contains(t, text, "Measured: live: Fake GPU, 2026-12-01 10:00 UTC. no ncu on this machine")
-	// 8192 B / 4 µs = 2 GB/s; over 8192 B / 3 µs of memcpy: 75%.
-	assert.Regexp(t, `(?m)^coalesced_copy, n 2\^10 +4\.0 +2 +75% +— +— +—$`, text)
+	// 8192 B / 4 µs = 2.048 GB/s, 2.05 at three digits; over 8192 B / 3 µs
+	// of memcpy: 75%.
+	assert.Regexp(t, `(?m)^coalesced_copy, n 2\^10 +4 +2\.05 +75% +— +— +—$`, text)
 
 	// Compare fills the measured columns from the live run.
 	tb, err := Compare([]Case{{"copy", s}}, UsefulGBps, LdSectorsPerRequest)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"copy", tb.Rows[0][1], "2", "4", Missing}, tb.Rows[0])
+	assert.Equal(t, []string{"copy", tb.Rows[0][1], "2.05", "4", Missing}, tb.Rows[0])
 
 	// Without ncu the counters come from the recording, which says so.
 	t.Setenv(toolkit.NvccEnv, "/nonexistent/nvcc")

@@ -249,15 +249,22 @@ func (m *Measurements) Caption() string {
 func (m *Measurements) Table() *Table {
 	cols := []Column{TimeMicroseconds, UsefulGBps, OfMemcpy, LdSectorsPerRequest, StSectorsPerRequest, DRAMPerUseful}
 	header := []string{"launch"}
-	for _, c := range cols {
-		header = append(header, c.Name)
+	columns := make([][]string, len(cols))
+	for j, c := range cols {
+		cells := make([]cell, len(m.Launches))
+		for i, l := range m.Launches {
+			cells[i] = c.measuredCell(l)
+		}
+		s, ok := c.scaler(cells)
+		header = append(header, c.header(s, ok))
+		columns[j] = write(s, ok, cells)
 	}
 	t := NewTable(header...)
 	t.Caption = m.Caption()
-	for _, l := range m.Launches {
+	for i, l := range m.Launches {
 		row := []string{l.Spec.Brief()}
-		for _, c := range cols {
-			row = append(row, c.measuredValue(l))
+		for j := range cols {
+			row = append(row, columns[j][i])
 		}
 		t.addRow(row)
 	}

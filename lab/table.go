@@ -5,7 +5,6 @@ import (
 	"html"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Missing is what a table shows where it has no value.
@@ -59,8 +59,8 @@ func (t *Table) addRow(cells []string) {
 	t.AddRow(row...)
 }
 
-// Format writes a table value: strings as they are, integers with
-// thousands separators, other numbers with up to four significant digits.
+// Format writes a table value: strings as they are, integers as counts
+// (8,388,608), other numbers as ratios (4.42: units).
 func Format(v any) string {
 	switch x := v.(type) {
 	case string:
@@ -70,10 +70,7 @@ func Format(v any) string {
 	case int64:
 		return Count(float64(x))
 	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return Count(x)
-		}
-		return strconv.FormatFloat(x, 'g', 4, 64)
+		return Ratio(x)
 	case fmt.Stringer:
 		return x.String()
 	}
@@ -250,7 +247,7 @@ var (
 	// each has outstanding times the bytes each load request touches. It
 	// is the model's side of Little's law; no counter measures it.
 	InFlightPerSM = Column{Name: "load bytes in flight per SM", working: func(p sectors.Launch) (string, bool) {
-		return Count(p.Time.InFlightPerSM), p.Time.InFlightPerSM > 0
+		return units.Count.Format(p.Time.InFlightPerSM), p.Time.InFlightPerSM > 0
 	}}
 	// TimeBound names the limit that sets the model's time for a launch
 	// (sectors.TimeParts.Bound): "bandwidth" (DRAM bytes at the copy
@@ -265,21 +262,34 @@ var (
 // Metric is the column of one ncu metric (lessons/metrics), as a count.
 func Metric(name string) Column { return FigureColumn(figures.Metric(name)) }
 
-func (c Column) modelValue(p sectors.Launch) string {
-	if c.working != nil {
-		if v, ok := c.working(p); ok {
-			return v
-		}
-		return Missing
-	}
-	return c.format(c.fig.Of(figures.Model(p)))
+// cell is one value of a column before the column's scaler writes it: a
+// number, or the words of the model's working, or nothing (Missing).
+type cell struct {
+	v    float64
+	ok   bool
+	text string // the working's words, when the column has no figure
+	mark string // whose counters a measured value takes: borrowedMark
 }
 
-// measuredValue formats the column's figure of l; the model's launch
-// of l is made only for the figures that need what the addresses fix.
-func (c Column) measuredValue(l measure.Launch) string {
+func numberCell(v float64, err error) cell {
+	return cell{v: v, ok: err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)}
+}
+
+func (c Column) modelCell(p sectors.Launch) cell {
+	if c.working != nil {
+		if v, ok := c.working(p); ok {
+			return cell{text: v}
+		}
+		return cell{}
+	}
+	return numberCell(c.fig.Of(figures.Model(p)))
+}
+
+// measuredCell is the column's figure of l; the model's prediction of l
+// is made only for the figures that need what the addresses fix.
+func (c Column) measuredCell(l measure.Launch) cell {
 	if l.Failed() {
-		return Missing
+		return cell{}
 	}
 	v := figures.Measured(l, nil)
 	x, err := c.fig.Of(v)
@@ -289,7 +299,52 @@ func (c Column) measuredValue(l measure.Launch) string {
 			x, err = c.fig.Of(v)
 		}
 	}
-	return c.format(x, err) + borrowedMark(c.fig.Borrowed(v), err)
+	out := numberCell(x, err)
+	out.mark = borrowedMark(c.fig.Borrowed(v), err)
+	return out
+}
+
+// scaler returns the one scaler of a column's cells, of every side shown
+// (units: one prefix for all, so that model and measurement
+// compare at a glance); ok false for a column of the model's words.
+func (c Column) scaler(sides ...[]cell) (units.Scaler, bool) {
+	if c.working != nil {
+		return units.Scaler{}, false
+	}
+	var vals []float64
+	for _, side := range sides {
+		for _, x := range side {
+			if x.ok {
+				vals = append(vals, x.v)
+			}
+		}
+	}
+	return c.fig.Unit.Scale(vals...), true
+}
+
+// header is the column's name, with its prefixed symbol (a time's µs)
+// when its values are written bare.
+func (c Column) header(s units.Scaler, ok bool) string {
+	if !ok {
+		return c.Name
+	}
+	return s.Header(c.Name)
+}
+
+// write writes a column's cells with its scaler.
+func write(s units.Scaler, ok bool, cells []cell) []string {
+	out := make([]string, len(cells))
+	for i, x := range cells {
+		switch {
+		case x.text != "":
+			out[i] = x.text
+		case !x.ok || !ok:
+			out[i] = Missing
+		default:
+			out[i] = s.Cell(x.v) + x.mark
+		}
+	}
+	return out
 }
 
 // borrowedMark is what a measured value computed from counters ncu did
@@ -305,13 +360,6 @@ func borrowedMark(from string, err error) string {
 	return " (recorded)"
 }
 
-func (c Column) format(v float64, err error) string {
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return Missing
-	}
-	return c.fig.Format(v)
-}
-
 // ModelTable predicts every case with the sector model and tabulates the
 // model's value of each column.
 func ModelTable(cases []Case, cols ...Column) (*Table, error) {
@@ -320,15 +368,22 @@ func ModelTable(cases []Case, cols ...Column) (*Table, error) {
 		return nil, err
 	}
 	header := []string{"case"}
-	for _, c := range cols {
-		header = append(header, c.Name)
+	columns := make([][]string, len(cols))
+	for j, c := range cols {
+		cells := make([]cell, len(preds))
+		for i, p := range preds {
+			cells[i] = c.modelCell(p)
+		}
+		s, ok := c.scaler(cells)
+		header = append(header, c.header(s, ok))
+		columns[j] = write(s, ok, cells)
 	}
 	t := NewTable(header...)
 	t.Caption = modelCaption(cases)
-	for i, p := range preds {
+	for i := range preds {
 		row := []string{cases[i].Name}
-		for _, c := range cols {
-			row = append(row, c.modelValue(p))
+		for j := range cols {
+			row = append(row, columns[j][i])
 		}
 		t.addRow(row)
 	}
@@ -348,28 +403,37 @@ func Compare(cases []Case, cols ...Column) (*Table, error) {
 		return nil, err
 	}
 	// A figure with no measured side (no counter measures it) gets one
-	// column, a figure with no model side likewise.
+	// column, a figure with no model side likewise; the two sides of a
+	// figure share one scaler.
 	header := []string{"case"}
+	var columns [][]string
 	for _, c := range cols {
+		var model, measured []cell
+		for i, p := range preds {
+			if c.hasModel() {
+				model = append(model, c.modelCell(p))
+			}
+			if c.hasMeasured() {
+				l, _ := m.Lookup(cases[i].Spec)
+				measured = append(measured, c.measuredCell(l))
+			}
+		}
+		s, ok := c.scaler(model, measured)
 		if c.hasModel() {
-			header = append(header, c.Name+", model")
+			header = append(header, c.header(s, ok)+", model")
+			columns = append(columns, write(s, ok, model))
 		}
 		if c.hasMeasured() {
-			header = append(header, c.Name+", measured")
+			header = append(header, c.header(s, ok)+", measured")
+			columns = append(columns, write(s, ok, measured))
 		}
 	}
 	t := NewTable(header...)
 	t.Caption = modelCaption(cases) + " " + m.Caption()
-	for i, p := range preds {
+	for i := range preds {
 		row := []string{cases[i].Name}
-		l, _ := m.Lookup(cases[i].Spec)
-		for _, c := range cols {
-			if c.hasModel() {
-				row = append(row, c.modelValue(p))
-			}
-			if c.hasMeasured() {
-				row = append(row, c.measuredValue(l))
-			}
+		for _, col := range columns {
+			row = append(row, col[i])
 		}
 		t.addRow(row)
 	}
@@ -441,14 +505,24 @@ func Versus(a, b Case) (*Table, error) {
 		"measured: "+a.Name, "measured: "+b.Name, "measured: "+by)
 	t.Caption = modelCaption([]Case{a, b}) + " " + m.Caption()
 	for _, f := range costs {
-		row := []string{f.Label}
-		ma, errA := f.Of(figures.Model(preds[0]))
-		mb, errB := f.Of(figures.Model(preds[1]))
-		row = append(row, pair(ma, mb, errA == nil, errB == nil)...)
+		// A row is a figure: its four values share one scaler.
+		ma, errMA := f.Of(figures.Model(preds[0]))
+		mb, errMB := f.Of(figures.Model(preds[1]))
 		va, vb := figures.Measured(la, &preds[0]), figures.Measured(lb, &preds[1])
 		xa, errA := f.Of(va)
 		xb, errB := f.Of(vb)
-		cells := pair(xa, xb, errA == nil, errB == nil)
+		var vals []float64
+		for _, x := range []struct {
+			v   float64
+			err error
+		}{{ma, errMA}, {mb, errMB}, {xa, errA}, {xb, errB}} {
+			if x.err == nil {
+				vals = append(vals, x.v)
+			}
+		}
+		s := f.Unit.Scale(vals...)
+		row := append([]string{s.Header(f.Label)}, pair(s, ma, mb, errMA == nil, errMB == nil)...)
+		cells := pair(s, xa, xb, errA == nil, errB == nil)
 		cells[0] += borrowedMark(f.Borrowed(va), errA)
 		cells[1] += borrowedMark(f.Borrowed(vb), errB)
 		if errA == nil && errB == nil {
@@ -473,17 +547,21 @@ func either(a, b string) string {
 	return b
 }
 
-// pair writes a, b and b÷a, with Missing for what is not known.
-func pair(a, b float64, okA, okB bool) []string {
+// pair writes a and b with s and b÷a as a multiple (16×), with Missing
+// for what is not known. The three are one equation (units.Quotient):
+// b and a keep the digits that make the printed multiple theirs.
+func pair(s units.Scaler, a, b float64, okA, okB bool) []string {
 	out := []string{Missing, Missing, Missing}
+	ta, tb := units.Term{V: a, Unit: s.Unit(), In: s}, units.Term{V: b, Unit: s.Unit(), In: s}
+	var sys units.System
+	if okA && okB && a != 0 {
+		out[2] = sys.Result(sys.Add(units.Quotient(units.Term{V: b / a, Unit: units.Multiple}, tb, ta)))
+	}
 	if okA {
-		out[0] = Ratio(a)
+		out[0] = sys.Scaler(ta).Cell(a)
 	}
 	if okB {
-		out[1] = Ratio(b)
-	}
-	if okA && okB && a != 0 {
-		out[2] = "×" + Ratio(b/a)
+		out[1] = sys.Scaler(tb).Cell(b)
 	}
 	return out
 }
@@ -512,10 +590,10 @@ func Counters(cases []Case) (*Table, error) {
 			}
 			mv, ncu := Missing, Missing
 			if v, ok := p.Metrics[name]; ok {
-				mv = Count(v)
+				mv = units.Count.Format(v)
 			}
 			if v, ok := l.Metrics[name]; ok {
-				ncu = Count(v) + borrowedMark(l.Counters, nil)
+				ncu = units.Count.Format(v) + borrowedMark(l.Counters, nil)
 			}
 			t.addRow([]string{cases[i].Name, name, mv, ncu, kind})
 		}

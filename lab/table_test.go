@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 func TestFormat(t *testing.T) {
@@ -25,7 +27,7 @@ func TestFormat(t *testing.T) {
 		{128.0, "128"},
 		{4.999999523, "5"},
 		{0.125, "0.125"},
-		{16.294952392578125, "16.29"},
+		{16.294952392578125, "16.3"}, // three significant digits, as units.Ratio
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Format(tt.v), "Format(%v)", tt.v)
@@ -33,6 +35,9 @@ func TestFormat(t *testing.T) {
 	assert.Equal(t, "100%", Percent(1))
 	assert.Equal(t, "12.5%", Percent(0.125))
 	assert.Equal(t, "88.9%", Percent(0.888888922738442))
+	// The issue's example: 1/32 was 3.12% in a verdict, 3.13% in a table and
+	// 3.125% on a chart; units writes it 3.13% for all three.
+	assert.Equal(t, "3.13%", Percent(1.0/32))
 	assert.Equal(t, "4.42", Ratio(4.419588330030506))
 	assert.Equal(t, "16.2", Ratio(16.184852048353697))
 	assert.Equal(t, "0", Ratio(0))
@@ -126,7 +131,7 @@ func TestCompareRecorded(t *testing.T) {
 	}, LdSectorsPerRequest, Efficiency, UsefulGBps, InFlightPerSM, TimeBound, MeasuredOnly(OfMemcpy))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"case", "ld sectors/request, model", "ld sectors/request, measured",
-		"efficiency (useful ÷ fetched), model", "useful GB/s, model", "useful GB/s, measured",
+		"efficiency (useful ÷ fetched), model", "useful bandwidth (GB/s), model", "useful bandwidth (GB/s), measured",
 		"load bytes in flight per SM, model", "time set by, model", "of cudaMemcpy, measured"}, tb.Header,
 		"figures with one side get one column")
 	require.Len(t, tb.Rows, 2)
@@ -149,10 +154,25 @@ func TestVersusRecorded(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, tb.Rows, 3)
 	// The L1's multiple is the seed's 8, in the model and in ncu's counts.
-	assert.Equal(t, []string{"L1 sector bytes per useful byte", "1", "8", "×8", "1", "8", "×8"}, tb.Rows[0])
-	assert.Equal(t, "time per useful MB (µs)", tb.Rows[2][0])
-	assert.Regexp(t, `^×1[0-9](\.\d+)?$`, tb.Rows[2][6], "stride 32 is measured well over 8 times slower")
+	assert.Equal(t, []string{"L1 sector bytes per useful byte", "1", "8", "8×", "1", "8", "8×"}, tb.Rows[0])
+	// A useful MB at stride 1 takes about 0.35 µs: the row is in ns.
+	assert.Equal(t, "time per useful MB (ns)", tb.Rows[2][0])
+	assert.Regexp(t, `^1[0-9](\.\d+)?×$`, tb.Rows[2][6], "stride 32 is measured well over 8 times slower")
 	assert.Contains(t, tb.Notes[0], "stride 32: strided_copy, stride 32, n 2^26.")
+	// Each multiple is the quotient of the two values printed beside it,
+	// as printed: the row reads "a, b, b÷a", a learner divides b by a.
+	for _, r := range tb.Rows {
+		for _, c := range [][]string{r[1:4], r[4:7]} {
+			if slices.Contains(c, Missing) {
+				continue
+			}
+			bare := func(x string) string { return strings.TrimSuffix(strings.TrimSuffix(x, " (model)"), " (recorded)") }
+			eq := units.FindEquations(bare(c[1]) + " ÷ " + bare(c[0]) + " = " + bare(c[2]))
+			if assert.Len(t, eq, 1, "%s: %v", r[0], c) {
+				assert.True(t, eq[0].Holds, "%s: %v: %s works out to %v", r[0], c, eq[0].Text, eq[0].Worked)
+			}
+		}
+	}
 }
 
 func TestCountersRecorded(t *testing.T) {
@@ -175,7 +195,7 @@ func TestMeasurementsTable(t *testing.T) {
 	m, err := Measure(Spec(`{"kernel":"gather_copy","n":33554432,"index_pattern":"random_perm"}`))
 	require.NoError(t, err)
 	text := m.Table().String()
-	assert.Regexp(t, `(?m)^gather_copy, random_perm, n 2\^25 +\d+\.\d +\d+ +\d+(\.\d+)?% +18 +4 +\d\.\d\d$`, text)
+	assert.Regexp(t, `(?m)^gather_copy, random_perm, n 2\^25 +[\d,.]+ +[\d,.]+ +\d+(\.\d+)?% +18 +4 +\d+(\.\d+)?$`, text)
 	assert.Contains(t, text, "Counters: ncu ")
 }
 

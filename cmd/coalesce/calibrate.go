@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 func init() {
@@ -107,7 +109,7 @@ func calibrateCmd(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		if path, err = calibrate.Save(cal); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "calibrate: done in %.0f s; cached in %s\n", time.Since(start).Seconds(), path)
+		fmt.Fprintf(stderr, "calibrate: done in %s; cached in %s\n", units.Seconds.Scale(1).Format(math.Round(time.Since(start).Seconds())), path)
 	}
 	data, err := json.MarshalIndent(cal, "", "  ")
 	if err != nil {

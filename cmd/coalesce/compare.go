@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -21,6 +20,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 func init() {
@@ -289,15 +289,30 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []f
 	if h.Counters != "" {
 		fmt.Fprintf(w, "# counters: %s\n# a measured value marked (model) is the sector model's, marked (recorded) the course's recording's\n", h.Counters)
 	}
-	fmt.Fprintf(w, "# each cell: model measured measured/model; times in microseconds\n")
+	fmt.Fprintf(w, "# each cell: model measured measured/model; a column's numbers share one prefix, a time's named in its head\n")
+	// One scaler a column, over both sides of every row (units):
+	// counts with an SI letter (8.39M), a time in the prefix its head names.
+	scalers := make([]units.Scaler, len(figs))
+	for i, f := range figs {
+		var vals []float64
+		for _, r := range rows {
+			if v, ok := r.Model[f.Name]; ok {
+				vals = append(vals, v)
+			}
+			if v, ok := r.Measured[f.Name]; ok {
+				vals = append(vals, v)
+			}
+		}
+		scalers[i] = f.Unit.Compact(vals...)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"line", "spec"}
-	for _, f := range figs {
+	for i, f := range figs {
 		name, ok := shortNames[f.Name]
 		if !ok {
 			name = f.Name
 		}
-		head = append(head, name)
+		head = append(head, scalers[i].Header(name))
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range rows {
@@ -312,7 +327,7 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []f
 			fmt.Fprintln(tw, strings.Join(cells, "\t"))
 			continue
 		}
-		for _, f := range figs {
+		for i, f := range figs {
 			c := f.Name
 			meas, ok := r.Measured[c]
 			if !ok {
@@ -320,12 +335,9 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []f
 				continue
 			}
 			model := r.Model[c]
-			if c == figures.TimeSeconds.Name {
-				model, meas = model*1e6, meas*1e6
-			}
 			rs := "-"
 			if p := r.Ratio[c]; p != nil {
-				rs = strconv.FormatFloat(*p, 'f', 2, 64)
+				rs = units.Ratio.Format(*p)
 			}
 			mark := ""
 			if r.borrowed[c] {
@@ -334,37 +346,11 @@ func writeCompareTable(w io.Writer, h compareHeader, rows []compareRow, figs []f
 					mark = "(model)"
 				}
 			}
-			cells = append(cells, fmt.Sprintf("%s %s%s %s", short(model), short(meas), mark, rs))
+			cells = append(cells, fmt.Sprintf("%s %s%s %s", scalers[i].Cell(model), scalers[i].Cell(meas), mark, rs))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
-}
-
-// short prints a number in at most about five characters: 8.39M, 512, 0.38.
-func short(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a == 0:
-		return "0"
-	case a >= 1e9:
-		return trimZeros(strconv.FormatFloat(v/1e9, 'f', 2, 64)) + "G"
-	case a >= 1e6:
-		return trimZeros(strconv.FormatFloat(v/1e6, 'f', 2, 64)) + "M"
-	case a >= 1e4:
-		return trimZeros(strconv.FormatFloat(v/1e3, 'f', 1, 64)) + "k"
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	default:
-		return trimZeros(strconv.FormatFloat(v, 'f', 2, 64))
-	}
-}
-
-func trimZeros(s string) string {
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
 }
 
 // adoptDevice makes the model describe the GPU src measures on

@@ -11,6 +11,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 func init() {
@@ -97,7 +98,7 @@ func runTable(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Pattern\tSectors per warp\tUseful bytes\tEfficiency\tDRAM bytes per useful byte (%s)\n", rows[0].Device)
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%.0f\t%d\t%.1f%%\t%.2f\n", r.Pattern, r.SectorsPerWarp, r.UsefulBytes, 100*r.Efficiency, r.DRAMPerUsefulByte)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Pattern, units.Ratio.Format(r.SectorsPerWarp), units.Count.Format(float64(r.UsefulBytes)), units.Percent.Format(r.Efficiency), units.Ratio.Format(r.DRAMPerUsefulByte))
 	}
 	return tw.Flush()
 }

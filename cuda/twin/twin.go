@@ -39,6 +39,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/simt"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Counts are what one line's accesses cost, on one side: global loads
@@ -503,20 +504,23 @@ func (t Table) String() string {
 	return b.String()
 }
 
+// count writes a count of a line's instructions or sectors as units does.
+func count[T int | int64](n T) string { return units.Count.Format(float64(n)) }
+
 // Short writes c compactly: "ld 3125×/12500 sectors, st 3125×/12500".
 func (c Counts) Short() string {
 	var parts []string
 	if c.Ld > 0 || c.LdSectors > 0 {
-		parts = append(parts, fmt.Sprintf("ld %d/%d sect", c.Ld, c.LdSectors))
+		parts = append(parts, fmt.Sprintf("ld %s/%s sect", count(c.Ld), count(c.LdSectors)))
 	}
 	if c.St > 0 || c.StSectors > 0 {
-		parts = append(parts, fmt.Sprintf("st %d/%d sect", c.St, c.StSectors))
+		parts = append(parts, fmt.Sprintf("st %s/%s sect", count(c.St), count(c.StSectors)))
 	}
 	if c.ShLd > 0 || c.ShLdWaves > 0 {
-		parts = append(parts, fmt.Sprintf("shld %d/%d wf", c.ShLd, c.ShLdWaves))
+		parts = append(parts, fmt.Sprintf("shld %s/%s wf", count(c.ShLd), count(c.ShLdWaves)))
 	}
 	if c.ShSt > 0 || c.ShStWaves > 0 {
-		parts = append(parts, fmt.Sprintf("shst %d/%d wf", c.ShSt, c.ShStWaves))
+		parts = append(parts, fmt.Sprintf("shst %s/%s wf", count(c.ShSt), count(c.ShStWaves)))
 	}
 	if len(parts) == 0 {
 		return "—"

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Dim3 is a grid's or a block's extent, as CUDA's dim3: a zero Y or Z
@@ -240,15 +242,15 @@ func (a Arg) validate() error {
 	case a.Bytes != 0 || a.Data != nil || a.Out:
 		return fmt.Errorf("the %s value has no Bytes, Data or Out: those are a buffer's", t)
 	case kind == 'i' && a.Float != 0:
-		return fmt.Errorf("the %s value takes Int, not Float (%g)", t, a.Float)
+		return fmt.Errorf("the %s value takes Int, not Float (%s)", t, units.AsWritten(a.Float))
 	case kind == 'f' && a.Int != 0:
 		return fmt.Errorf("the %s value takes Float, not Int (%d)", t, a.Int)
 	case kind == 'i':
 		if r := userIntTypes[t]; float64(a.Int) < r[0] || float64(a.Int) > r[1] {
-			return fmt.Errorf("%d does not fit in the type %s (%.0f to %.0f)", a.Int, t, r[0], r[1])
+			return fmt.Errorf("%d does not fit in the type %s (%s to %s)", a.Int, t, units.Count.Format(r[0]), units.Count.Format(r[1]))
 		}
 	case math.IsNaN(a.Float) || math.IsInf(a.Float, 0) || t == "float" && math.Abs(a.Float) > math.MaxFloat32:
-		return fmt.Errorf("%g is not a finite %s", a.Float, t)
+		return fmt.Errorf("%s is not a finite %s", units.AsWritten(a.Float), t)
 	}
 	return nil
 }

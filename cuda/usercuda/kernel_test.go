@@ -66,7 +66,7 @@ func TestUserKernelValidate(t *testing.T) {
 		{"a const output", func(k *Kernel) { k.Args[0].Out = true }, "const float* is read only, so it cannot be an output"},
 		{"a value with bytes", func(k *Kernel) { k.Args[2].Bytes = 4 }, "the int value has no Bytes, Data or Out"},
 		{"an int given a Float", func(k *Kernel) { k.Args[2].Float = 1.5 }, "the int value takes Int, not Float (1.5)"},
-		{"an int out of range", func(k *Kernel) { k.Args[2].Int = 1 << 31 }, "2147483648 does not fit in the type int (-2147483648 to 2147483647)"},
+		{"an int out of range", func(k *Kernel) { k.Args[2].Int = 1 << 31 }, "2147483648 does not fit in the type int (-2,147,483,648 to 2,147,483,647)"},
 		{"a negative unsigned", func(k *Kernel) { k.Args[2].CType = "unsigned int"; k.Args[2].Int = -1 }, "-1 does not fit in the type unsigned int"},
 		{"a float too large", func(k *Kernel) { k.Args[2] = Arg{Name: "s", CType: "float", Float: 1e39} }, "1e+39 is not a finite float"},
 		{"a NaN", func(k *Kernel) { k.Args[2] = Arg{Name: "s", CType: "double", Float: math.NaN()} }, "NaN is not a finite double"},

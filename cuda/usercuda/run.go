@@ -22,6 +22,7 @@ import (
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Program is a learner's kernel compiled into a program, kept in the
@@ -687,7 +688,7 @@ func readAnswer(work string, k *Kernel, under string, timeout time.Duration, run
 	}
 	for _, t := range a.TimesMs {
 		if !(t > 0) {
-			return nil, &toolkit.OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: a launch of %g ms", t)}
+			return nil, &toolkit.OutputError{Tool: "kernel program", Line: 1, Msg: fmt.Sprintf("result.json: a launch of %s", units.Seconds.Format(t/1e3))}
 		}
 	}
 	return &a, nil

@@ -15,10 +15,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/grader/gradebook/csvsafe"
 	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 	"github.com/coalescing-course/coalesce/internal/words"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // LearnerStatus is the status column of totals.csv: whether a learner's
@@ -299,7 +299,7 @@ func checkOverrides(os []Override, learners []string, exercises []QuestionInfo) 
 			return nil, fmt.Errorf("gradebook: overrides %s line %d: %s is not graded in this run (graded by the measurement, and there is none): no points to set", o.File, o.Line, o.ID)
 		}
 		if o.Points < 0 || o.Points > e.Points {
-			return nil, fmt.Errorf("gradebook: overrides %s line %d: points %s for %s: want 0 to %s", o.File, o.Line, grader.Number(o.Points), o.ID, grader.Number(e.Points))
+			return nil, fmt.Errorf("gradebook: overrides %s line %d: points %s for %s: want 0 to %s", o.File, o.Line, units.Points.Format(o.Points), o.ID, units.Points.Format(e.Points))
 		}
 		key := [2]string{o.Learner, o.ID}
 		if l, dup := seen[key]; dup {
@@ -330,7 +330,7 @@ func applyOverrides(rows []Row, os []Override) {
 
 // OverrideNote is what a row's note and the feedback say of an override.
 func OverrideNote(o Override, maxPoints float64) string {
-	n := "points set by the instructor: " + grader.Number(o.Points) + " of " + grader.Number(maxPoints)
+	n := "points set by the instructor: " + units.Points.Format(o.Points) + " of " + units.Points.Format(maxPoints)
 	if o.Reason != "" {
 		n += " — " + o.Reason
 	}

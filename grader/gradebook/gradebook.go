@@ -17,6 +17,7 @@ import (
 	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Status is the verdict column of a gradebook row.
@@ -491,7 +492,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*intake.Submission, exer
 		case firstAttempt && hasRec:
 			// The first attempt stands in for the call: graded like one.
 			c := located{Call: answers.Call{Cell: rec.Cell, Line: 0, ID: e.ID, Value: rec.attempts.First.Value, Form: answers.FormLiteral,
-				Arg: answers.FormatNumber(rec.attempts.First.Value)}, path: rec.path}
+				Arg: units.Exact(rec.attempts.First.Value)}, path: rec.path}
 			v := judge(&r, k, c)
 			if !v.Graded {
 				notes = append(notes, "graded by the measurement, and there is none: "+k.NoMeasurement)
@@ -507,7 +508,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*intake.Submission, exer
 			}
 			notes = append(notes, c.where())
 			if c.Form == answers.FormConstant {
-				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, answers.FormatNumber(c.Value))
+				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, units.AsWritten(c.Value))
 				if c.Truncated {
 					n += " (integer division drops the fraction: write 1.0/8, not 1/8)"
 				}
@@ -564,7 +565,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*intake.Submission, exer
 		}
 		if hasRec && r.Prediction != nil && !firstAttempt && rec.attempts.First.Value != *r.Prediction {
 			notes = append(notes, fmt.Sprintf("the first attempt was %s (%s; -first-attempt grades it)",
-				answers.FormatNumber(rec.attempts.First.Value), words.Plural(rec.attempts.Attempts, "attempt")))
+				units.AsWritten(rec.attempts.First.Value), words.Plural(rec.attempts.Attempts, "attempt")))
 		}
 		if bad := append(badRecords[e.ID], badRecords[e.Lesson]...); len(bad) > 0 {
 			notes = append(notes, "an attempt record in the saved outputs does not parse ("+strings.Join(bad, "; ")+")")

@@ -69,7 +69,7 @@ func TestGradebookRows(t *testing.T) {
 		{"a scratch notebook: ignored (issue 26)", "gina", "", Ignored, 0, 0, "not a notebook of this course"},
 		{"nbformat 3", "hal", "", BadNotebook, 0, 0, "nbformat 3"},
 		{"not a notebook", "ivan", "", BadNotebook, 0, 0, "found a list"},
-		{"too large", "judy", "", BadNotebook, 0, 0, "over the 64.0 KiB limit"},
+		{"too large", "judy", "", BadNotebook, 0, 0, "over the 64 KiB limit"},
 		{"measured, in tolerance", "kim", "08-h200/one-float-copy-of-memcpy", Right, 2, 2, ""},
 		{"measured, out of tolerance", "kim", "08-h200/block-32-slowdown", Wrong, 0, 2, ""},
 		{"the source's prediction counts, the first attempt is noted", "lin", "01-sectors/sectors-float", Right, 1, 1, "the first attempt was 0 (3 attempts; -first-attempt grades it)"},

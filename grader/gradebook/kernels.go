@@ -11,6 +11,7 @@ import (
 	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 	"github.com/coalescing-course/coalesce/grader/sandbox"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // KernelExercise is a kernel exercise graded with Options.RunKernels:
@@ -33,11 +34,12 @@ func reportMessage(rep exercises.Report) string {
 		parts = append(parts, "output right")
 	}
 	for _, t := range rep.Targets {
+		got, want := units.Apart(units.Count, t.Got, t.Want)
 		if t.Pass {
-			parts = append(parts, fmt.Sprintf("%s %g within %g", t.Metric, t.Got, t.Want))
+			parts = append(parts, fmt.Sprintf("%s %s within %s", t.Metric, got, want))
 			continue
 		}
-		s := fmt.Sprintf("%s %g over the target %g", t.Metric, t.Got, t.Want)
+		s := fmt.Sprintf("%s %s over the target %s", t.Metric, got, want)
 		if t.Why != "" {
 			s += ": " + t.Why
 		}
@@ -126,7 +128,7 @@ func kernelVerdict(ctx context.Context, r *Row, learner string, try *answers.Try
 	}
 	notes := []string{reportMessage(rep)}
 	if res.Dropped > 0 || len(res.Stdout)+len(res.Stderr) > 0 {
-		notes = append(notes, fmt.Sprintf("the kernel printed %d bytes", int64(len(res.Stdout)+len(res.Stderr))+res.Dropped))
+		notes = append(notes, fmt.Sprintf("the kernel printed %s bytes", units.Count.Format(float64(int64(len(res.Stdout)+len(res.Stderr))+res.Dropped))))
 	}
 	return notes
 }

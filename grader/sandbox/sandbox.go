@@ -20,6 +20,7 @@ import (
 	"unsafe"
 
 	"github.com/coalescing-course/coalesce/internal/procgroup"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // CourseModule is the course's module path.
@@ -300,7 +301,7 @@ func (c Config) build(ctx context.Context, dir string, k Kernel) (string, error)
 		}
 		msg, line := compilerMessage(out.String(), dir)
 		if strings.Contains(msg, "out of memory") || strings.Contains(msg, "cannot allocate memory") {
-			return "", &Error{Err: ErrCompile, Msg: fmt.Sprintf("the compiler ran out of its %s of memory: the source asks it for more than a kernel needs", bytesStr(c.BuildMemory)), Output: shown(msg, dir)}
+			return "", &Error{Err: ErrCompile, Msg: fmt.Sprintf("the compiler ran out of its %s of memory: the source asks it for more than a kernel needs", units.BinaryBytes.Format(float64(c.BuildMemory))), Output: shown(msg, dir)}
 		}
 		if line == 0 {
 			// Nothing at the kernel's lines: the course's packages or the
@@ -463,7 +464,7 @@ func classify(exit *exec.ExitError, stderr, tail string, c Config) error {
 	case strings.Contains(stderr, "goroutine stack exceeds") || strings.Contains(stderr, "stack overflow"):
 		return &Error{Err: ErrStack, Msg: "the stack outgrew its limit: unbounded recursion?", Output: tail}
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
-		return &Error{Err: ErrMemory, Msg: fmt.Sprintf("out of memory: the child may use %s of address space", bytesStr(c.Memory)), Output: tail}
+		return &Error{Err: ErrMemory, Msg: fmt.Sprintf("out of memory: the child may use %s of address space", units.BinaryBytes.Format(float64(c.Memory))), Output: tail}
 	case ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) && cpuUsed(exit) >= c.CPU-time.Second:
 		return &Error{Err: ErrTimeout, Msg: fmt.Sprintf("used its %s of CPU time: killed (an endless loop?)", c.CPU.Round(time.Second)), Output: tail}
 	case ws.Signaled():
@@ -518,13 +519,6 @@ func shown(s, dir string) string {
 	return s
 }
 
-func bytesStr(n int64) string {
-	if n >= 1<<30 && n%(1<<30) == 0 {
-		return fmt.Sprintf("%d GiB", n>>30)
-	}
-	return fmt.Sprintf("%d MiB", n>>20)
-}
-
 // capped keeps the first max bytes written to it and the last tailSize,
 // and counts those it drops, so that a child printing without end neither
 // blocks nor fills memory, and a fatal error printed after a flood is
@@ -568,7 +562,7 @@ func (w *capped) String() string {
 	if w.dropped == 0 {
 		return w.buf.String()
 	}
-	return fmt.Sprintf("%s\n… (%d bytes dropped) …\n%s", w.buf.String(), w.dropped-int64(len(w.tail)), w.tail)
+	return fmt.Sprintf("%s\n… (%s bytes dropped) …\n%s", w.buf.String(), units.Count.Format(float64(w.dropped-int64(len(w.tail)))), w.tail)
 }
 
 // netns remembers whether a child can be given its own network

@@ -6,10 +6,13 @@ import (
 	"html"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Number is a number written in a text: "1,048,576", "2²⁴", "64.5 %",
@@ -28,15 +31,17 @@ type Number struct {
 	Offset int
 }
 
-// units may follow a number, attached ("4MB", "8×") or after a space; a
-// number followed by other letters ("2D", "3rd", "64bit") is part of a
+// unitSymbols may follow a number, attached ("4MB", "8×", "8.39M") or
+// after a space: every symbol units writes, and a few people type.
+// A number followed by other letters ("2D", "3rd", "64bit") is part of a
 // word, not a quantity, and is not scanned.
-var units = map[string]bool{
-	"B": true, "KB": true, "MB": true, "GB": true, "TB": true,
-	"KiB": true, "MiB": true, "GiB": true, "TiB": true,
-	"x": true, "×": true, "s": true, "ms": true, "us": true, "µs": true, "μs": true, "ns": true,
-	"GB/s": true, "TB/s": true, "K": true, "M": true, "G": true,
-}
+var unitSymbols = func() map[string]bool {
+	m := map[string]bool{"KB": true, "K": true}
+	for _, s := range units.Symbols() {
+		m[s] = true
+	}
+	return m
+}()
 
 var superscripts = map[rune]int{'⁰': 0, '¹': 1, '²': 2, '³': 3, '⁴': 4, '⁵': 5, '⁶': 6, '⁷': 7, '⁸': 8, '⁹': 9}
 
@@ -160,7 +165,7 @@ func gluedAfter(text string, j int) bool {
 // word, or "".
 func unitAt(text string, j int) string {
 	best := ""
-	for u := range units {
+	for u := range unitSymbols {
 		if strings.HasPrefix(text[j:], u) && !gluedAfter(text, j+len(u)) && len(u) > len(best) {
 			best = u
 		}
@@ -396,8 +401,10 @@ type Fact struct {
 
 // support returns what backs a stated number: an input must be equal; a
 // printed result may have more decimals than the prose ("64.5 %" states a
-// printed 64.52). A percentage also stands for its fraction: "25%" for a
-// 0.25 in the code. It returns "" when nothing does.
+// printed 64.52), rounded as units rounds what it prints (half
+// away from zero, as written: 3.125 states 3.13). A percentage also stands
+// for its fraction: "25%" for a 0.25 in the code. It returns "" when
+// nothing does.
 func (e Evidence) support(n Number) string {
 	type want struct {
 		v float64
@@ -414,17 +421,12 @@ func (e Evidence) support(n Number) string {
 			}
 		}
 		for _, p := range e.Printed {
-			if near(p.Value, w.v) || (p.Decimals > w.d && near(roundTo(p.Value, w.d), w.v)) {
+			if near(p.Value, w.v) || (p.Decimals > w.d && near(units.Round(p.Value, w.d), w.v)) {
 				return fmt.Sprintf("printed %s by cell %d", p.Text, p.Cell)
 			}
 		}
 	}
 	return ""
-}
-
-func roundTo(v float64, decimals int) float64 {
-	p := math.Pow(10, float64(decimals))
-	return math.Round(v*p) / p
 }
 
 func near(a, b float64) bool {
@@ -492,6 +494,36 @@ func CheckNumbers(nb *Notebook, outputs map[int]string) []Finding {
 			bad = append(bad, f)
 		}
 	}
+	return bad
+}
+
+// FalseEquation is an equation a code cell printed that does not hold as
+// printed: its terms, worked out, do not round to its result.
+type FalseEquation struct {
+	// Cell is the code cell's index in the notebook (0-based).
+	Cell int
+	units.Found
+}
+
+func (f FalseEquation) String() string {
+	return fmt.Sprintf("cell %d (code, index %d) printed %q: its terms work out to %s, not its result",
+		f.Cell+1, f.Cell, f.Text, units.Exact(f.Worked))
+}
+
+// CheckEquations returns the equations the code cells printed (outputs
+// as OutputTexts reads them) that do not hold as printed, read as a
+// learner reads them (units.FindEquations): "2,097,152 requests × 5
+// sectors per request = 10,485,759 sectors" is false as printed.
+func CheckEquations(outputs map[int]string) []FalseEquation {
+	var bad []FalseEquation
+	for cell, text := range outputs {
+		for _, f := range units.FindEquations(text) {
+			if !f.Holds {
+				bad = append(bad, FalseEquation{Cell: cell, Found: f})
+			}
+		}
+	}
+	slices.SortFunc(bad, func(a, b FalseEquation) int { return a.Cell - b.Cell })
 	return bad
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/units"
 )
 
 func TestScanNumbers(t *testing.T) {
@@ -220,4 +222,35 @@ func FuzzProseNumbers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSupportRoundsAsUnits holds the check to units' rounding:
+// a printed 3.125% states 3.13% (half away from zero, as units prints
+// 1/32), not 3.12%; a printed 1.005 states 1.01, as a person rounds what
+// is written (math.Round of 100.49999... would say 1.00).
+func TestSupportRoundsAsUnits(t *testing.T) {
+	ev := Evidence{}
+	for _, n := range ScanNumbers("3.125% and 1.005 and " + units.Percent.Scale(1).Precise().Format(1.0/32)) {
+		ev.Printed = append(ev.Printed, Fact{Cell: 2, Number: n})
+	}
+	for _, tt := range []struct {
+		stated string
+		backed bool
+	}{{"3.13%", true}, {"3.12%", false}, {"1.01", true}, {"1.00", false}, {units.Percent.Format(1.0 / 32), true}} {
+		n := ScanNumbers(tt.stated)
+		require.Len(t, n, 1, tt.stated)
+		assert.Equal(t, tt.backed, ev.support(n[0]) != "", "%s stated, %v printed", tt.stated, ev.Printed)
+	}
+}
+
+// TestCheckEquations finds the equation lesson 7 printed false, and not
+// the one it prints now.
+func TestCheckEquations(t *testing.T) {
+	bad := CheckEquations(map[int]string{
+		3: "offset_copy\n  2,097,152 requests × 5 sectors per request = 10,485,759 sectors\n",
+		5: "  2,097,152 requests × 4.9999995 sectors per request = 10,485,759 sectors\n",
+	})
+	require.Len(t, bad, 1)
+	assert.Equal(t, 3, bad[0].Cell)
+	assert.Equal(t, 10485760.0, bad[0].Worked)
 }

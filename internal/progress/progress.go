@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Show displays text as the current status; final is true for the last
@@ -133,8 +135,10 @@ func (l *Line) Close() error {
 	return nil
 }
 
+// seconds writes an elapsed time in whole seconds, as units
+// writes a time: a status line that ticks once a second.
 func seconds(d time.Duration) string {
-	return fmt.Sprintf("%d s", int64(d.Round(time.Second)/time.Second))
+	return units.Seconds.Scale(1).Format(d.Round(time.Second).Seconds())
 }
 
 // Terminal returns a Show that rewrites one line of a terminal: a carriage

@@ -72,7 +72,7 @@ func ExampleGrade() {
 	//       "want": 8192,
 	//       "got": 32768,
 	//       "pass": false,
-	//       "why": "aos.Load at starters.go:24 (4 B a lane): 16.0 sectors a request, where its 32 lanes' bytes fill 4: in warp 0 the lanes are 16 B apart, so a 32-byte sector holds 2 lanes' bytes where it could hold 8"
+	//       "why": "aos.Load at starters.go:24 (4 B a lane): 16 sectors a request, where its 32 lanes' bytes fill 4: in warp 0 the lanes are 16 B apart, so a 32-byte sector holds 2 lanes' bytes where it could hold 8"
 	//     }
 	//   ],
 	//   "pass": false,

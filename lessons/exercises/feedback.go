@@ -10,6 +10,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/simt"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // explain says why a target on metric was missed, from the sites of the
@@ -68,7 +69,7 @@ func siteWhy(s simt.Site, metric string, r *simt.Result) string {
 	lanes := float64(s.Lanes) / float64(s.Instructions)
 	switch {
 	case s.Shared:
-		why := fmt.Sprintf("%s: %.1f wavefronts an instruction, where 1 serves 32 lanes in 32 banks", at, s.PerRequest())
+		why := fmt.Sprintf("%s: %s wavefronts an instruction, where 1 serves 32 lanes in 32 banks", at, units.Ratio.Format(s.PerRequest()))
 		if d, ok := laneStride(s, r); ok {
 			words := d / sectors.BankBytes
 			banks := 32 / gcd(abs(words), 32)
@@ -76,10 +77,10 @@ func siteWhy(s simt.Site, metric string, r *simt.Result) string {
 		}
 		return why
 	case metric == metrics.LdRequests || metric == metrics.StRequests:
-		return fmt.Sprintf("%s: %d requests; a float4 view (simt.As[[4]float32]) on 16-byte aligned elements moves 16 B a lane, a quarter of the requests", at, s.Instructions)
+		return fmt.Sprintf("%s: %s requests; a float4 view (simt.As[[4]float32]) on 16-byte aligned elements moves 16 B a lane, a quarter of the requests", at, units.Count.Format(float64(s.Instructions)))
 	}
 	need := float64(span(0, int64(lanes*float64(s.Size)+0.5)))
-	why := fmt.Sprintf("%s: %.1f sectors a request, where its %.0f lanes' bytes fill %.0f", at, s.PerRequest(), lanes, need)
+	why := fmt.Sprintf("%s: %s sectors a request, where its %s lanes' bytes fill %s", at, units.Ratio.Format(s.PerRequest()), units.Ratio.Format(lanes), units.Count.Format(need))
 	d, ok := laneStride(s, r)
 	switch {
 	case !ok:

@@ -25,6 +25,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Values is what a figure is computed from: one launch, and what is known
@@ -97,10 +98,12 @@ type Figure struct {
 	// grader call it: an ncu metric name, or a name such as
 	// "ld_sectors_per_request".
 	Name string
-	// Label is a table's header for it: "ld sectors/request".
+	// Label is a table's header for it: "ld sectors/request". A figure
+	// of a prefixed unit (a time, a bandwidth) is headed with its column's
+	// prefix too (units.Scaler.Header): "time (µs)".
 	Label string
-	// Unit writes its values.
-	Unit Unit
+	// Unit is how its values are written (units).
+	Unit units.Unit
 	// Level says what decides it; Exact whether the model's value is
 	// exact (L1 figures are).
 	Level Level
@@ -161,7 +164,7 @@ func (f Figure) Borrowed(v Values) string {
 }
 
 // Format writes a value of the figure in its unit: Format(0.125) of
-// Efficiency is "12.5%".
+// Efficiency is "12.5%", Format(197e-6) of TimeSeconds "197 µs".
 func (f Figure) Format(v float64) string { return f.Unit.Format(v) }
 
 func metric(v Values, name string) (float64, error) {
@@ -244,13 +247,13 @@ func perUseful(names ...string) func(Values) (float64, error) {
 
 // The figures of the course.
 var (
-	LdSectorsPerRequest = Figure{Name: "ld_sectors_per_request", Label: "ld sectors/request", Unit: Ratio, Level: L1, Exact: true,
+	LdSectorsPerRequest = Figure{Name: "ld_sectors_per_request", Label: "ld sectors/request", Unit: units.Ratio, Level: L1, Exact: true,
 		of: perRequest(metrics.LdSectors, metrics.LdRequests, "loads")}
-	StSectorsPerRequest = Figure{Name: "st_sectors_per_request", Label: "st sectors/request", Unit: Ratio, Level: L1, Exact: true,
+	StSectorsPerRequest = Figure{Name: "st_sectors_per_request", Label: "st sectors/request", Unit: units.Ratio, Level: L1, Exact: true,
 		of: perRequest(metrics.StSectors, metrics.StRequests, "stores")}
 	// UsefulBytesPerRequest is the bytes one warp instruction uses, on
 	// average over loads and stores: 128 for 32 lanes of 4 bytes.
-	UsefulBytesPerRequest = Figure{Name: "useful_bytes_per_request", Label: "useful bytes/request", Unit: Ratio, Level: L1, Exact: true,
+	UsefulBytesPerRequest = Figure{Name: "useful_bytes_per_request", Label: "useful bytes/request", Unit: units.Ratio, Level: L1, Exact: true,
 		of: func(v Values) (float64, error) {
 			r, err := sum(v, metrics.LdRequests, metrics.StRequests)
 			if err != nil {
@@ -264,7 +267,7 @@ var (
 		}}
 	// Efficiency is the bytes the lanes use over the bytes of the sectors
 	// they touch, loads and stores together: the seed's efficiency.
-	Efficiency = Figure{Name: "efficiency", Label: "efficiency (useful ÷ fetched)", Unit: Percent, Level: L1, Exact: true,
+	Efficiency = Figure{Name: "efficiency", Label: "efficiency (useful ÷ fetched)", Unit: units.Percent, Level: L1, Exact: true,
 		of: func(v Values) (float64, error) {
 			s, err := sum(v, metrics.LdSectors, metrics.StSectors)
 			if err != nil {
@@ -278,35 +281,35 @@ var (
 		}}
 	// SectorBytesPerUsefulByte is the L1's traffic per useful byte: 32
 	// bytes for every sector a request touches, over spec.UsefulBytes.
-	SectorBytesPerUsefulByte = Figure{Name: "sector_bytes_per_useful_byte", Label: "L1 sector bytes per useful byte", Unit: Fixed2, Level: L1, Exact: true,
+	SectorBytesPerUsefulByte = Figure{Name: "sector_bytes_per_useful_byte", Label: "L1 sector bytes per useful byte", Unit: units.Ratio, Level: L1, Exact: true,
 		of: func(v Values) (float64, error) {
 			x, err := perUseful(metrics.LdSectors, metrics.StSectors)(v)
 			return sectors.SectorBytes * x, err
 		}}
 	// DRAMBytesPerUsefulByte is (DRAM read + write) / spec.UsefulBytes: the
 	// hardware's answer to the seed's efficiency.
-	DRAMBytesPerUsefulByte = Figure{Name: "dram_bytes_per_useful_byte", Label: "DRAM bytes per useful byte", Unit: Fixed2, Level: DRAM,
+	DRAMBytesPerUsefulByte = Figure{Name: "dram_bytes_per_useful_byte", Label: "DRAM bytes per useful byte", Unit: units.Ratio, Level: DRAM,
 		of: perUseful(metrics.DRAMRead, metrics.DRAMWrite)}
-	DRAMReadPerUsefulByte = Figure{Name: "dram_read_bytes_per_useful_byte", Label: "DRAM read bytes per useful byte", Unit: Fixed2, Level: DRAM,
+	DRAMReadPerUsefulByte = Figure{Name: "dram_read_bytes_per_useful_byte", Label: "DRAM read bytes per useful byte", Unit: units.Ratio, Level: DRAM,
 		of: perUseful(metrics.DRAMRead)}
-	DRAMWritePerUsefulByte = Figure{Name: "dram_write_bytes_per_useful_byte", Label: "DRAM write bytes per useful byte", Unit: Fixed2, Level: DRAM,
+	DRAMWritePerUsefulByte = Figure{Name: "dram_write_bytes_per_useful_byte", Label: "DRAM write bytes per useful byte", Unit: units.Ratio, Level: DRAM,
 		of: perUseful(metrics.DRAMWrite)}
 	// ShLdWavefrontsPerRequest is the wavefronts of a shared load over its
 	// requests: 1 without bank conflicts, 32 when every lane hits one bank.
-	ShLdWavefrontsPerRequest = Figure{Name: "shared_ld_wavefronts_per_request", Label: "shared ld wavefronts/request", Unit: Ratio, Level: Shared,
+	ShLdWavefrontsPerRequest = Figure{Name: "shared_ld_wavefronts_per_request", Label: "shared ld wavefronts/request", Unit: units.Ratio, Level: Shared,
 		of: perRequest(metrics.ShLdWavefronts, metrics.ShLdRequests, "shared loads")}
-	ShStWavefrontsPerRequest = Figure{Name: "shared_st_wavefronts_per_request", Label: "shared st wavefronts/request", Unit: Ratio, Level: Shared,
+	ShStWavefrontsPerRequest = Figure{Name: "shared_st_wavefronts_per_request", Label: "shared st wavefronts/request", Unit: units.Ratio, Level: Shared,
 		of: perRequest(metrics.ShStWavefronts, metrics.ShStRequests, "shared stores")}
 	// ShLdConflictsPerRequest is ncu's bank conflicts of shared loads over
 	// their requests: by the model's rule, wavefronts per request less 1.
-	ShLdConflictsPerRequest = Figure{Name: "shared_ld_bank_conflicts_per_request", Label: "shared ld bank conflicts/request", Unit: Ratio, Level: Shared,
+	ShLdConflictsPerRequest = Figure{Name: "shared_ld_bank_conflicts_per_request", Label: "shared ld bank conflicts/request", Unit: units.Ratio, Level: Shared,
 		of: perRequest(metrics.ShLdBankConflicts, metrics.ShLdRequests, "shared loads")}
-	ShStConflictsPerRequest = Figure{Name: "shared_st_bank_conflicts_per_request", Label: "shared st bank conflicts/request", Unit: Ratio, Level: Shared,
+	ShStConflictsPerRequest = Figure{Name: "shared_st_bank_conflicts_per_request", Label: "shared st bank conflicts/request", Unit: units.Ratio, Level: Shared,
 		of: perRequest(metrics.ShStBankConflicts, metrics.ShStRequests, "shared stores")}
 	// TimeSeconds is one launch's time (measured: the median).
-	TimeSeconds = Figure{Name: "time_seconds", Label: "time (µs)", Unit: Microseconds, Level: Time, of: seconds}
+	TimeSeconds = Figure{Name: "time_seconds", Label: "time", Unit: units.Seconds, Level: Time, of: seconds}
 	// UsefulBandwidth is spec.UsefulBytes per second of TimeSeconds.
-	UsefulBandwidth = Figure{Name: "useful_bandwidth", Label: "useful GB/s", Unit: GBps, Level: Time,
+	UsefulBandwidth = Figure{Name: "useful_bandwidth", Label: "useful bandwidth", Unit: units.Bandwidth, Level: Time,
 		of: func(v Values) (float64, error) {
 			t, err := seconds(v)
 			if err != nil {
@@ -317,7 +320,7 @@ var (
 		}}
 	// FractionOfMemcpy is UsefulBandwidth over the copy bandwidth: a
 	// cudaMemcpy in the same run, measured; the device profile's, modelled.
-	FractionOfMemcpy = Figure{Name: "fraction_of_memcpy", Label: "of cudaMemcpy", Unit: Percent, Level: Time,
+	FractionOfMemcpy = Figure{Name: "fraction_of_memcpy", Label: "of cudaMemcpy", Unit: units.Percent, Level: Time,
 		of: func(v Values) (float64, error) {
 			bw, err := UsefulBandwidth.of(v)
 			if err != nil {
@@ -328,15 +331,15 @@ var (
 			}
 			return bw / v.CopyBandwidth, nil
 		}}
-	// TimePerUsefulMB is the time to move a million useful bytes: how
-	// launches of different sizes compare.
-	TimePerUsefulMB = Figure{Name: "time_per_useful_mb", Label: "time per useful MB (µs)", Unit: Ratio, Level: Time,
+	// TimePerUsefulMB is the time to move a million useful bytes, in
+	// seconds: how launches of different sizes compare.
+	TimePerUsefulMB = Figure{Name: "time_per_useful_mb", Label: "time per useful MB", Unit: units.Seconds, Level: Time,
 		of: func(v Values) (float64, error) {
 			bw, err := UsefulBandwidth.of(v)
-			return 1e12 / bw, err
+			return 1e6 / bw, err
 		}}
 	// DRAMBandwidth is the bytes DRAM read and wrote per second.
-	DRAMBandwidth = Figure{Name: "dram_bandwidth", Label: "DRAM GB/s", Unit: GBps, Level: Time,
+	DRAMBandwidth = Figure{Name: "dram_bandwidth", Label: "DRAM bandwidth", Unit: units.Bandwidth, Level: Time,
 		of: func(v Values) (float64, error) {
 			x, err := sum(v, metrics.DRAMRead, metrics.DRAMWrite)
 			if err != nil {
@@ -357,7 +360,7 @@ func Metric(name string) Figure {
 	case metrics.IsShared(name):
 		level = Shared
 	}
-	return Figure{Name: name, Label: name, Unit: Count, Level: level, Exact: metrics.Exact(name),
+	return Figure{Name: name, Label: name, Unit: units.Count, Level: level, Exact: metrics.Exact(name),
 		of: func(v Values) (float64, error) { return metric(v, name) }}
 }
 

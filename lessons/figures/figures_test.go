@@ -194,29 +194,30 @@ func TestSharedFigures(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoData)
 }
 
-func TestUnits(t *testing.T) {
+// TestFormat holds each figure to its unit of units: a table, a
+// verdict and a chart write a figure's value as the figure says.
+func TestFormat(t *testing.T) {
 	tests := []struct {
-		u    Unit
+		f    Figure
 		v    float64
 		want string
 	}{
-		{Count, 8388608, "8,388,608"},
-		{Count, -1234.4, "-1,234"},
-		{Count, 12, "12"},
-		{Ratio, 4.4196, "4.42"},
-		{Ratio, 32, "32"},
-		{Ratio, 0.125, "0.125"},
-		{Percent, 1, "100%"},
-		{Percent, 0.125, "12.5%"},
-		{Percent, 0.8889, "88.9%"},
-		{Fixed2, 8, "8.00"},
-		{GBps, 2725.4e9, "2725"},
-		{Microseconds, 197e-6, "197.0"},
+		{Metric(metrics.LdSectors), 8388608, "8,388,608"},
+		{LdSectorsPerRequest, 4.4196, "4.42"},
+		{Efficiency, 1.0 / 32, "3.13%"},
+		{DRAMBytesPerUsefulByte, 8, "8"},
+		{DRAMBytesPerUsefulByte, 16.69, "16.7"},
+		{UsefulBandwidth, 2725.4e9, "2.73 TB/s"},
+		{TimeSeconds, 197e-6, "197 µs"},
+		// 1e6 useful bytes at 2.5 TB/s take 0.4 µs.
+		{TimePerUsefulMB, 1e6 / 2.5e12, "400 ns"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, tt.u.Format(tt.v), "%v of unit %d", tt.v, tt.u)
+		t.Run(tt.f.Name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.f.Format(tt.v))
+		})
 	}
-	assert.Equal(t, "NaN", Percent.Format(nan()))
+	assert.Equal(t, "NaN", Efficiency.Format(nan()))
 }
 
 func nan() float64 {

@@ -16,6 +16,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // ErrNoData is a chart asked to draw nothing: no launch, no stride.
@@ -113,7 +114,7 @@ func EfficiencyVsStride(preds []sectors.Launch) (*plot.Plot, error) {
 	setStrideAxis(p, xys)
 	lo, hi := yRange(xys)
 	lo, hi = pow2Range(lo, hi)
-	log2Axis(&p.Y, lo, max(hi, 1), percentLabel)
+	log2Axis(&p.Y, lo, max(hi, 1), units.Percent, 1)
 	return p, nil
 }
 
@@ -137,7 +138,7 @@ func SectorsVsStride(preds []sectors.Launch) (*plot.Plot, error) {
 	setStrideAxis(p, xys)
 	lo, hi := yRange(xys)
 	lo, hi = pow2Range(lo, hi)
-	log2Axis(&p.Y, lo, hi, intLabel)
+	log2Axis(&p.Y, lo, hi, units.Ratio, 1)
 	return p, nil
 }
 
@@ -209,7 +210,7 @@ func setStrideAxis(p *plot.Plot, xys []plotter.XYs) {
 	if lo == hi {
 		hi = 2 * lo
 	}
-	log2Axis(&p.X, lo, hi, intLabel)
+	log2Axis(&p.X, lo, hi, units.Ratio, 1)
 }
 
 func yRange(xys []plotter.XYs) (lo, hi float64) {
@@ -254,16 +255,16 @@ func EfficiencyVsStruct(aos []sectors.Launch, soa sectors.Launch) (*plot.Plot, e
 	// The seed's ParticleAoS: 16 bytes, a quarter of each sector used.
 	for _, pt := range xy {
 		if pt.X == 16 {
-			notes = append(notes, note{x: pt.X, y: pt.Y, text: fmt.Sprintf("ParticleAoS, 16 B: %s", percentLabel(pt.Y)), color: Black, xAlign: draw.XLeft, yAlign: draw.YBottom, dx: 6, dy: 4})
+			notes = append(notes, note{x: pt.X, y: pt.Y, text: fmt.Sprintf("ParticleAoS, 16 B: %s", units.Percent.Format(pt.Y)), color: Black, xAlign: draw.XLeft, yAlign: draw.YBottom, dx: 6, dy: 4})
 		}
 	}
 	if err := addNotes(p, notes); err != nil {
 		return nil, err
 	}
-	log2Axis(&p.X, xlo, xhi, intLabel)
+	log2Axis(&p.X, xlo, xhi, units.Ratio, 1)
 	lo, hi := yRange([]plotter.XYs{xy, {{Y: efficiency(soa)}}})
 	lo, hi = pow2Range(lo, hi)
-	log2Axis(&p.Y, lo, hi, percentLabel)
+	log2Axis(&p.Y, lo, hi, units.Percent, 1)
 	return p, nil
 }
 

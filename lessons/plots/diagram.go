@@ -18,6 +18,7 @@ import (
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // WarpDiagram draws one warp-wide memory instruction: the warp's 32 lanes
@@ -569,9 +570,9 @@ func (d *warpDrawing) summary() string {
 	if a.Requests == 0 {
 		return "No request: 0 sectors " + d.moved + "."
 	}
-	return fmt.Sprintf("%s %s (%d B) in %s, for %s: efficiency %s.",
-		words.Plural(len(a.Sectors), "sector"), d.moved, a.FetchedBytes(), words.Plural(a.Lines, "line"),
-		words.Plural(a.UsefulBytes, "useful byte"), strconv.FormatFloat(100*a.Efficiency(), 'f', 1, 64)+"%")
+	return fmt.Sprintf("%s %s (%s B) in %s, for %s: efficiency %s.",
+		words.Plural(len(a.Sectors), "sector"), d.moved, units.Count.Format(float64(a.FetchedBytes())), words.Plural(a.Lines, "line"),
+		words.Plural(a.UsefulBytes, "useful byte"), units.Percent.Format(a.Efficiency()))
 }
 
 func rectPath(x0, y0, x1, y1 vg.Length) vg.Path {

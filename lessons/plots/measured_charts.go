@@ -15,6 +15,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // The charts of model beside measurement take the model's launches for
@@ -165,7 +166,7 @@ func BandwidthVsStride(preds []sectors.Launch, m *measure.Set) (*plot.Plot, erro
 		return nil, err
 	}
 	p := newPlot(bandwidthTitle("Useful bandwidth against stride", d.base.Brief(spec.FieldStride), d.gpu, m),
-		"stride between neighbouring threads (elements)", "useful bandwidth (GB/s)")
+		"stride between neighbouring threads (elements)", "useful bandwidth")
 	if err := drawBandwidth(p, d, "model"); err != nil {
 		return nil, err
 	}
@@ -232,7 +233,7 @@ func BandwidthVsStruct(aos []sectors.Launch, soa sectors.Launch, m *measure.Set)
 		return nil, err
 	}
 	p := newPlot(bandwidthTitle("Useful bandwidth against struct size", d.base.Brief(spec.FieldStructBytes), d.gpu, m),
-		"struct size (bytes)", "useful bandwidth (GB/s)")
+		"struct size (bytes)", "useful bandwidth")
 	lo, hi := pow2Range(d.model[0].X, d.model[len(d.model)-1].X)
 	if err := addHLine(p, "SoA, model", d.ref, lo, hi, ReferenceColor, []vg.Length{vg.Points(7), vg.Points(4)}); err != nil {
 		return nil, err
@@ -264,10 +265,10 @@ func BandwidthVsStruct(aos []sectors.Launch, soa sectors.Launch, m *measure.Set)
 	return p, nil
 }
 
-// soaLabel writes the name and value of a SoA reference line: "SoA
-// model: 2716 GB/s".
+// soaLabel writes the name and value (in GB/s) of a SoA reference line:
+// "SoA model: 2.72 TB/s".
 func soaLabel(what string, gbps float64) string {
-	return fmt.Sprintf("SoA %s: %.0f GB/s", what, gbps)
+	return fmt.Sprintf("SoA %s: %s", what, units.Bandwidth.Format(gbps*1e9))
 }
 
 func drawBandwidth(p *plot.Plot, d bandwidthData, modelName string) error {
@@ -278,7 +279,7 @@ func drawBandwidth(p *plot.Plot, d bandwidthData, modelName string) error {
 	if err := addHLine(p, "", d.copyGBps, lo, hi, Black, []vg.Length{vg.Points(1), vg.Points(3)}); err != nil {
 		return err
 	}
-	if err := addNotes(p, []note{{x: hi, y: d.copyGBps, text: fmt.Sprintf("device copy bandwidth, %.0f GB/s", d.copyGBps),
+	if err := addNotes(p, []note{{x: hi, y: d.copyGBps, text: "device copy bandwidth, " + units.Bandwidth.Format(d.copyGBps*1e9),
 		color: Black, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 3}}); err != nil {
 		return err
 	}
@@ -307,8 +308,8 @@ func drawBandwidth(p *plot.Plot, d bandwidthData, modelName string) error {
 	if yhi < 1.3*d.copyGBps {
 		yhi *= 2
 	}
-	log2Axis(&p.X, lo, hi, intLabel)
-	log2Axis(&p.Y, ylo/2, yhi, intLabel)
+	log2Axis(&p.X, lo, hi, units.Ratio, 1)
+	p.Y.Label.Text = log2Axis(&p.Y, ylo/2, yhi, units.Bandwidth, 1e9).Header("useful bandwidth")
 	// Bandwidth falls as stride or struct size grows: low values at the
 	// left never happen, and the legend goes there.
 	p.Legend.Top, p.Legend.Left = false, true
@@ -431,12 +432,12 @@ func DRAMVsStride(preds []sectors.Launch, m *measure.Set) (*plot.Plot, error) {
 			return nil, err
 		}
 	}
-	log2Axis(&p.X, xlo, xhi, intLabel)
+	log2Axis(&p.X, xlo, xhi, units.Ratio, 1)
 	all := []plotter.XYs{d.sectorModel, d.dramModel, d.sectorMeasured, d.dramMeasured, {{Y: 1}}}
 	lo, hi := yRange(all)
 	lo, hi = pow2Range(lo, hi)
 	// Room at the top left, where the lines never go, for the legend.
-	log2Axis(&p.Y, lo, hi*2, ratioLabel)
+	log2Axis(&p.Y, lo, hi*2, units.Multiple, 1)
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs = vg.Points(6)
 	return p, nil

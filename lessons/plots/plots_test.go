@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
@@ -17,6 +18,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // at returns the y of xys at x, or NaN.
@@ -262,15 +264,25 @@ func TestFormatOf(t *testing.T) {
 	}
 }
 
-func TestLabels(t *testing.T) {
-	for _, tt := range []struct {
-		v    float64
-		want string
-	}{{1, "100%"}, {0.5, "50%"}, {0.125, "12.5%"}, {1.0 / 16, "6.25%"}, {1.0 / 32, "3.125%"}, {1.0 / 3, "33.3%"}} {
-		assert.Equal(t, tt.want, percentLabel(tt.v))
+// TestLog2AxisLabels holds an axis's ticks to units, one scaler
+// for all: a percentage axis writes 1/32 as 3.13%, as a verdict and a
+// table do; an axis of GB/s data in one prefix, which its label names.
+func TestLog2AxisLabels(t *testing.T) {
+	labels := func(a *plot.Axis) []string {
+		var out []string
+		for _, tk := range a.Tick.Marker.Ticks(a.Min, a.Max) {
+			out = append(out, tk.Label)
+		}
+		return out
 	}
-	assert.Equal(t, "0.5×", ratioLabel(0.5))
-	assert.Equal(t, "16×", ratioLabel(16))
+	p := plot.New()
+	log2Axis(&p.Y, 1.0/32, 1, units.Percent, 1)
+	assert.Equal(t, []string{"3.13%", "6.25%", "12.5%", "25%", "50%", "100%"}, labels(&p.Y))
+	s := log2Axis(&p.X, 512, 4096, units.Bandwidth, 1e9)
+	assert.Equal(t, []string{"512", "1,024", "2,048", "4,096"}, labels(&p.X))
+	assert.Equal(t, "useful bandwidth (GB/s)", s.Header("useful bandwidth"))
+	log2Axis(&p.Y, 0.5, 16, units.Multiple, 1)
+	assert.Equal(t, []string{"0.5×", "1×", "2×", "4×", "8×", "16×"}, labels(&p.Y))
 }
 
 func TestPalette(t *testing.T) {

@@ -3,13 +3,14 @@ package plots
 import (
 	"image/color"
 	"math"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Font sizes of the course's charts, in points. At the notebook size
@@ -72,35 +73,29 @@ func lg(xys plotter.XYs) plotter.XYs {
 }
 
 // log2Axis makes a a log2 axis from lo to hi (powers of two, lo < hi),
-// ticked at every power of two and labelled by label.
-func log2Axis(a *plot.Axis, lo, hi float64, label func(float64) string) {
+// ticked at every power of two. The ticks are labelled with one scaler
+// of u (units) for all of them, a tick's value being its data
+// value times per (1e9 for data in GB/s); the scaler is returned, so that
+// an axis of a prefixed unit names its prefix in its label (Header).
+func log2Axis(a *plot.Axis, lo, hi float64, u units.Unit, per float64) units.Scaler {
 	a.Min, a.Max = math.Log2(lo), math.Log2(hi)
-	var ticks []plot.Tick
+	var vals []float64
 	for k := math.Round(a.Min); k <= a.Max+1e-9; k++ {
-		ticks = append(ticks, plot.Tick{Value: k, Label: label(math.Exp2(k))})
+		vals = append(vals, math.Exp2(k)*per)
+	}
+	s := u.Scale(vals...)
+	ticks := make([]plot.Tick, len(vals))
+	for i, v := range vals {
+		ticks[i] = plot.Tick{Value: math.Round(a.Min) + float64(i), Label: s.Cell(v)}
 	}
 	a.Tick.Marker = plot.ConstantTicks(ticks)
+	return s
 }
 
 // pow2Range returns the powers of two just below lo and just above hi.
 func pow2Range(lo, hi float64) (float64, float64) {
 	return math.Exp2(math.Floor(math.Log2(lo) + 1e-9)), math.Exp2(math.Ceil(math.Log2(hi) - 1e-9))
 }
-
-func intLabel(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
-// percentLabel writes a fraction as a percentage with the digits it
-// needs, 1 is 100%, 0.125 is 12.5%, 1/32 is 3.125%.
-func percentLabel(v float64) string {
-	digits := 3
-	if v < 0.1 {
-		digits = 4
-	}
-	return strconv.FormatFloat(100*v, 'g', digits, 64) + "%"
-}
-
-// ratioLabel writes a bytes-per-byte ratio: "1×", "0.5×", "16×".
-func ratioLabel(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) + "×" }
 
 // lineStyle is the course's line of series i in colour c.
 func lineStyle(c color.Color, i int, width vg.Length) draw.LineStyle {

@@ -309,7 +309,7 @@ func TestDiagramWords(t *testing.T) {
 		{"stride 32 usage in words", `{"kernel":"strided_copy","n":4096,"stride":32}`, 0,
 			[]string{"Bytes used of the 32 sectors fetched: 4/32 B in each."}, nil},
 		{"stride 32 store", `{"kernel":"strided_copy","n":4096,"stride":32}`, 1,
-			[]string{"Bytes used of the 32 sectors written: 4/32 B in each.", "32 sectors written (1024 B) in 32 lines"}, []string{"fetched"}},
+			[]string{"Bytes used of the 32 sectors written: 4/32 B in each.", "32 sectors written (1,024 B) in 32 lines"}, []string{"fetched"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := InstructionDiagram(mustSpec(tt.spec), 0, tt.instr)

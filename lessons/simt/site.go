@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Site is one Load or Store call in the kernel's source, and what the warp
@@ -66,7 +68,7 @@ func (s Site) PerRequest() float64 {
 }
 
 // String is one line of a source view: "kernel.go:12 in.Load (4 B):
-// 32768 requests, 4.00 sectors/request".
+// 32,768 requests, 4 sectors/request".
 func (s Site) String() string {
 	verb, unit, per := "Load", "requests", "sectors/request"
 	if s.Store {
@@ -75,10 +77,10 @@ func (s Site) String() string {
 	if s.Shared {
 		unit, per = "shared instructions", "wavefronts/instruction"
 	}
-	out := fmt.Sprintf("%s:%d %s.%s (%d B): %d %s, %.2f %s", s.File, s.Line, s.Buffer, verb, s.Size, s.Instructions, unit, s.PerRequest(), per)
+	out := fmt.Sprintf("%s:%d %s.%s (%d B): %s %s, %s %s", s.File, s.Line, s.Buffer, verb, s.Size, units.Count.Format(float64(s.Instructions)), unit, units.Ratio.Format(s.PerRequest()), per)
 	if s.Partial > 0 {
-		out += fmt.Sprintf(", %d with lanes inactive (first: warp %d of block %s, %d of %d lanes)",
-			s.Partial, s.FirstPartial.Warp, s.FirstPartial.Block, bits.OnesCount32(s.FirstPartial.Active), bits.OnesCount32(s.FirstPartial.Present))
+		out += fmt.Sprintf(", %s with lanes inactive (first: warp %d of block %s, %d of %d lanes)",
+			units.Count.Format(float64(s.Partial)), s.FirstPartial.Warp, s.FirstPartial.Block, bits.OnesCount32(s.FirstPartial.Active), bits.OnesCount32(s.FirstPartial.Present))
 	}
 	return out
 }

@@ -400,47 +400,6 @@ func TestFirstBuildTemplate(t *testing.T) {
 	assert.Len(t, firstBuildTemplates, 34)
 }
 
-func TestFormatNumber(t *testing.T) {
-	tests := []struct {
-		v    float64
-		want string
-	}{
-		{32, "32"},
-		{0.125, "0.125"},
-		{-0.5, "-0.5"},
-		{123456789.125, "123456789.125"}, // csvNum's six digits would say 123457000
-		{8388608, "8388608"},             // 2^23, whole
-		{1.0 / 3, "0.3333333333333333"},  // float64's shortest: 16 digits
-		{1e20, "100000000000000000000"},  // below 1e21: no exponent
-		{1e21, "1e+21"},                  // from 1e21 an exponent, as JSON writes it
-		{0.000001, "0.000001"},           // 1e-6: still plain
-		{1.5e-7, "1.5e-07"},              // below: an exponent
-		{0, "0"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			assert.Equal(t, tt.want, FormatNumber(tt.v))
-		})
-	}
-}
-
-// FuzzFormatNumber: every finite float64 reads back exactly.
-func FuzzFormatNumber(f *testing.F) {
-	for _, v := range []float64{0, 1, -1, 123456789.125, 1e21, 1e-7, math.MaxFloat64, math.SmallestNonzeroFloat64} {
-		f.Add(v)
-	}
-	f.Fuzz(func(t *testing.T, v float64) {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return
-		}
-		s := FormatNumber(v)
-		got, err := strconv.ParseFloat(s, 64)
-		if err != nil || got != v {
-			t.Fatalf("%v written %q, read back %v (%v)", v, s, got, err)
-		}
-	})
-}
-
 // TestShownLearners: the learners a saved notebook's displays name are
 // read from their text/plain (lab's variant line), as a string or a list
 // of lines, each once; text elsewhere (a stream, HTML) is not read.

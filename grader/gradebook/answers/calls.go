@@ -9,7 +9,6 @@ import (
 	"go/scanner"
 	"go/token"
 	"maps"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -141,18 +140,6 @@ func isSignedLiteral(x ast.Expr) bool {
 			return false
 		}
 	}
-}
-
-// FormatNumber writes a prediction or an answer for the gradebook's
-// files with every digit it has: the shortest decimal that reads back as
-// the same float64 (strconv's -1 precision), without an exponent from
-// 1e-6 to 1e21 so that spreadsheets read it as written. 123456789.5 stays
-// 123456789.5, never 1.23457e+08.
-func FormatNumber(v float64) string {
-	if a := math.Abs(v); a == 0 || a >= 1e-6 && a < 1e21 {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // Call is one Check call (lab.Check) found in a notebook's code.

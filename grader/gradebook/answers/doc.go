@@ -58,6 +58,8 @@
 // A 0 in a cell the learner changed, or one the attempt record shows was
 // run, is a prediction.
 //
-// Numbers are written with every digit they have (FormatNumber): a
-// prediction of 123456789.125 is never rounded to 1.23457e+08.
+// A prediction is written back with every digit it has, as units
+// writes numbers (units.Exact in the gradebook's files, units.AsWritten,
+// with separators, in its markdown): 123456789.125 is never rounded to
+// 1.23457e+08.
 package answers

@@ -15,8 +15,9 @@ package csvsafe
 import (
 	"io"
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // A Cell is one field of a CSV record: text (anything that may come from
@@ -113,18 +114,13 @@ func (cw *Writer) Write(rec []Cell) {
 	_, cw.err = io.WriteString(cw.w, cw.b.String())
 }
 
-// Number prints a number for the CSV: the shortest decimal that reads
-// back as the same float64 (no rounding: a prediction of 123456789 stays
-// 123456789), without an exponent where a spreadsheet could misread it.
-// NaN and the infinities, which no gradebook number is, are empty.
+// Number writes a number for the CSV as units.Exact does (no rounding: a
+// prediction of 123456789 stays 123456789, no exponent a spreadsheet
+// could misread); NaN and the infinities, which no gradebook number is,
+// are an empty cell.
 func Number(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
+	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
-	case v == 0:
-		return "0" // and not -0
-	case math.Abs(v) >= 1e-6 && math.Abs(v) < 1e21:
-		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return units.Exact(v)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/grader/gradebook/answers"
 	"github.com/coalescing-course/coalesce/internal/notebook"
-	"github.com/coalescing-course/coalesce/internal/words"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // DefaultMaxBytes is the largest notebook file read: 256 MiB, a safety
@@ -346,7 +346,8 @@ func (r Reader) Read(in Input) Submission {
 	}
 	limit := r.limit()
 	if info.Size() > limit {
-		return r.problem(in, fmt.Sprintf("the file is %s, over the %s limit (coalesce grade -max-size); it was not read", sizeStr(info.Size()), sizeStr(limit)), FlagTooLarge)
+		got, max := size(info.Size(), limit)
+		return r.problem(in, fmt.Sprintf("the file is %s, over the %s limit (coalesce grade -max-size); it was not read", got, max), FlagTooLarge)
 	}
 	nb, err := notebook.Read(f, limit)
 	return r.fromNotebook(in, nb, err)
@@ -356,7 +357,7 @@ func (r Reader) Read(in Input) Submission {
 func (r Reader) Parse(in Input, data []byte) Submission {
 	limit := r.limit()
 	if int64(len(data)) > limit {
-		return r.problem(in, fmt.Sprintf("the file is over the %s limit (coalesce grade -max-size); it was not read", sizeStr(limit)), FlagTooLarge)
+		return r.problem(in, fmt.Sprintf("the file is over the %s limit (coalesce grade -max-size); it was not read", units.BinaryBytes.Format(float64(limit))), FlagTooLarge)
 	}
 	nb, err := notebook.Parse(data)
 	return r.fromNotebook(in, nb, err)
@@ -368,7 +369,7 @@ func (r Reader) fromNotebook(in Input, nb *notebook.Notebook, err error) Submiss
 		msg := strings.TrimPrefix(err.Error(), "notebook: ")
 		switch {
 		case errors.Is(err, notebook.ErrTooLarge):
-			return r.problem(in, fmt.Sprintf("the file is over the %s limit (coalesce grade -max-size); it was not read", sizeStr(r.limit())), FlagTooLarge)
+			return r.problem(in, fmt.Sprintf("the file is over the %s limit (coalesce grade -max-size); it was not read", units.BinaryBytes.Format(float64(r.limit()))), FlagTooLarge)
 		case errors.Is(err, notebook.ErrSyntax):
 			msg = "malformed JSON: " + msg
 		}
@@ -546,14 +547,10 @@ func (r Reader) ReadAllContext(ctx context.Context, inputs []Input, progress fun
 	return subs
 }
 
-func sizeStr(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return words.Plural(int(n), "byte")
+// size writes a file's size beside the limit it is over, with the
+// digits that tell them apart (10.04 MiB over 10 MiB).
+func size(n, limit int64) (string, string) {
+	return units.Apart(units.BinaryBytes, float64(n), float64(limit))
 }
 
 // Learners returns the learners of subs, sorted.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/grader/gradebook"
-	"github.com/coalescing-course/coalesce/grader/gradebook/answers"
 	"github.com/coalescing-course/coalesce/grader/gradebook/csvsafe"
 	"github.com/coalescing-course/coalesce/internal/words"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // GradebookHeader is the header of gradebook.csv.
@@ -94,7 +94,7 @@ func Summary(gb *gradebook.Gradebook) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Class summary: %s\n\n", mdText(gb.Assignment))
 	fmt.Fprintf(&b, "%s of %s; %s points possible; lessons %s. Measurements: %s.\n\n",
-		words.Plural(len(gb.Totals), "learner"), words.Plural(gb.Notebooks, "notebook"), grader.Number(gb.PointsPossible),
+		words.Plural(len(gb.Totals), "learner"), words.Plural(gb.Notebooks, "notebook"), units.Points.Format(gb.PointsPossible),
 		strings.Join(gb.Lessons, ", "), mdText(gb.Origin))
 	byStatus := map[gradebook.LearnerStatus]int{}
 	var pct []float64
@@ -110,7 +110,7 @@ func Summary(gb *gradebook.Gradebook) string {
 	}
 	if len(pct) > 0 {
 		slices.Sort(pct)
-		fmt.Fprintf(&b, "\nMedian score of those who submitted: %s%%.\n", csvsafe.Number(median(pct)))
+		fmt.Fprintf(&b, "\nMedian score of those who submitted: %s.\n", units.Percent.Format(median(pct)/100))
 	}
 	if att := attention(gb); len(att) > 0 {
 		b.WriteString("\n## Needs a look\n\n")
@@ -122,15 +122,15 @@ func Summary(gb *gradebook.Gradebook) string {
 	b.WriteString("| exercise | points | answered | right | median prediction | answer | most common wrong | misconception |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---|---|\n")
 	for _, it := range gb.Items {
-		answer := numText(it.Model)
+		answer := answerText(it.Model)
 		if it.Measured != nil {
-			answer += " (measured " + numText(it.Measured) + ")"
+			answer += " (measured " + answerText(it.Measured) + ")"
 		}
 		common := ""
 		if it.CommonWrong != nil {
 			common = fmt.Sprintf("%s (%d)", numText(it.CommonWrong), it.CommonWrongCount)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d of %d | %d | %s | %s | %s | %s |\n", it.ID, grader.Number(it.MaxPoints),
+		fmt.Fprintf(&b, "| %s | %s | %d of %d | %d | %s | %s | %s | %s |\n", it.ID, units.Points.Format(it.MaxPoints),
 			it.Answered, it.Learners, it.Right, numText(it.Median), answer, common, mdText(it.Misconception))
 	}
 	return b.String()
@@ -145,11 +145,20 @@ func median(s []float64) float64 {
 	return m
 }
 
+// numText writes a learner's number with every digit, "–" for none.
 func numText(p *float64) string {
 	if p == nil {
 		return "–"
 	}
-	return grader.Number(*p)
+	return units.AsWritten(*p)
+}
+
+// answerText writes an answer as the verdicts do, "–" for none.
+func answerText(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return units.Ratio.Format(*p)
 }
 
 // mdText makes learner text (a name, a note) inert in markdown: no HTML,
@@ -176,7 +185,7 @@ func Feedback(gb *gradebook.Gradebook, learner string) string {
 	fmt.Fprintf(&b, "# Feedback for %s\n\n", mdText(learner))
 	for _, t := range gb.Totals {
 		if t.Learner == learner {
-			fmt.Fprintf(&b, "**Score: %s of %s points (%s%%)** on %s.\n\n", grader.Number(t.Points), grader.Number(t.MaxPoints), csvsafe.Number(t.Percent), mdText(t.Assignment))
+			fmt.Fprintf(&b, "**Score: %s of %s points (%s)** on %s.\n\n", units.Points.Format(t.Points), units.Points.Format(t.MaxPoints), units.Percent.Format(t.Percent/100), mdText(t.Assignment))
 			// The status comes second, before anything to review: a learner
 			// whose only notebook could not be read learns why here, not
 			// under 70 lines of exercises without a prediction.
@@ -260,12 +269,12 @@ func feedbackRow(gb *gradebook.Gradebook, b *strings.Builder, r gradebook.Row) {
 		fmt.Fprintf(b, "**%s**\n\n", mdText(gradebook.OverrideNote(*r.Override, r.MaxPoints)))
 	}
 	if r.Status == gradebook.Right && r.Prediction != nil {
-		fmt.Fprintf(b, "%s\n\n- Your prediction: %s, right.\n", k.Question.Text, answers.FormatNumber(*r.Prediction))
+		fmt.Fprintf(b, "%s\n\n- Your prediction: %s, right.\n", k.Question.Text, units.AsWritten(*r.Prediction))
 		return // right: no need of the explanation
 	}
 	fmt.Fprintf(b, "%s\n\n", k.Question.Text)
 	if r.Prediction != nil {
-		fmt.Fprintf(b, "- Your prediction: %s\n", answers.FormatNumber(*r.Prediction))
+		fmt.Fprintf(b, "- Your prediction: %s\n", units.AsWritten(*r.Prediction))
 	} else if r.PredictionText != "" {
 		fmt.Fprintf(b, "- Your prediction: %s (not read)\n", mdText(r.PredictionText))
 	} else {

@@ -1,14 +1,17 @@
 // Command numbers checks executed notebooks: every number a markdown cell
 // states must be written in a code cell (an input: a stride, an n), printed
-// by one (a measured or modelled result), or be one of the few definitions
-// of notebook.Definitions (32 lanes, 32-byte sectors, 128-byte lines, ...).
-// scripts/run_notebooks.py runs it on each notebook it executed.
+// by one (a measured or modelled result, rounded as units rounds),
+// or be one of the few definitions of notebook.Definitions (32 lanes,
+// 32-byte sectors, 128-byte lines, ...); and every equation a code cell
+// prints must hold as printed (notebook.CheckEquations: its terms worked
+// out round to its result). scripts/run_notebooks.py runs it on each
+// notebook it executed.
 //
 //	numbers build/notebooks/03-strided.ipynb ...
 //
 // It prints one line per unsupported number, naming the notebook, the
-// cell, the number and its sentence, and exits 1 when there is one; 2 when
-// a notebook cannot be read.
+// cell, the number and its sentence, and one per false equation, and
+// exits 1 when there is one; 2 when a notebook cannot be read.
 package main
 
 import (
@@ -44,11 +47,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	code := 0
 	for _, path := range paths {
-		found, err := check(path)
+		found, wrong, err := check(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "numbers: %s: %v\n", path, err)
 			code = 2
 			continue
+		}
+		for _, f := range wrong {
+			fmt.Fprintf(stdout, "%s: %s\n", path, f)
+			if code == 0 {
+				code = 1
+			}
 		}
 		for _, f := range found {
 			if f.By == "" || *all {
@@ -62,21 +71,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func check(path string) ([]notebook.Finding, error) {
+func check(path string) ([]notebook.Finding, []notebook.FalseEquation, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(data) > maxNotebook {
-		return nil, fmt.Errorf("%d bytes, more than the %d allowed", len(data), maxNotebook)
+		return nil, nil, fmt.Errorf("%d bytes, more than the %d allowed", len(data), maxNotebook)
 	}
 	nb, err := notebook.Parse(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	outputs, err := notebook.OutputTexts(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return notebook.Findings(nb, outputs), nil
+	return notebook.Findings(nb, outputs), notebook.CheckEquations(outputs), nil
 }
