@@ -199,7 +199,8 @@
 // Latency (Little's law): each SM finishes (warps resident × loads in
 // flight per warp) requests per latency, the latency growing with the bytes
 // in flight, counted up to a line a request: more than a line is what the
-// bandwidth limit charges. A gather's two loads wait in turn (in[idx[t]]
+// bandwidth limit charges (TimeParts.InFlightPerSM reports the bytes in
+// flight uncapped, every sector of every request). A gather's two loads wait in turn (in[idx[t]]
 // needs idx[t]). A load the L2 holds waits L2LatencySeconds, and the share
 // of load sectors DRAM sends, or that a request asks for again while the
 // request before it has their fetch in flight (Traffic.LdAgain), waits
