@@ -215,6 +215,7 @@ func TestProfileRecorded(t *testing.T) {
 	m, err := Profile(Spec(`{"kernel":"strided_write","n":67108864,"stride":4}`))
 	require.NoError(t, err)
 	out := m.Counters().String()
+	assert.Regexp(t, `(?m)^launch +ld requests +ld sectors +st requests +st sectors +DRAM bytes read +DRAM bytes written$`, out, "short headers")
 	assert.Regexp(t, `(?m)^strided_write, stride 4, n 2\^26 +0 +0 +524,288 +8,388,608 `, out)
 	assert.Contains(t, out, "Counters: ncu --clock-control none --metrics l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
 }
