@@ -26,6 +26,9 @@
 //     the GPU and where the measurements come from (measure.Set.Label).
 //   - DRAMVsStride: bytes moved per useful byte at the L1 (sectors, the
 //     seed's arithmetic) and at DRAM (what ncu counts), model and measured.
+//   - TimeVsBlock: a launch's time against its threads per block, the
+//     model's line named by the limit that sets it, the measured launches
+//     as points, the time at the copy bandwidth as the floor.
 //   - WarpDiagram, InstructionDiagram: one warp instruction, lane by lane,
 //     down to the sectors and lines it touches; Instructions and WarpOf give
 //     the addresses the model uses for any warp of any spec. Instruction
