@@ -400,7 +400,7 @@ func TestPublishedDirtyL2(t *testing.T) {
 // wavefrontFile is the run of transpose_tiled at seven sizes from 256x256
 // to 8192x8192 (cuda/device/wavefront-specs.jsonl) that measured how far
 // ncu's shared-memory wavefronts grow past the bank rule on large launches.
-const wavefrontFile = "cuda/device/log/wavefront_run.jsonl"
+const wavefrontFile = "cuda/reference/wavefronts.jsonl"
 
 // TestPublishedWavefronts computes, from wavefrontFile, what lessons/sectors'
 // documentation says of the bank rule against ncu, and requires it to say

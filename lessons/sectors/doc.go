@@ -136,8 +136,8 @@
 //   - wavefronts (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,
 //     _st.sum) follow the rule on small launches only. On 42 launches of
 //     tile 32 (pads 0, 1 and 2) and tile 16 (block_rows 4 and 16) from
-//     256x256 to 8192x8192 (cuda/device/log/wavefront_run.jsonl,
-//     2026-12-01; cuda/NOTES.md has the commands), ncu's load wavefronts
+//     256x256 to 8192x8192 (cuda/reference/wavefronts.jsonl, 2026-12-01;
+//     cuda/NOTES.md has the commands), ncu's load wavefronts
 //     are the rule's within 0.3 % at 256x256 and within 1.2 % at
 //     1024x1024 for tile 32, and grow with the launch from there: the
 //     padded 32-wide tile, which the rule gives one wavefront a request,
