@@ -21,7 +21,7 @@ import (
 )
 
 // The data the published accuracy is measured on, all made on the course's
-// H200 (provenance in each file, logs in cuda/device/log): the probe and
+// H200 (provenance in each file, logs in runs/log): the probe and
 // the recorded sweep, which the DRAM and time models were fitted to, and
 // the held-out launches measured afterwards to test them.
 const (
@@ -37,7 +37,7 @@ const (
 )
 
 // l2edgeHeld reports whether a launch of l2edgeFile is one of the sizes its
-// spec file (cuda/device/l2edge-specs.jsonl) holds out of every fit: n = 5,
+// spec file (runs/l2edge-specs.jsonl) holds out of every fit: n = 5,
 // 7 and 10 x 2^20.
 func l2edgeHeld(s spec.Spec) bool {
 	const mi = 1 << 20
@@ -321,7 +321,7 @@ func TestPublishedAccuracy(t *testing.T) {
 	claim("lessons/sectors/doc.go", sectorsDoc, "strided_copy at stride 32 took %.1f µs where the model says %.1f", s32.l.Seconds()*1e6, s32.p.TimeSeconds*1e6)
 
 	// Two draws of random launches at the L2's edge, measured after the
-	// fits and held out of them (cuda/device/dramcheck*-specs.jsonl).
+	// fits and held out of them (runs/dramcheck*-specs.jsonl).
 	var draws []any
 	for _, f := range []string{"cuda/testdata/dramcheck_metrics.jsonl", "cuda/testdata/dramcheck2_metrics.jsonl"} {
 		ps, err := readPaired(f)
@@ -398,8 +398,9 @@ func TestPublishedDirtyL2(t *testing.T) {
 }
 
 // wavefrontFile is the run of transpose_tiled at seven sizes from 256x256
-// to 8192x8192 (cuda/device/wavefront-specs.jsonl) that measured how far
-// ncu's shared-memory wavefronts grow past the bank rule on large launches.
+// to 8192x8192 (runs/log/issue25_wavefronts/wavefront-specs.jsonl) that
+// measured how far ncu's shared-memory wavefronts grow past the bank rule
+// on large launches.
 const wavefrontFile = "cuda/reference/wavefronts.jsonl"
 
 // TestPublishedWavefronts computes, from wavefrontFile, what lessons/sectors'
@@ -410,7 +411,7 @@ const wavefrontFile = "cuda/reference/wavefronts.jsonl"
 func TestPublishedWavefronts(t *testing.T) {
 	ps, err := readPaired(wavefrontFile)
 	require.NoError(t, err)
-	require.Len(t, ps, 42, "the specs of cuda/device/wavefront-specs.jsonl")
+	require.Len(t, ps, 42, "the specs of runs/log/issue25_wavefronts/wavefront-specs.jsonl")
 	doc := published(t, "lessons/sectors/doc.go")
 	claim := func(format string, args ...any) {
 		t.Helper()

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -20,7 +20,7 @@ import (
 )
 
 // CalibratedEnv names a profile coalesce calibrate wrote (-out) on the
-// H200, for TestCalibratedOnRecording (cuda/device/calibrate.sh sets it).
+// H200, for TestCalibratedOnRecording (runs/calibrate.sh sets it).
 const CalibratedEnv = "COALESCE_CALIBRATED"
 
 // TestCalibratedOnRecording puts a profile calibrated on an H200 beside
@@ -31,7 +31,7 @@ const CalibratedEnv = "COALESCE_CALIBRATED"
 func TestCalibratedOnRecording(t *testing.T) {
 	path := os.Getenv(CalibratedEnv)
 	if path == "" {
-		t.Skipf("%s is not set: it names a profile calibrated on an H200 (cuda/device/calibrate.sh)", CalibratedEnv)
+		t.Skipf("%s is not set: it names a profile calibrated on an H200 (runs/calibrate.sh)", CalibratedEnv)
 	}
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -40,7 +40,7 @@ func TestCalibratedOnRecording(t *testing.T) {
 	require.NoError(t, cal.Validate())
 	shipped, err := devices.Lookup("h200")
 	require.NoError(t, err)
-	rec, err := cuda.Recorded()
+	rec, err := reference.Recorded()
 	require.NoError(t, err)
 	launches := distinct(rec.Measured())
 	traces, err := traceAll(shipped, specsOf(launches))

@@ -80,9 +80,9 @@ func (r *Report) add(path string, v float64, source string, estimated bool) {
 // ErrNoData is a set without the launches a level needs.
 var ErrNoData = errors.New("calibrate: not enough measured launches")
 
-// reference is the profile whose DRAM shares of the L2 stand in for a GPU
+// courseProfile is the profile whose DRAM shares of the L2 stand in for a GPU
 // without counters, and which starts every fit: the course's H200.
-const reference = devices.Course
+const courseProfile = devices.Course
 
 // Fit fits a profile of the GPU info describes to the launches of set, as
 // coalesce calibrate measured them or a recording holds them. lat, the
@@ -101,7 +101,7 @@ const reference = devices.Course
 //     dram.busy_dirty_l2_bytes alone (FitBusy), likewise;
 //   - time.*: FitTime, on the copy kernels' times.
 func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (devices.Profile, Report, error) {
-	ref, err := devices.Lookup(reference)
+	ref, err := devices.Lookup(courseProfile)
 	if err != nil {
 		return devices.Profile{}, Report{}, fmt.Errorf("calibrate: %w", err)
 	}
@@ -134,13 +134,13 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 		scale := float64(info.L2Bytes) / float64(ref.L2Bytes)
 		for _, q := range dramParams {
 			if !q.ofL2 {
-				rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's, no counters to fit it to", reference), true)
+				rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's, no counters to fit it to", courseProfile), true)
 				continue
 			}
 			q.set(&p, q.get(&ref)*scale)
-			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no counters to fit it to", reference, q.get(&ref)/float64(ref.L2Bytes)), true)
+			rep.add(q.path, q.get(&p), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no counters to fit it to", courseProfile, q.get(&ref)/float64(ref.L2Bytes)), true)
 		}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("no ncu counters among the launches (%d profiled, %d needed): the DRAM level is the %s's, scaled to this L2", len(dramSet), minDRAMLaunches, reference))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no ncu counters among the launches (%d profiled, %d needed): the DRAM level is the %s's, scaled to this L2", len(dramSet), minDRAMLaunches, courseProfile))
 	}
 	if busySet := busyLaunches(launches, info.L2Bytes); len(busySet) > 0 {
 		b, _, err := fitBusy(p, busySet, info)
@@ -152,9 +152,9 @@ func Fit(info measure.DeviceInfo, set *measure.Set, lat *cuda.Latencies) (device
 	} else {
 		share := float64(ref.DRAM.BusyDirtyL2Bytes) / float64(ref.L2Bytes)
 		p.DRAM.BusyDirtyL2Bytes = int64(share * float64(info.L2Bytes))
-		rep.add(busyParam.path, float64(p.DRAM.BusyDirtyL2Bytes), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no profiled %v launch to fit it to", reference, share, busyKernels), true)
+		rep.add(busyParam.path, float64(p.DRAM.BusyDirtyL2Bytes), fmt.Sprintf("the %s profile's share of its L2 (%.3f), on this L2: no profiled %v launch to fit it to", courseProfile, share, busyKernels), true)
 	}
-	rep.add("dram.partial_write_fill", b2f(p.DRAM.PartialWriteFill), fmt.Sprintf("the %s profile's: no calibration launch tells", reference), true)
+	rep.add("dram.partial_write_fill", b2f(p.DRAM.PartialWriteFill), fmt.Sprintf("the %s profile's: no calibration launch tells", courseProfile), true)
 
 	timed := timeLaunches(launches)
 	tm, err := FitTime(p, timed)
@@ -266,7 +266,7 @@ func geometry(info measure.DeviceInfo, ref devices.Profile, rep *Report) (device
 		p.DefaultL2Fetch = info.DefaultL2Fetch
 		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("cudaDeviceGetLimit(cudaLimitMaxL2FetchGranularity) on %s (harness --info)", info.GPU), false)
 	} else {
-		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("the driver reported %d B; the %s's %d B", info.DefaultL2Fetch, reference, p.DefaultL2Fetch), true)
+		rep.add("default_l2_fetch_granularity", float64(p.DefaultL2Fetch), fmt.Sprintf("the driver reported %d B; the %s's %d B", info.DefaultL2Fetch, courseProfile, p.DefaultL2Fetch), true)
 	}
 	return p, nil
 }

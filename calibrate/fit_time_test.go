@@ -35,7 +35,7 @@ var (
 )
 
 // heldOutN reports whether an L2-edge launch of n elements is held out
-// (cuda/device/l2edge-specs.jsonl says which).
+// (runs/l2edge-specs.jsonl says which).
 func heldOutN(n int64) bool { return n == 5<<20 || n == 7<<20 || n == 10<<20 }
 
 // cacheFile holds the model's prediction of every timed launch of the

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
@@ -21,7 +21,7 @@ import (
 // under the recording's provenance.
 func recordedSet(t *testing.T) *measure.Set {
 	t.Helper()
-	rec, err := cuda.Recorded()
+	rec, err := reference.Recorded()
 	require.NoError(t, err)
 	set := &measure.Set{Origin: rec.Origin, Provenance: rec.Provenance}
 	set.Launches = append(set.Launches, rec.Launches...)
@@ -110,7 +110,7 @@ func TestRefitH200(t *testing.T) {
 	// Accuracy on the recording's launches the model predicts quickly (2^23
 	// threads or fewer), traced once and replayed on both profiles: the
 	// refit may lose at most 3 % of either share.
-	rec, err := cuda.Recorded()
+	rec, err := reference.Recorded()
 	require.NoError(t, err)
 	sample := accuracySample(rec.Measured())
 	traces, err := traceAll(want, specsOf(sample))

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 )
 
 // sources holds the harness's CUDA sources (src/), built into every binary
@@ -51,14 +53,14 @@ type Harness struct {
 // second build of the same sources with the same compiler is a file lookup.
 // The zero value builds with nvcc from the PATH into CacheDir().
 type Builder struct {
-	Nvcc     Nvcc          // zero: FindNvcc
+	Nvcc     toolkit.Nvcc  // zero: FindNvcc
 	CacheDir string        // "": CacheDir()
 	Timeout  time.Duration // for each nvcc run; 0: 5 minutes
 	Sources  fs.FS         // nil: the embedded harness sources
 	Log      io.Writer     // where to say that a build is happening; nil: nowhere
 	// Smi names the GPU's compute capability when -arch=native fails;
 	// zero: FindSmi, and a fat build when there is none.
-	Smi Smi
+	Smi toolkit.Smi
 }
 
 // harnessKey returns the content hash of a harness built from srcs by the nvcc
@@ -88,19 +90,19 @@ func harnessKey(srcs fs.FS, version string, arch []string) (string, error) {
 		fmt.Fprintf(h, "file %s %d\x00", n, len(data))
 		h.Write(data)
 	}
-	fmt.Fprintf(h, "nvcc %s\x00flags %s\x00arch %s\x00", version, strings.Join(buildFlags, " "), strings.Join(arch, " "))
+	fmt.Fprintf(h, "nvcc %s\x00flags %s\x00arch %s\x00", version, strings.Join(toolkit.BuildFlags(), " "), strings.Join(arch, " "))
 	return hex.EncodeToString(h.Sum(nil))[:20], nil
 }
 
 // Build returns the harness for the sources, building it if the cache does
-// not hold it yet. It tries archNative first; when nvcc cannot build for
+// not hold it yet. It tries toolkit.ArchNative() first; when nvcc cannot build for
 // the local GPU, the compute capability nvidia-smi names (archFor), then
-// archFat.
+// toolkit.ArchFat().
 func (b Builder) Build(ctx context.Context) (*Harness, error) {
 	nv := b.Nvcc
 	if nv.Path == "" {
 		var err error
-		if nv, err = FindNvcc(); err != nil {
+		if nv, err = toolkit.FindNvcc(); err != nil {
 			return nil, err
 		}
 	}
@@ -132,7 +134,7 @@ func (b Builder) Build(ctx context.Context) (*Harness, error) {
 		return nil, fmt.Errorf("cuda: harness cache: %w", err)
 	}
 	var failures []error
-	for _, arch := range [][]string{archNative, b.smiArch(ctx), archFat} {
+	for _, arch := range [][]string{toolkit.ArchNative(), b.smiArch(ctx), toolkit.ArchFat()} {
 		if arch == nil {
 			continue
 		}
@@ -162,7 +164,7 @@ func (b Builder) smiArch(ctx context.Context) []string {
 	smi := b.Smi
 	if smi.Path == "" {
 		var err error
-		if smi, err = FindSmi(); err != nil {
+		if smi, err = toolkit.FindSmi(); err != nil {
 			return nil
 		}
 	}
@@ -171,7 +173,7 @@ func (b Builder) smiArch(ctx context.Context) []string {
 		return nil
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	arch, err := archFor(first)
+	arch, err := toolkit.ArchFor(first)
 	if err != nil {
 		return nil
 	}
@@ -181,7 +183,7 @@ func (b Builder) smiArch(ctx context.Context) []string {
 // compile writes the sources to a temporary directory, builds them into a
 // temporary file beside the final one and renames it into place, so that a
 // harness in the cache is always a complete one, even when two builds race.
-func (b Builder) compile(ctx context.Context, nv Nvcc, srcs fs.FS, dir string, h *Harness, timeout time.Duration) error {
+func (b Builder) compile(ctx context.Context, nv toolkit.Nvcc, srcs fs.FS, dir string, h *Harness, timeout time.Duration) error {
 	work, err := os.MkdirTemp(dir, "build-")
 	if err != nil {
 		return fmt.Errorf("cuda: harness cache: %w", err)

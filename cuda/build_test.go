@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/internal/faketool"
 )
 
 // fakeNvcc is a shell script standing in for nvcc: --version prints
@@ -41,7 +44,7 @@ type fakeBuild struct {
 
 func newFakeBuild(t *testing.T) *fakeBuild {
 	t.Helper()
-	needSh(t)
+	faketool.NeedSh(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "nvcc.log")
 	t.Setenv("FAKE_NVCC_LOG", log)
@@ -51,8 +54,8 @@ func newFakeBuild(t *testing.T) *fakeBuild {
 	t.Setenv("FAKE_SMI_CC", "")
 	return &fakeBuild{
 		b: Builder{
-			Nvcc:     Nvcc{Path: script(t, dir, "nvcc", fakeNvcc)},
-			Smi:      Smi{Path: script(t, dir, "nvidia-smi", fakeSmi)},
+			Nvcc:     toolkit.Nvcc{Path: faketool.Script(t, dir, "nvcc", fakeNvcc)},
+			Smi:      toolkit.Smi{Path: faketool.Script(t, dir, "nvidia-smi", fakeSmi)},
 			CacheDir: filepath.Join(dir, "cache"),
 			Sources:  fstest.MapFS{"harness.cu": {Data: []byte("int main() {}\n")}, "kernels.cuh": {Data: []byte("// kernels\n")}},
 		},
@@ -77,7 +80,7 @@ func TestBuildCache(t *testing.T) {
 	h1, err := f.b.Build(ctx)
 	require.NoError(t, err)
 	assert.Len(t, f.builds(t), 1, "a miss builds")
-	assert.Equal(t, archNative, h1.Arch)
+	assert.Equal(t, toolkit.ArchNative(), h1.Arch)
 	assert.Equal(t, "Cuda compilation tools, release 13.0, V13.0.88", h1.Nvcc)
 	assert.Equal(t, filepath.Join(f.b.CacheDir, "harness-"+h1.Key), h1.Path)
 	fi, err := os.Stat(h1.Path)
@@ -115,11 +118,11 @@ func TestBuildFallsBack(t *testing.T) {
 		second               string // the flags of the second build, the first after native
 	}{
 		// Without nvidia-smi's answer: the fat build, Turing to Hopper.
-		{"native fails", "-arch=native", "", "", archFat, "-gencode arch=compute_75,code=sm_75"},
-		{"native finds no GPU", "", "-arch=native", "", archFat, "-gencode arch=compute_75,code=sm_75"},
+		{"native fails", "-arch=native", "", "", toolkit.ArchFat(), "-gencode arch=compute_75,code=sm_75"},
+		{"native finds no GPU", "", "-arch=native", "", toolkit.ArchFat(), "-gencode arch=compute_75,code=sm_75"},
 		// nvidia-smi names an Ada GPU (an L4, an RTX 4090): 8.9 is sm_89.
 		{"nvidia-smi names it", "-arch=native", "", "8.9\n8.9", []string{"-gencode", "arch=compute_89,code=[sm_89,compute_89]"}, "arch=compute_89,code=[sm_89,compute_89]"},
-		{"nvidia-smi makes no sense", "-arch=native", "", "N/A", archFat, "-gencode arch=compute_75,code=sm_75"},
+		{"nvidia-smi makes no sense", "-arch=native", "", "N/A", toolkit.ArchFat(), "-gencode arch=compute_75,code=sm_75"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,39 +145,12 @@ func TestBuildFallsBack(t *testing.T) {
 	}
 }
 
-func TestArchFor(t *testing.T) {
-	tests := []struct {
-		cc   string
-		want []string
-		err  bool
-	}{
-		{"9.0", []string{"-gencode", "arch=compute_90,code=[sm_90,compute_90]"}, false},
-		{" 7.5 ", []string{"-gencode", "arch=compute_75,code=[sm_75,compute_75]"}, false},
-		{"12.0", []string{"-gencode", "arch=compute_120,code=[sm_120,compute_120]"}, false},
-		{"N/A", nil, true},
-		{"9.0a", nil, true},
-		{"9", nil, true},
-		{"-9.0", nil, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.cc, func(t *testing.T) {
-			got, err := archFor(tt.cc)
-			if tt.err {
-				assert.ErrorContains(t, err, "want major.minor")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
 func TestBuildFailsWithStderr(t *testing.T) {
 	f := newFakeBuild(t)
 	t.Setenv("FAKE_NVCC_FAIL", "-")
 	_, err := f.b.Build(context.Background())
 	require.Error(t, err)
-	var te *ToolError
+	var te *toolkit.ToolError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 1, te.ExitCode)
 	assert.Contains(t, err.Error(), "Unsupported gpu architecture")
@@ -183,22 +159,22 @@ func TestBuildFailsWithStderr(t *testing.T) {
 
 func TestBuildWithoutNvcc(t *testing.T) {
 	f := newFakeBuild(t)
-	f.b.Nvcc = Nvcc{Path: filepath.Join(t.TempDir(), "nvcc")}
+	f.b.Nvcc = toolkit.Nvcc{Path: filepath.Join(t.TempDir(), "nvcc")}
 	_, err := f.b.Build(context.Background())
-	var se *StartError
+	var se *toolkit.StartError
 	require.ErrorAs(t, err, &se)
 }
 
 func TestHarnessKey(t *testing.T) {
 	srcs := fstest.MapFS{"harness.cu": {Data: []byte("a")}}
-	k1, err := harnessKey(srcs, "v1", archNative)
+	k1, err := harnessKey(srcs, "v1", toolkit.ArchNative())
 	require.NoError(t, err)
-	k2, _ := harnessKey(srcs, "v1", archNative)
+	k2, _ := harnessKey(srcs, "v1", toolkit.ArchNative())
 	assert.Equal(t, k1, k2, "the key is a pure function of its inputs")
-	k3, _ := harnessKey(srcs, "v1", archFat)
-	k4, _ := harnessKey(srcs, "v2", archNative)
-	k5, _ := harnessKey(fstest.MapFS{"harness.cu": {Data: []byte("b")}}, "v1", archNative)
-	k6, _ := harnessKey(fstest.MapFS{"harness2.cu": {Data: []byte("a")}}, "v1", archNative)
+	k3, _ := harnessKey(srcs, "v1", toolkit.ArchFat())
+	k4, _ := harnessKey(srcs, "v2", toolkit.ArchNative())
+	k5, _ := harnessKey(fstest.MapFS{"harness.cu": {Data: []byte("b")}}, "v1", toolkit.ArchNative())
+	k6, _ := harnessKey(fstest.MapFS{"harness2.cu": {Data: []byte("a")}}, "v1", toolkit.ArchNative())
 	assert.Len(t, map[string]bool{k1: true, k3: true, k4: true, k5: true, k6: true}, 5)
 }
 

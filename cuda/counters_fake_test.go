@@ -11,18 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/cuda/reference"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/internal/faketool"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 )
-
-// ncuDenied is what ncu prints, once per kernel it tries to profile, when
-// the driver keeps the counters to administrators; the harness it runs
-// still runs to the end.
-const ncuDenied = `==PROF== Connected to process 4242 (/tmp/harness)
-==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0. For instructions on enabling permissions and to get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM
-==PROF== Disconnected from process 4242
-==WARNING== No kernels were profiled.
-`
 
 // deniedFake is a fake GPU named name whose ncu is refused the counters,
 // exiting with status exit; it returns the file ncu's runs are counted in,
@@ -32,9 +26,9 @@ func deniedFake(t *testing.T, name, exit string) (*fake, string) {
 	f.gpu.Info.GPU = name
 	calls := filepath.Join(f.dir, "ncu-calls")
 	// ncu --version (for the provenance) is not a profiling run.
-	ncu := script(t, f.dir, "ncu", `case "$*" in *--input*) echo run >> "`+calls+`";; esac; exec "`+f.ncu.Path+`" "$@"`)
-	f.gpu.Ncu = &Ncu{Path: ncu}
-	f.stdout(ncuDenied)
+	ncu := faketool.Script(t, f.dir, "ncu", `case "$*" in *--input*) echo run >> "`+calls+`";; esac; exec "`+f.ncu.Path+`" "$@"`)
+	f.gpu.Ncu = &toolkit.Ncu{Path: ncu}
+	f.stdout(faketool.NcuDenied)
 	// The fake's runs with an input count up over both tools: odd runs
 	// are the harness timing, even ones ncu profiling.
 	for k := 2; k <= 8; k += 2 {
@@ -57,7 +51,7 @@ func ncuRuns(t *testing.T, calls string) int {
 // and the recording holds the launch, else from the model; ncu is tried
 // once.
 func TestCountersDenied(t *testing.T) {
-	rec, err := Recorded()
+	rec, err := reference.Recorded()
 	require.NoError(t, err)
 	require.Equal(t, "NVIDIA H200", rec.Origin.GPU)
 	// Line 133 of the recording: ncu read 264,960 DRAM bytes for it; the
@@ -107,18 +101,18 @@ func TestCountersDenied(t *testing.T) {
 				assert.Equal(t, 32.0, m[metrics.LdRequests])
 				assert.Equal(t, "live: "+tt.gpu+", "+f.gpu.Opened.UTC().Format("2006-01-02 15:04 UTC"), set.Label())
 				assert.Contains(t, set.Note, "ERR_NVGPUCTRPERM")
-				var denied *CountersDeniedError
+				var denied *toolkit.CountersDeniedError
 				require.ErrorAs(t, set.CountersErr, &denied)
 				assert.Equal(t, tt.gpu, denied.GPU)
-				assert.ErrorIs(t, set.CountersErr, ErrCountersDenied)
+				assert.ErrorIs(t, set.CountersErr, toolkit.ErrCountersDenied)
 				assert.ErrorIs(t, set.CountersErr, measure.ErrNoCounters)
 				assert.Contains(t, set.CountersErr.Error(), "echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' | sudo tee /etc/modprobe.d/nvidia-profiling.conf")
 				assert.Contains(t, set.CountersErr.Error(), "--cap-add SYS_ADMIN")
 				assert.Contains(t, set.CountersErr.Error(), "Allow access to the GPU performance counters to all users")
 				assert.Contains(t, set.CountersErr.Error(), "device 0. For instructions", "ncu's own line")
 			}
-			assert.ErrorIs(t, f.gpu.CountersDenied(), ErrCountersDenied)
-			assert.ErrorIs(t, f.gpu.ProbeCounters(context.Background()), ErrCountersDenied)
+			assert.ErrorIs(t, f.gpu.CountersDenied(), toolkit.ErrCountersDenied)
+			assert.ErrorIs(t, f.gpu.ProbeCounters(context.Background()), toolkit.ErrCountersDenied)
 			assert.Equal(t, 1, ncuRuns(t, calls), "the probe knows already")
 		})
 	}
@@ -183,7 +177,7 @@ func TestStrictRefusesStandIns(t *testing.T) {
 			d, _ := deniedFake(t, "NVIDIA H200", "1")
 			*f = *d
 		}, measure.Times | measure.Counters,
-			[]error{ErrStandIn, ErrCountersDenied}, nil, "ERR_NVGPUCTRPERM"},
+			[]error{ErrStandIn, toolkit.ErrCountersDenied}, nil, "ERR_NVGPUCTRPERM"},
 		{"counters read", func(t *testing.T, f *fake) {
 			// As in TestMeasureMergesMetrics: one answer for both runs.
 			f.gpu.Ncu = &f.ncu

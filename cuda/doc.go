@@ -2,29 +2,34 @@
 // reads them back in the model's vocabulary, so that the sector model
 // (lessons/sectors) and the hardware can be laid side by side.
 //
-// It has three parts:
+// It is one of four packages under cuda/, each with one job:
 //
-//   - src/: the kernels (kernels.cuh), one per kernel of lessons/spec, each
-//     with exactly the semantics the spec package states, and the harness
-//     (harness.cu) that runs a launch plan on the GPU, checks the result and
-//     times it. They are embedded in every Go binary.
-//   - the Go driver: Builder compiles the harness with nvcc once per content
-//     hash into a cache directory; GPU is the live measure.Measurer, which
-//     times launches with the harness and reads their counters with Nsight
-//     Compute (Measure).
-//   - reference/: the sweep the lessons use (sweep.jsonl) and its
-//     measurements on the course's H200, a run file with its provenance
-//     (h200.jsonl), for machines without a GPU (Recorded, RecordedMeasurer).
+//   - cuda (this one): the harness and the live GPU. src/ holds the
+//     kernels (kernels.cuh), one per kernel of lessons/spec, each with
+//     exactly the semantics the spec package states, and the harness
+//     (harness.cu) that runs a launch plan on the GPU, checks the result
+//     and times it; they are embedded in every Go binary. Builder compiles
+//     the harness with nvcc once per content hash into a cache directory;
+//     GPU is the live measure.Measurer, which times launches with the
+//     harness and reads their counters with Nsight Compute (Measure).
+//   - cuda/reference: the recording, the sweep the lessons use
+//     (reference/sweep.jsonl) measured on the course's H200, a run file
+//     with its provenance (reference/h200.jsonl), for machines without a
+//     GPU (reference.Recorded, reference.Measurer).
+//   - cuda/toolkit: finding and running nvcc, ncu, compute-sanitizer and
+//     nvidia-smi (one Invocation type), and reading what ncu prints.
+//   - cuda/usercuda: a kernel a learner wrote, compiled and run on the GPU
+//     beside the harness (usercuda.Run), for lab.TryCUDA.
 //
-// A machine without nvcc, ncu, a driver or a GPU gets a *MissingError that
-// names what is missing; errors.Is tells which (ErrNoNvcc, ErrNoNcu,
-// ErrNoDriver, ErrNoGPU). OpenMeasurer makes the choice every caller needs:
-// live where this machine can measure, else the recording, and the Origin
-// of what it returns says which and why:
+// A machine without nvcc, ncu, a driver or a GPU gets a
+// *toolkit.MissingError that names what is missing; errors.Is tells which
+// (toolkit.ErrNoNvcc, ErrNoNcu, ErrNoDriver, ErrNoGPU). OpenMeasurer makes
+// the choice every caller needs: live where this machine can measure, else
+// the recording, and the Origin of what it returns says which and why:
 //
-//	src, err := cuda.OpenMeasurer(ctx, os.Getenv(cuda.ModeEnv), cuda.Builder{})
+//	m, err := cuda.OpenMeasurer(ctx, os.Getenv(cuda.ModeEnv), cuda.Builder{})
 //	...
-//	set, err := src.Measure(ctx, specs, measure.Times|measure.Counters)
+//	set, err := m.Measure(ctx, specs, measure.Times|measure.Counters)
 //	// set.Label(): "live: NVIDIA H200, ..." or "recorded on NVIDIA H200, ..."
 //
 // A driver that keeps the GPU's performance counters to administrators
@@ -34,8 +39,9 @@
 // takes each launch's counters from the course's recording when this is
 // the recording's GPU and the recording holds the launch, else from the
 // sector model, each Launch's Counters saying whose; the Set's CountersErr
-// is a *CountersDeniedError (errors.Is ErrCountersDenied) whose message
-// ends with the host setting that lets ncu count (CountersRemedy).
+// is a *toolkit.CountersDeniedError (errors.Is toolkit.ErrCountersDenied)
+// whose message ends with the host setting that lets ncu count
+// (toolkit.CountersRemedy).
 // ProbeCounters finds out before any measurement. A Strict GPU (OpenMeasurer's
 // StrictMode, COALESCE_MEASURE=strict) fails instead of borrowing, with an
 // error wrapping ErrStandIn, as it does without ncu.
@@ -98,26 +104,4 @@
 // measure.Set: a run file, its provenance first, then one measure.Launch a
 // line; every figure derived from a launch (bandwidth, fraction of memcpy)
 // is computed by lessons/figures, never stored.
-//
-// # A learner's kernel
-//
-// GPU.RunUserKernel runs a kernel a learner wrote, knowing nothing of the
-// exercise: a UserKernel gives the entry's name, its args (C types from a
-// fixed list, each buffer's bytes and input, which are outputs, each
-// value), the learner's body and the launch. Source generates the program
-// (the body after `#line 1 "kernel.cu"`, so that nvcc's and
-// compute-sanitizer's line numbers are the learner's; the host side is
-// kernelsrc/host.cu); Builder.CompileUserKernel builds it with nvcc into
-// the cache directory under its content hash (a refusal is a
-// *CompileError holding nvcc's message as "kernel.cu(3): error: ...").
-// The program reads its launch and inputs from files, launches the kernel
-// once for the outputs, then times warm-up and timed launches with CUDA
-// events, restoring every buffer (and flushing the L2) before each, so
-// that a kernel that updates in place is timed on the same data every
-// time. On request it runs first under compute-sanitizer (memcheck or
-// racecheck: a finding is a *SanitizerError) and last under ncu for the
-// course's metrics of one launch (a driver that refuses them sets the
-// result's CountersErr to a *CountersDeniedError). A fault is a
-// *LaunchError naming CUDA's error; a kernel that does not return is
-// killed at the timeout, with every process of its group (*TimeoutError).
 package cuda

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coalescing-course/coalesce/cuda/reference"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -30,12 +32,9 @@ type GPU struct {
 	Info    measure.DeviceInfo
 	// Ncu profiles the launches; nil when this machine has no ncu, and
 	// NoNcu then says why.
-	Ncu   *Ncu
+	Ncu   *toolkit.Ncu
 	NoNcu string
-	// Sanitizer checks learners' kernels (RunUserKernel); nil: FindSanitizer
-	// when a check is asked.
-	Sanitizer *Sanitizer
-	// Builder compiles learners' kernels (RunUserKernel): OpenGPU keeps
+	// Builder compiles learners' kernels (usercuda.Run): OpenGPU keeps
 	// the one it built the harness with.
 	Builder Builder
 	// NcuOutput, when set, receives ncu's standard output as it was, CSV
@@ -72,7 +71,7 @@ type GPU struct {
 	// driver's setting does not change while the GPU is open, so ncu is
 	// not run on it again.
 	deniedMu sync.Mutex
-	denied   *CountersDeniedError
+	denied   *toolkit.CountersDeniedError
 }
 
 var _ measure.Measurer = (*GPU)(nil)
@@ -90,7 +89,7 @@ func OpenGPU(ctx context.Context, b Builder) (*GPU, error) {
 		return nil, err
 	}
 	g := &GPU{Harness: h, Info: info, Opened: time.Now(), Builder: b}
-	if ncu, err := FindNcu(); err == nil {
+	if ncu, err := toolkit.FindNcu(); err == nil {
 		g.Ncu = &ncu
 	} else {
 		g.NoNcu = err.Error()
@@ -107,13 +106,13 @@ func (g *GPU) Origin() measure.Origin {
 func (h *Harness) DeviceInfo(ctx context.Context) (measure.DeviceInfo, error) {
 	out, err := h.cmd([]string{"--info"}, time.Minute).Run(ctx)
 	if err != nil {
-		return measure.DeviceInfo{}, harnessError(err)
+		return measure.DeviceInfo{}, AsMissing(err)
 	}
 	var info measure.DeviceInfo
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&info); err != nil {
-		return measure.DeviceInfo{}, &OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--info: %v: %.200q", err, out)}
+		return measure.DeviceInfo{}, &toolkit.OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--info: %v: %.200q", err, out)}
 	}
 	return info, nil
 }
@@ -143,7 +142,7 @@ type Latencies struct {
 func (h *Harness) Latencies(ctx context.Context) (Latencies, error) {
 	out, err := h.cmd([]string{"--calibrate"}, 2*time.Minute).Run(ctx)
 	if err != nil {
-		return Latencies{}, harnessError(err)
+		return Latencies{}, AsMissing(err)
 	}
 	return parseLatencies(out)
 }
@@ -156,41 +155,34 @@ func parseLatencies(out []byte) (Latencies, error) {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
-		return Latencies{}, &OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: %v: %.200q", err, out)}
+		return Latencies{}, &toolkit.OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: %v: %.200q", err, out)}
 	}
 	if !(l.L2LatencyNs > 0 && l.DRAMLatencyNs >= l.L2LatencyNs && l.DRAMLatencyNs < 1e6) {
-		return Latencies{}, &OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: latencies DRAM %g ns, L2 %g ns: want 0 < L2 <= DRAM < 1 ms", l.DRAMLatencyNs, l.L2LatencyNs)}
+		return Latencies{}, &toolkit.OutputError{Tool: "harness", Line: 1, Msg: fmt.Sprintf("--calibrate: latencies DRAM %g ns, L2 %g ns: want 0 < L2 <= DRAM < 1 ms", l.DRAMLatencyNs, l.L2LatencyNs)}
 	}
 	return l, nil
 }
 
-func (h *Harness) cmd(args []string, timeout time.Duration) Invocation {
-	return Invocation{Tool: "harness", Path: h.Path, Args: args, Timeout: timeout}
+func (h *Harness) cmd(args []string, timeout time.Duration) toolkit.Invocation {
+	return toolkit.Invocation{Tool: "harness", Path: h.Path, Args: args, Timeout: timeout}
 }
 
-// Exit statuses of the harness (src/harness.cu).
+// Exit statuses of the course's CUDA programs: the harness
+// (src/harness.cu), and for ExitNoDevice and ExitNoDriver a learner's
+// kernel's program too (usercuda/kernelsrc/host.cu).
 const (
 	exitSomeLineFailed = 1
-	exitNoDevice       = 3
-	exitNoDriver       = 4
+	// ExitNoDevice is a program that found no CUDA device.
+	ExitNoDevice = 3
+	// ExitNoDriver is a program that found no usable driver.
+	ExitNoDriver = 4
 )
 
-// harnessError turns the harness's "no device" and "no driver" exits into
-// the *MissingError callers branch on.
-// ncuDiagnostics returns the lines ncu writes about itself (==ERROR==,
-// ==WARNING==) from its standard output, where its CSV also goes.
-func ncuDiagnostics(stdout []byte) string {
-	var keep []string
-	for line := range strings.Lines(string(stdout)) {
-		if strings.HasPrefix(line, "==ERROR==") || strings.HasPrefix(line, "==WARNING==") {
-			keep = append(keep, strings.TrimRight(line, "\r\n"))
-		}
-	}
-	return strings.Join(keep, "\n")
-}
-
-func harnessError(err error) error {
-	var te *ToolError
+// AsMissing turns a *toolkit.ToolError of a program that exited
+// ExitNoDevice or ExitNoDriver into the *toolkit.MissingError callers
+// branch on (ErrNoGPU, ErrNoDriver); any other error it returns as it is.
+func AsMissing(err error) error {
+	var te *toolkit.ToolError
 	if !errors.As(err, &te) {
 		return err
 	}
@@ -202,10 +194,10 @@ func harnessError(err error) error {
 		detail = msg.Error
 	}
 	switch te.ExitCode {
-	case exitNoDevice:
-		return &MissingError{Err: ErrNoGPU, Detail: detail, Hint: "run on a machine with an NVIDIA GPU, or " + fallbackHint}
-	case exitNoDriver:
-		return &MissingError{Err: ErrNoDriver, Detail: detail, Hint: "install the NVIDIA driver (on a machine with an NVIDIA GPU), or " + fallbackHint}
+	case ExitNoDevice:
+		return &toolkit.MissingError{Err: toolkit.ErrNoGPU, Detail: detail, Hint: "run on a machine with an NVIDIA GPU, or " + toolkit.FallbackHint}
+	case ExitNoDriver:
+		return &toolkit.MissingError{Err: toolkit.ErrNoDriver, Detail: detail, Hint: "install the NVIDIA driver (on a machine with an NVIDIA GPU), or " + toolkit.FallbackHint}
 	}
 	return err
 }
@@ -275,7 +267,7 @@ func (g *GPU) Measure(ctx context.Context, specs []spec.Spec, want measure.Want)
 	if counters && denied == nil {
 		profiled, err = g.run(ctx, p, true)
 		if errors.As(err, &denied) {
-			g.deny(denied)
+			g.DenyCounters(denied)
 		} else if err != nil {
 			return nil, err
 		}
@@ -297,13 +289,16 @@ func (g *GPU) Measure(ctx context.Context, specs []spec.Spec, want measure.Want)
 
 // deniedErr returns the GPU's *CountersDeniedError, nil while ncu has not
 // been refused.
-func (g *GPU) deniedErr() *CountersDeniedError {
+func (g *GPU) deniedErr() *toolkit.CountersDeniedError {
 	g.deniedMu.Lock()
 	defer g.deniedMu.Unlock()
 	return g.denied
 }
 
-func (g *GPU) deny(e *CountersDeniedError) {
+// DenyCounters records that ncu was refused the GPU's counters: a run of
+// a learner's kernel under ncu (usercuda) found it, and no later run asks
+// again while the GPU is open. Measure records it itself.
+func (g *GPU) DenyCounters(e *toolkit.CountersDeniedError) {
 	g.deniedMu.Lock()
 	defer g.deniedMu.Unlock()
 	g.denied = e
@@ -350,7 +345,7 @@ func (g *GPU) ProbeCounters(ctx context.Context) error {
 // launch, for those are ncu's counts of it; else the sector model's,
 // exact at the L1, an estimate of DRAM. Launch.Counters says which.
 func (g *GPU) borrowCounters(ls []measure.Launch) {
-	rec, err := Recorded()
+	rec, err := reference.Recorded()
 	sameGPU := err == nil && rec.Origin.GPU == g.Info.GPU
 	for i := range ls {
 		l := &ls[i]
@@ -487,7 +482,7 @@ func (g *GPU) runBatch(ctx context.Context, work string, p *Prepared, batch []in
 		return res, fmt.Errorf("cuda: %w", err)
 	}
 	args := g.harnessArgs(in, output, profile)
-	var inv Invocation
+	var inv toolkit.Invocation
 	if profile {
 		inv = g.Ncu.ProfileCmd(g.Harness.Path, args, g.timeout())
 	} else {
@@ -506,10 +501,10 @@ func (g *GPU) runBatch(ctx context.Context, work string, p *Prepared, batch []in
 		// non-zero, and the harness's answers may still be there), this
 		// run has no counters, and no later one will.
 		var stderr string
-		if te := (*ToolError)(nil); errors.As(runErr, &te) {
+		if te := (*toolkit.ToolError)(nil); errors.As(runErr, &te) {
 			stderr = te.Stderr
 		}
-		if d := countersDenied(g.Info.GPU, string(stdout), stderr); d != nil {
+		if d := toolkit.CountersDeniedIn(g.Info.GPU, string(stdout), stderr); d != nil {
 			return res, d
 		}
 	}
@@ -519,14 +514,14 @@ func (g *GPU) runBatch(ctx context.Context, work string, p *Prepared, batch []in
 	// fault still stand.
 	var failed error
 	if runErr != nil {
-		var te *ToolError
+		var te *toolkit.ToolError
 		isTool := errors.As(runErr, &te)
 		if isTool && profile {
 			// ncu reports its own failures on stdout, not stderr.
-			te.Stderr = strings.TrimSpace(te.Stderr + "\n" + ncuDiagnostics(stdout))
+			te.Stderr = strings.TrimSpace(te.Stderr + "\n" + toolkit.NcuDiagnostics(stdout))
 		}
 		if !isTool || te.ExitCode != exitSomeLineFailed {
-			failed = harnessError(runErr)
+			failed = AsMissing(runErr)
 		}
 	}
 	data, err := os.ReadFile(output)
@@ -557,7 +552,7 @@ func (g *GPU) runBatch(ctx context.Context, work string, p *Prepared, batch []in
 	if !profile {
 		return res, nil
 	}
-	rows, err := parseNcuCSV(stdout, metrics.Profiled)
+	rows, err := toolkit.ParseNcuCSV(stdout, metrics.Profiled)
 	launched := 0
 	for _, a := range answers {
 		if a.Launched {
@@ -572,7 +567,7 @@ func (g *GPU) runBatch(ctx context.Context, work string, p *Prepared, batch []in
 			if err != nil {
 				return res, err
 			}
-			return res, &OutputError{Tool: "ncu", Msg: fmt.Sprintf("%d profiled kernels for %d launched plans: cannot tell which counts belong to which launch", len(rows), launched)}
+			return res, &toolkit.OutputError{Tool: "ncu", Msg: fmt.Sprintf("%d profiled kernels for %d launched plans: cannot tell which counts belong to which launch", len(rows), launched)}
 		}
 		// ncu's output is of no use past a fault (it may have ended with
 		// the harness): the fault is settled, the plans before it go

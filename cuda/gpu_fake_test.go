@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/internal/faketool"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -50,16 +52,16 @@ type fake struct {
 	t    *testing.T
 	dir  string
 	gpu  *GPU
-	ncu  Ncu
+	ncu  toolkit.Ncu
 	seen string
 }
 
 func newFake(t *testing.T) *fake {
 	t.Helper()
-	needSh(t)
+	faketool.NeedSh(t)
 	dir := t.TempDir()
-	tool := script(t, dir, "tool", fakeTool)
-	f := &fake{t: t, dir: dir, ncu: Ncu{Path: tool}, seen: filepath.Join(dir, "seen.jsonl"),
+	tool := faketool.Script(t, dir, "tool", fakeTool)
+	f := &fake{t: t, dir: dir, ncu: toolkit.Ncu{Path: tool}, seen: filepath.Join(dir, "seen.jsonl"),
 		gpu: &GPU{Harness: &Harness{Path: tool}, Info: measure.DeviceInfo{GPU: "Fake GPU", SMs: 132, MaxThreadsPerSM: 2048}, NoNcu: "ncu not found (fake)"}}
 	for _, k := range []string{"FAKE_RESULTS", "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "FAKE_INFO", "FAKE_CALIBRATE"} {
 		t.Setenv(k, "")
@@ -228,18 +230,18 @@ func TestRunWholeRunErrors(t *testing.T) {
 	}{
 		{"no GPU", "3", `{"error":"no CUDA device: no CUDA-capable device is detected","cuda_error":"cudaErrorNoDevice"}`, nil,
 			func(t *testing.T, err error) {
-				assert.ErrorIs(t, err, ErrNoGPU)
+				assert.ErrorIs(t, err, toolkit.ErrNoGPU)
 				assert.Equal(t, "cuda: no CUDA device: no CUDA-capable device is detected: run on a machine with an NVIDIA GPU, or use the recorded reference (coalesce compare falls back on it)", err.Error())
 			}},
 		{"no driver", "4", `{"error":"no usable CUDA device: CUDA driver version is insufficient for CUDA runtime version","cuda_error":"cudaErrorInsufficientDriver"}`, nil,
 			func(t *testing.T, err error) {
-				assert.ErrorIs(t, err, ErrNoDriver)
-				var me *MissingError
+				assert.ErrorIs(t, err, toolkit.ErrNoDriver)
+				var me *toolkit.MissingError
 				assert.ErrorAs(t, err, &me)
 			}},
 		{"usage error keeps stderr", "2", "harness: --reps: want at least 9 timed launches", nil,
 			func(t *testing.T, err error) {
-				var te *ToolError
+				var te *toolkit.ToolError
 				require.ErrorAs(t, err, &te)
 				assert.Equal(t, 2, te.ExitCode)
 				assert.Contains(t, err.Error(), "want at least 9 timed launches")
@@ -250,7 +252,7 @@ func TestRunWholeRunErrors(t *testing.T) {
 			}},
 		{"malformed line", "0", "", []string{`{"line":1,"time_ms":`},
 			func(t *testing.T, err error) {
-				var oe *OutputError
+				var oe *toolkit.OutputError
 				require.ErrorAs(t, err, &oe)
 				assert.Equal(t, 1, oe.Line)
 			}},
@@ -467,7 +469,7 @@ func TestDeviceInfo(t *testing.T) {
 	t.Setenv("FAKE_EXIT", "3")
 	t.Setenv("FAKE_STDERR", `{"error":"no CUDA device","cuda_error":"cudaErrorNoDevice"}`)
 	_, err = f.gpu.Harness.DeviceInfo(context.Background())
-	assert.ErrorIs(t, err, ErrNoGPU)
+	assert.ErrorIs(t, err, toolkit.ErrNoGPU)
 }
 
 func TestLatencies(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -38,7 +39,7 @@ var openGPU = sync.OnceValues(func() (*cuda.GPU, error) {
 func needGPU(t *testing.T) *cuda.GPU {
 	t.Helper()
 	gpu, err := openGPU()
-	var missing *cuda.MissingError
+	var missing *toolkit.MissingError
 	if errors.As(err, &missing) {
 		t.Skipf("no GPU to measure on: %v", err)
 	}
@@ -240,9 +241,9 @@ func TestGPUHarnessRefusesBadPlans(t *testing.T) {
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "plans.jsonl"), filepath.Join(dir, "out.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(input.String()), 0o644))
-	inv := cuda.Invocation{Tool: "harness", Path: g.Harness.Path, Args: []string{"--input", in, "--output", out, "--profile"}, Timeout: 5 * time.Minute}
+	inv := toolkit.Invocation{Tool: "harness", Path: g.Harness.Path, Args: []string{"--input", in, "--output", out, "--profile"}, Timeout: 5 * time.Minute}
 	_, err := inv.Run(context.Background())
-	var te *cuda.ToolError
+	var te *toolkit.ToolError
 	require.ErrorAs(t, err, &te, "some lines failed: status 1")
 	assert.Equal(t, 1, te.ExitCode)
 	data, err := os.ReadFile(out)
@@ -288,7 +289,7 @@ func TestGPUProfileMatchesModel(t *testing.T) {
 
 // reportShared logs where ncu's shared-memory counts differ from the bank
 // rule's: how closely the H200 follows the rule is what the device runs
-// measure (cuda/device/matrix.sh), so a difference is reported, not failed.
+// measure (runs/matrix.sh), so a difference is reported, not failed.
 func reportShared(t *testing.T, s spec.Spec, model, ncu metrics.Set) {
 	t.Helper()
 	for _, m := range metrics.Shared {

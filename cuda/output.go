@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 )
 
 // harnessLine is one line the harness writes: a result or an error. The
@@ -52,32 +54,32 @@ func parseHarnessOutput(data []byte, n int, timed bool) ([]harnessLine, error) {
 		num++
 		text := bytes.TrimSpace(sc.Bytes())
 		if len(text) == 0 {
-			return nil, &OutputError{Tool: "harness", Line: num, Msg: "empty line, want one JSON object per spec"}
+			return nil, &toolkit.OutputError{Tool: "harness", Line: num, Msg: "empty line, want one JSON object per spec"}
 		}
 		var hl harnessLine
 		dec := json.NewDecoder(bytes.NewReader(text))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&hl); err != nil {
-			return nil, &OutputError{Tool: "harness", Line: num, Msg: fmt.Sprintf("not the harness's JSON: %v: %.200q", err, text)}
+			return nil, &toolkit.OutputError{Tool: "harness", Line: num, Msg: fmt.Sprintf("not the harness's JSON: %v: %.200q", err, text)}
 		}
 		if dec.More() {
-			return nil, &OutputError{Tool: "harness", Line: num, Msg: "trailing data after the JSON object"}
+			return nil, &toolkit.OutputError{Tool: "harness", Line: num, Msg: "trailing data after the JSON object"}
 		}
 		if hl.Line != num {
-			return nil, &OutputError{Tool: "harness", Line: num, Msg: fmt.Sprintf(`"line" is %d, want %d: answers out of order`, hl.Line, num)}
+			return nil, &toolkit.OutputError{Tool: "harness", Line: num, Msg: fmt.Sprintf(`"line" is %d, want %d: answers out of order`, hl.Line, num)}
 		}
 		if hl.Error == "" {
 			if err := hl.check(timed); err != nil {
-				return nil, &OutputError{Tool: "harness", Line: num, Msg: err.Error()}
+				return nil, &toolkit.OutputError{Tool: "harness", Line: num, Msg: err.Error()}
 			}
 		}
 		out = append(out, hl)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &OutputError{Tool: "harness", Line: num + 1, Msg: err.Error()}
+		return nil, &toolkit.OutputError{Tool: "harness", Line: num + 1, Msg: err.Error()}
 	}
 	if len(out) > n || len(out) < n && faultAt(out) < 0 {
-		return nil, &OutputError{Tool: "harness", Msg: fmt.Sprintf("%d answers to %d specs", len(out), n)}
+		return nil, &toolkit.OutputError{Tool: "harness", Msg: fmt.Sprintf("%d answers to %d specs", len(out), n)}
 	}
 	return out, nil
 }

@@ -252,7 +252,7 @@ func TestCourseHome(t *testing.T) {
 func TestScriptsParse(t *testing.T) {
 	mustHaveExec(t, "bash")
 	var scripts []string
-	for _, pat := range []string{"scripts/*.sh", "cuda/device/*.sh"} {
+	for _, pat := range []string{"scripts/*.sh", "runs/*.sh"} {
 		m, err := filepath.Glob(filepath.Join(root, pat))
 		require.NoError(t, err)
 		scripts = append(scripts, m...)

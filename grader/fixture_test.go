@@ -6,11 +6,12 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-	"github.com/stretchr/testify/require"
 )
 
 var updateFixture = flag.Bool("update-fixture", false, "rewrite testdata/reference.jsonl, the invented measurements the tests grade against")

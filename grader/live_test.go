@@ -5,9 +5,11 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 )
 
 // TestLiveGPU grades two questions against this machine's GPU through the
@@ -23,7 +25,7 @@ func TestLiveGPU(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), MeasureTimeout)
 	defer cancel()
 	gpu, err := cuda.OpenGPU(ctx, cuda.Builder{})
-	var missing *cuda.MissingError
+	var missing *toolkit.MissingError
 	if errors.As(err, &missing) {
 		t.Skipf("no GPU to measure on: %v", err)
 	}

@@ -11,9 +11,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/lessons/measure"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata (verdicts, gradebook) from the code's output; review the diff")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -20,7 +21,7 @@ import (
 // counters: live times, the model's counters, the denial on the Set.
 type deniedGPU struct{ probes int }
 
-var errDenied = &cuda.CountersDeniedError{GPU: "NVIDIA GeForce RTX 4090",
+var errDenied = &toolkit.CountersDeniedError{GPU: "NVIDIA GeForce RTX 4090",
 	Detail: "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0."}
 
 func (d *deniedGPU) Origin() measure.Origin {
@@ -57,14 +58,14 @@ func TestCountersDeniedNotice(t *testing.T) {
 
 	Status()
 	assert.Equal(t, 1, gpu.probes)
-	assert.Equal(t, 1, strings.Count(out.String(), cuda.CountersRemedy), out.String())
+	assert.Equal(t, 1, strings.Count(out.String(), toolkit.CountersRemedy), out.String())
 	assert.Contains(t, out.String(), "Counters: cuda: the driver does not let this user read the NVIDIA GeForce RTX 4090's performance counters")
 
 	s := Spec(`{"kernel":"coalesced_copy","n":1024}`)
 	out.Reset()
 	m, err := Measure(s)
 	require.NoError(t, err)
-	assert.Equal(t, 1, strings.Count(out.String(), cuda.CountersRemedy), "the first cell says it")
+	assert.Equal(t, 1, strings.Count(out.String(), toolkit.CountersRemedy), "the first cell says it")
 	assert.Contains(t, out.String(), "marked (model) the sector model's")
 	out.Reset()
 	m, err = Measure(s)
@@ -96,6 +97,6 @@ func TestProfileStrictDenied(t *testing.T) {
 	require.Error(t, err)
 	assert.Nil(t, m, "not the recording's counters")
 	assert.ErrorIs(t, err, cuda.ErrStandIn)
-	assert.ErrorIs(t, err, cuda.ErrCountersDenied)
+	assert.ErrorIs(t, err, toolkit.ErrCountersDenied)
 	assert.ErrorContains(t, err, "lab: measuring on live: NVIDIA GeForce RTX 4090")
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/cuda/usercuda"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
@@ -176,10 +178,10 @@ func exerciseOnGPU(t *testing.T, g *cuda.GPU, id, learner string) {
 		sorted, err = p.Ordered(func(k []int32) []int32 { slices.Sort(k); return k })
 		require.NoError(t, err)
 	}
-	run := func(name string, p exercises.Problem, body string, check cuda.Check) (*cuda.UserResult, error) {
+	run := func(name string, p exercises.Problem, body string, check toolkit.Check) (*usercuda.Result, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		r, err := g.RunUserKernel(ctx, userKernel(p, body), cuda.UserOptions{Counters: check == "", Check: check})
+		r, err := usercuda.Run(ctx, g, userKernel(p, body), usercuda.Options{Counters: check == "", Check: check})
 		if err != nil {
 			t.Logf("%s %s (%s): %v", id, name, v, err)
 			return nil, err
@@ -193,7 +195,7 @@ func exerciseOnGPU(t *testing.T, g *cuda.GPU, id, learner string) {
 
 	st, err := run("starter", p, p.Starter, "")
 	if id == "10-kernels/aligned-vector" {
-		var le *cuda.LaunchError
+		var le *usercuda.LaunchError
 		require.ErrorAs(t, err, &le)
 		assert.Equal(t, "cudaErrorMisalignedAddress", le.CUDAError)
 		assert.NotNil(t, model.Fault, "simt faults on it too")
@@ -226,7 +228,7 @@ func exerciseOnGPU(t *testing.T, g *cuda.GPU, id, learner string) {
 	if learner != "ada" {
 		return // the sanitizer once per exercise is enough
 	}
-	mc, err := run("solution under memcheck", sorted, p.Solution, cuda.Memcheck)
+	mc, err := run("solution under memcheck", sorted, p.Solution, toolkit.Memcheck)
 	if assert.NoError(t, err) && assert.NotNil(t, mc.Sanitizer) {
 		assert.Zero(t, mc.Sanitizer.Errors, mc.Sanitizer.Text)
 	}

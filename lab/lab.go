@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
@@ -209,7 +210,7 @@ func statusCounters(src measure.Measurer) {
 		return
 	}
 	switch {
-	case errors.Is(err, cuda.ErrCountersDenied):
+	case errors.Is(err, toolkit.ErrCountersDenied):
 		fmt.Fprintf(stdout(), "Counters: %v\n", err)
 	// Without ncu there is nothing to check: the captions say so.
 	case err != nil && !errors.Is(err, measure.ErrNoCounters):

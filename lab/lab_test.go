@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -46,7 +47,7 @@ func exited(t *testing.T) (code *int, stderr *bytes.Buffer) {
 // GPU gets, as CI is, and returns it.
 func recorded(t *testing.T) measure.Measurer {
 	t.Helper()
-	t.Setenv(cuda.NvccEnv, "/nonexistent/nvcc")
+	t.Setenv(toolkit.NvccEnv, "/nonexistent/nvcc")
 	src, err := openMeasurer()
 	require.NoError(t, err)
 	useMeasurer(src, nil)

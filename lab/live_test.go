@@ -13,6 +13,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -70,7 +71,7 @@ func TestMeasureLive(t *testing.T) {
 	assert.Equal(t, []string{"copy", tb.Rows[0][1], "2", "4", Missing}, tb.Rows[0])
 
 	// Without ncu the counters come from the recording, which says so.
-	t.Setenv(cuda.NvccEnv, "/nonexistent/nvcc")
+	t.Setenv(toolkit.NvccEnv, "/nonexistent/nvcc")
 	p, err := Profile(Spec(`{"kernel":"coalesced_copy","n":67108864}`))
 	require.NoError(t, err)
 	assert.Equal(t, measure.Recorded, p.Origin.Kind)

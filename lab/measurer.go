@@ -11,6 +11,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
@@ -95,20 +96,15 @@ func resetMeasurer() {
 	useCourse(devices.CourseWhy)
 }
 
-// chooseDevice makes the model describe the GPU that measures: for a live
-// GPU, the profile calibrate.Adopt chooses (this GPU's calibration from
+// chooseDevice makes the model describe the GPU that measures
+// (calibrate.AdoptGPU): for a live GPU, this GPU's calibration from
 // coalesce calibrate's cache, else the shipped profile its driver's name
-// matches, else the H200's, with why), so that a spec without "device"
+// matches, else the H200's, with why, so that a spec without "device"
 // predicts what this GPU measures; for the recording, or nothing, the
 // course's H200, the GPU the recording was measured on. Status prints the
 // choice.
 func chooseDevice(src measure.Measurer) {
-	g := gpuOf(src)
-	if g == nil {
-		useCourse(devices.CourseWhy)
-		return
-	}
-	if _, _, err := calibrate.Adopt(g.Info); err != nil {
+	if _, _, err := calibrate.AdoptGPU(gpuOf(src)); err != nil {
 		useCourse(fmt.Sprintf("the course's H200: %v", err))
 	}
 }
@@ -167,7 +163,7 @@ func Profile(specs ...spec.Spec) (*Measurements, error) {
 	}
 	m, err := measureOn(src, specs, measure.Counters)
 	if errors.Is(err, measure.ErrNoCounters) && !errors.Is(err, cuda.ErrStandIn) {
-		rec, recErr := cuda.RecordedMeasurer("no ncu on this machine, so its counters come from the recording")
+		rec, recErr := reference.Measurer("no ncu on this machine, so its counters come from the recording")
 		if recErr != nil {
 			return nil, fmt.Errorf("%w, and %v", err, recErr)
 		}
@@ -191,7 +187,7 @@ var deniedNotice struct {
 	said bool
 }
 
-// noticeDenied prints why, the *cuda.CountersDeniedError, for a cell, the
+// noticeDenied prints why, the *toolkit.CountersDeniedError, for a cell, the
 // first time a cell meets it.
 func noticeDenied(why error) {
 	deniedNotice.mu.Lock()

@@ -5,7 +5,7 @@
 # fails), with the notebooks' own checks (scripts/run_notebooks.py). It
 # writes a log, LOG (build/gpu/test-gpu.log), naming the GPU, its driver,
 # nvcc and ncu, the time of the first harness build, each notebook's wall
-# time and verdict, and the total; commit it under cuda/device/log/.
+# time and verdict, and the total; commit it under runs/log/.
 #
 # It needs nvidia-smi, nvcc and ncu on PATH, and what `make setup` installs
 # (the Makefile runs that first, after `scripts/test_gpu.sh --check`, which

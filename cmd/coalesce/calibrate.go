@@ -12,6 +12,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/toolkit"
 )
 
 func init() {
@@ -71,7 +72,7 @@ func calibrateCmd(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	defer done()
 	g, err := cuda.OpenGPU(ctx, cuda.Builder{Log: st})
 	if err != nil {
-		var missing *cuda.MissingError
+		var missing *toolkit.MissingError
 		if errors.As(err, &missing) {
 			return fmt.Errorf("calibrate measures this machine's GPU: %w", err)
 		}

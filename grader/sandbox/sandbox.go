@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/coalescing-course/coalesce/internal/procgroup"
 )
 
 // CourseModule is the course's module path.
@@ -268,8 +270,8 @@ func (c Config) build(ctx context.Context, dir string, k Kernel) (string, error)
 	if cmd.Env, err = buildEnv(c.Go); err != nil {
 		return "", err
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	procgroup.Own(cmd, syscall.SIGKILL)
 	cmd.WaitDelay = 5 * time.Second
 	out := &capped{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -394,7 +396,7 @@ func (c Config) run(ctx context.Context, dir, bin string, res *Result) error {
 		cmd.Dir = dir
 		cmd.Env = []string{"GOMAXPROCS=1", "GOTRACEBACK=single"}
 		cmd.Stdout, cmd.Stderr = stdout, stderr
-		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if isolate {
 			uid, gid := os.Getuid(), os.Getgid()
 			attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
@@ -402,7 +404,7 @@ func (c Config) run(ctx context.Context, dir, bin string, res *Result) error {
 			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		}
 		cmd.SysProcAttr = attr
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		procgroup.Own(cmd, syscall.SIGKILL)
 		cmd.WaitDelay = 2 * time.Second
 		return cmd, cmd.Start()
 	}
@@ -417,7 +419,7 @@ func (c Config) run(ctx context.Context, dir, bin string, res *Result) error {
 	res.Network = netns.String()
 	err = cmd.Wait()
 	// Whatever the child left in its process group goes with it.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	procgroup.Kill(cmd.Process.Pid, 0)
 	res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
 	res.Dropped = stdout.dropped + stderr.dropped
 	tail := shown(stderr.String(), dir)

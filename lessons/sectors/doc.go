@@ -61,7 +61,7 @@
 // What a launch leaves dirty in the L2 is what cuda/reference/l2edge.jsonl
 // measures: twelve kernels at every n from 2^20 to 2^26, footprints from
 // 4 MB to 1 GB around the H200's 60 MB L2 (coalesce run -ncu
-// cuda/device/l2edge-specs.jsonl, 2026-12-01, same device and tools).
+// runs/l2edge-specs.jsonl, 2026-12-01, same device and tools).
 // Bytes written minus dram__bytes_write.sum, from n = 2^23 on:
 //
 //   - a copy leaves about 19.5 MB of its writes in the L2 (coalesced_copy,
@@ -79,7 +79,7 @@
 //     float4 grid-stride copy of 2^23 floats wrote back 14.9 MB with 132
 //     blocks and 12.5 MB with a full wave, and a copy of 16-byte elements
 //     12.5 MB where 64-thread blocks of floats wrote 15.1
-//     (cuda/reference/writeback.jsonl, cuda/device/writeback.sh). For lines
+//     (cuda/reference/writeback.jsonl, runs/writeback.sh). For lines
 //     written whole and never read the model widens DirtyL2Bytes by up to
 //     BusyDirtyL2Bytes (9.1 MB for the H200), in step with how far above
 //     70 % of its time the launch would take to stream its DRAM bytes at
@@ -125,9 +125,9 @@
 // The tiled transpose stages its tile in shared memory, which the model
 // prices by the hardware's bank rule (shared.go): 32 banks of 4 bytes, and
 // a warp's access takes as many wavefronts as its busiest bank has
-// distinct words. Against ncu on the H200 (cuda/device/log/
+// distinct words. Against ncu on the H200 (runs/log/
 // matrix_compare.txt, 38 matrix launches of every tile, pad and edge, and
-// cuda/device/log/gputest_matrix1_cuda.txt, 2026-12-01):
+// runs/log/gputest_matrix1_cuda.txt, 2026-12-01):
 //
 //   - shared instructions (smsp__inst_executed_op_shared_ld.sum, _st.sum)
 //     are exact once the predicated store of the first phase is counted:

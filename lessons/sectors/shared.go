@@ -65,7 +65,7 @@ func (b *banks) wavefronts(addr *[WarpSize]uint64, active uint32) int {
 //
 // predicated says the compiler guards the access with a predicate rather
 // than a branch (ptxas does for transpose_tiled's first phase: @!P STS, in
-// the SASS that cuda/device/matrix.sh prints), so the warp executes the
+// the SASS that runs/matrix.sh prints), so the warp executes the
 // instruction even when no lane is active: ncu's
 // smsp__inst_executed_op_shared_st.sum counts it, with no wavefront and
 // no bank conflict (measured on the H200, cuda/NOTES.md).

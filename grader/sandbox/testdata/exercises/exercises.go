@@ -63,7 +63,7 @@ func Grade(id, learner string, kernel any) (rep Report) {
 		}
 	}
 	rep.Correct = true
-	m := r.Prediction.Metrics
+	m := r.Modelled.Metrics
 	per := m[metrics.LdSectors] / m[metrics.LdRequests]
 	if per != 4 {
 		rep.Message = fmt.Sprintf("correct, but the loads take %g sectors per request; want 4", per)
