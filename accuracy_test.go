@@ -415,3 +415,76 @@ func TestPublishedDirtyL2(t *testing.T) {
 		assert.Contains(t, c.text, c.want, "%s should say: %q", c.where, c.want)
 	}
 }
+
+// wavefrontFile is the run of transpose_tiled at seven sizes from 256x256
+// to 8192x8192 (runs/log/issue25_wavefronts/wavefront-specs.jsonl) that
+// measured how far ncu's shared-memory wavefronts grow past the bank rule
+// on large launches.
+const wavefrontFile = "cuda/reference/wavefronts.jsonl"
+
+// TestPublishedWavefronts computes, from wavefrontFile, what lessons/sectors'
+// documentation says of the bank rule against ncu, and requires it to say
+// exactly that: the shared instructions equal the model's on every launch;
+// ncu's wavefronts are never below the rule, close to it on small launches
+// and up to a tenth above it on large ones.
+func TestPublishedWavefronts(t *testing.T) {
+	ps, err := readPaired(wavefrontFile)
+	require.NoError(t, err)
+	require.Len(t, ps, 42, "the specs of runs/log/issue25_wavefronts/wavefront-specs.jsonl")
+	doc := published(t, "lessons/sectors/doc.go")
+	claim := func(format string, args ...any) {
+		t.Helper()
+		want := fmt.Sprintf(format, args...)
+		assert.Contains(t, doc, want, "lessons/sectors/doc.go should say: %q", want)
+	}
+	ratio := func(x paired, m string) float64 { return x.l.Metrics[m] / x.p.Metrics[m] }
+	// above returns how far above the rule, in per cent, the worst of the
+	// launches keep picks.
+	above := func(m string, keep func(spec.Spec) bool) float64 {
+		worst, n := 0.0, 0
+		for _, x := range ps {
+			if keep(x.l.Spec) {
+				worst, n = max(worst, ratio(x, m)), n+1
+			}
+		}
+		require.NotZero(t, n, "no launch picked")
+		return 100 * (worst - 1)
+	}
+	size := func(rows, cols int64) func(spec.Spec) bool {
+		return func(s spec.Spec) bool { return s.Rows == rows && s.Cols == cols }
+	}
+	and := func(a, b func(spec.Spec) bool) func(spec.Spec) bool {
+		return func(s spec.Spec) bool { return a(s) && b(s) }
+	}
+	tile32 := func(s spec.Spec) bool { return s.Tile == 32 }
+	padded32 := func(s spec.Spec) bool { return s.Tile == 32 && s.Pad > 0 }
+	all := func(spec.Spec) bool { return true }
+
+	for _, x := range ps {
+		name := x.l.Spec.Brief()
+		for _, m := range []string{metrics.ShLdRequests, metrics.ShStRequests} {
+			assert.Equal(t, x.p.Metrics[m], x.l.Metrics[m], "%s: %s", name, m)
+		}
+		for _, m := range []string{metrics.ShLdWavefronts, metrics.ShStWavefronts} {
+			assert.GreaterOrEqual(t, ratio(x, m), 1.0, "%s: ncu counts no fewer %s than the rule", name, m)
+		}
+	}
+	ld := metrics.ShLdWavefronts
+	claim("within %.1f %% at 256x256 and within %.1f %% at 1024x1024 for tile 32",
+		above(ld, size(256, 256)), above(ld, and(size(1024, 1024), tile32)))
+	claim("measures %.0f %% more at 2048x2048, %.0f %% at 4096x4096 and 8192x2048, %.0f %% at 8192x8192",
+		above(ld, and(size(2048, 2048), padded32)), above(ld, and(size(4096, 4096), padded32)), above(ld, and(size(8192, 8192), padded32)))
+	assert.InDelta(t, above(ld, and(size(4096, 4096), padded32)), above(ld, and(size(8192, 2048), padded32)), 0.5, "4096x4096 and 8192x2048 alike")
+	claim("tile 16 up to %.0f %% more with block_rows 16 and %.0f %% with block_rows 4; the 32-way conflicts of the unpadded 32-wide tile %.0f %%",
+		above(ld, func(s spec.Spec) bool { return s.Tile == 16 && s.BlockRows == 16 }),
+		above(ld, func(s spec.Spec) bool { return s.Tile == 16 && s.BlockRows == 4 }),
+		above(ld, func(s spec.Spec) bool { return s.Tile == 32 && s.Pad == 0 }))
+	claim("Store wavefronts are up to %.0f %% above the rule", above(metrics.ShStWavefronts, all))
+	// The growth is the launch's size: each configuration's worst is at
+	// the largest launch, not the smallest.
+	for _, cfg := range ps[:6] {
+		s := cfg.l.Spec
+		same := func(o spec.Spec) bool { return o.Tile == s.Tile && o.BlockRows == s.BlockRows && o.Pad == s.Pad }
+		assert.Less(t, above(ld, and(same, size(256, 256))), above(ld, and(same, size(8192, 8192))), "%s: grows with the launch", s.Brief())
+	}
+}

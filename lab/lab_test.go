@@ -216,6 +216,7 @@ func TestProfileRecorded(t *testing.T) {
 	m, err := Profile(Spec(`{"kernel":"strided_write","n":67108864,"stride":4}`))
 	require.NoError(t, err)
 	out := m.Counters().String()
+	assert.Regexp(t, `(?m)^launch +ld requests +ld sectors +st requests +st sectors +DRAM bytes read +DRAM bytes written$`, out, "short headers")
 	assert.Regexp(t, `(?m)^strided_write, stride 4, n 2\^26 +0 +0 +524,288 +8,388,608 `, out)
 	assert.Contains(t, out, "Counters: ncu --clock-control none --metrics l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
 }
@@ -290,9 +291,13 @@ func TestShowOutsideANotebook(t *testing.T) {
 	code, _ := exited(t)
 	ShowWarp(Lanes(0, 4, 4), "a warp")
 	ShowInstruction(Spec(`{"kernel":"coalesced_copy","n":1024}`), 0, 0)
+	ShowBanks(Spec(`{"kernel":"transpose_tiled","rows":64,"cols":64,"pad":1}`), 0, 8)
 	assert.Equal(t, -1, *code, "no picture outside GoNB is not an error")
-	assert.Equal(t, 2, strings.Count(out.String(), "not in a notebook"))
+	assert.Equal(t, 3, strings.Count(out.String(), "not in a notebook"))
 
 	ShowWarp(Lanes(0, 12, 12), "no 12-byte loads")
 	assert.Equal(t, 1, *code, "a warp the model refuses ends the cell")
+	*code = -1
+	ShowBanks(Spec(`{"kernel":"transpose_tiled","rows":64,"cols":64,"pad":1}`), 0, 0)
+	assert.Equal(t, 1, *code, "a global instruction has no banks: the cell ends with why")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -287,9 +288,13 @@ func anyProfiled(ls []measure.Launch) bool {
 func (m *Measurements) Show() { m.Table().Show() }
 
 // Counters returns the ncu counters of the measurements, one row per
-// launch and one column per metric of lessons/metrics, as ncu reports them.
+// launch and one column per metric of lessons/metrics, as ncu reports
+// them; the headers are the metrics' short labels (figures.MetricLabel).
 func (m *Measurements) Counters() *Table {
-	header := append([]string{"launch"}, metrics.All...)
+	header := []string{"launch"}
+	for _, name := range metrics.All {
+		header = append(header, figures.MetricLabel(name))
+	}
 	t := NewTable(header...)
 	t.Caption = m.Caption()
 	for _, l := range m.Launches {

@@ -243,9 +243,10 @@ var (
 	// profile's copy bandwidth.
 	OfMemcpy = FigureColumn(figures.FractionOfMemcpy)
 	// InFlightPerSM is the time model's count of the load bytes one SM
-	// keeps in flight (sectors.TimeParts): resident warps times the loads
-	// each has outstanding times the bytes each load request touches. It
-	// is the model's side of Little's law; no counter measures it.
+	// keeps in flight (sectors.TimeParts.InFlightPerSM): resident warps
+	// times the loads each has outstanding times the sector bytes each
+	// load request touches (a float4 request of 32 lanes: 512). It is the
+	// model's side of Little's law; no counter measures it.
 	InFlightPerSM = Column{Name: "load bytes in flight per SM", working: func(p sectors.Launch) (string, bool) {
 		return units.Count.Format(p.Time.InFlightPerSM), p.Time.InFlightPerSM > 0
 	}}

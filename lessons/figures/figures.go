@@ -350,8 +350,30 @@ var (
 		}}
 )
 
+// metricLabels are the table headers of the metrics of lessons/metrics:
+// short, in the course's words, so that a table of several counters fits
+// a notebook (ncu's names run to 57 characters). Lesson 7 sets each beside
+// ncu's name.
+var metricLabels = map[string]string{
+	metrics.LdRequests:        "ld requests",
+	metrics.LdSectors:         "ld sectors",
+	metrics.StRequests:        "st requests",
+	metrics.StSectors:         "st sectors",
+	metrics.DRAMRead:          "DRAM bytes read",
+	metrics.DRAMWrite:         "DRAM bytes written",
+	metrics.ShLdRequests:      "shared ld instructions",
+	metrics.ShStRequests:      "shared st instructions",
+	metrics.ShLdWavefronts:    "shared ld wavefronts",
+	metrics.ShStWavefronts:    "shared st wavefronts",
+	metrics.ShLdBankConflicts: "shared ld bank conflicts",
+	metrics.ShStBankConflicts: "shared st bank conflicts",
+	metrics.L2ReadSectors:     "L2 sectors read for loads",
+	metrics.L2WriteSectors:    "L2 sectors written by stores",
+}
+
 // Metric returns the figure of one ncu metric: its count, exact when the
 // metric is an L1 count, of level Shared when it counts shared memory.
+// Its Name is ncu's; its Label is the course's short one (MetricLabel).
 func Metric(name string) Figure {
 	level := DRAM
 	switch {
@@ -360,8 +382,19 @@ func Metric(name string) Figure {
 	case metrics.IsShared(name):
 		level = Shared
 	}
-	return Figure{Name: name, Label: name, Unit: units.Count, Level: level, Exact: metrics.Exact(name),
+	return Figure{Name: name, Label: MetricLabel(name), Unit: units.Count, Level: level, Exact: metrics.Exact(name),
 		of: func(v Values) (float64, error) { return metric(v, name) }}
+}
+
+// MetricLabel returns the short table header of an ncu metric of
+// lessons/metrics ("ld sectors" for
+// l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum), and any other metric's
+// own name.
+func MetricLabel(name string) string {
+	if l, ok := metricLabels[name]; ok {
+		return l
+	}
+	return name
 }
 
 // derived lists the figures that are not plain metrics, in the order the

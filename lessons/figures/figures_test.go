@@ -146,6 +146,24 @@ func TestRegistry(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestMetricLabels: every profiled metric has a short header of its own
+// (a table of several counters must fit a notebook, and two columns must
+// not read alike), and a metric the course does not know keeps its name.
+func TestMetricLabels(t *testing.T) {
+	labels := map[string]string{}
+	for _, m := range metrics.Profiled {
+		l := Metric(m).Label
+		assert.NotEqual(t, m, l, "%s has a short label", m)
+		assert.LessOrEqual(t, len(l), 30, "%s: %q is short", m, l)
+		if other, ok := labels[l]; ok {
+			t.Errorf("%s and %s are both labelled %q", m, other, l)
+		}
+		labels[l] = m
+	}
+	assert.Equal(t, "ld sectors", Metric(metrics.LdSectors).Label)
+	assert.Equal(t, "gpu__time_duration.sum", Metric("gpu__time_duration.sum").Label)
+}
+
 func TestApplies(t *testing.T) {
 	w, err := spec.Parse([]byte(`{"kernel":"strided_write","n":4096,"stride":2}`))
 	require.NoError(t, err)

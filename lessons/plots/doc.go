@@ -26,10 +26,17 @@
 //     the GPU and where the measurements come from (measure.Set.Label).
 //   - DRAMVsStride: bytes moved per useful byte at the L1 (sectors, the
 //     seed's arithmetic) and at DRAM (what ncu counts), model and measured.
+//   - TimeVsBlock: a launch's time against its threads per block, the
+//     model's line named by the limit that sets it, the measured launches
+//     as points, the time at the copy bandwidth as the floor.
 //   - WarpDiagram, InstructionDiagram: one warp instruction, lane by lane,
 //     down to the sectors and lines it touches; Instructions and WarpOf give
 //     the addresses the model uses for any warp of any spec. Instruction
 //     indices count from 0 in the API, from 1 in the titles a reader sees.
+//   - BankDiagram: one warp's shared-memory access of the tiled transpose
+//     as the 32 banks see it: the tile laid out in rows of 32 words, the
+//     words the lanes access, and each bank's distinct words, whose most
+//     is the access's wavefronts.
 //
 // Every chart is a *plot.Plot: change its title, axes or legend as with
 // any gonum plot before drawing it. Render, PNG, SVG and Save draw one or

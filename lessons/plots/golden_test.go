@@ -30,8 +30,10 @@ import (
 // coalesce model printed them when the goldens were made) beside
 // testdata/h200_recorded.jsonl (the strided_copy, update_x_aos and
 // update_x_soa launches of cuda/reference/h200.jsonl, recorded on the
-// course's H200 on 2026-11-29), so that tuning the model's DRAM and time
-// parameters, or re-recording, does not move them.
+// course's H200 on 2026-11-29, and its coalesced_copy launches of 2^26
+// floats at every block size, at the default fetch granularity, recorded
+// on 2026-12-01), so that tuning the model's DRAM and time parameters, or
+// re-recording, does not move them.
 
 // Approximate comparison absorbs the last bit of anti-aliasing that a
 // different CPU's floating point may flip.
@@ -47,11 +49,13 @@ func TestGoldenCharts(t *testing.T) {
 		{"struct", ExampleEfficiencyVsStruct, []string{"efficiency_struct.png"}},
 		{"bandwidth", goldenBandwidth, []string{"bandwidth_stride.png", "bandwidth_struct.png", "bandwidth_model_only.png"}},
 		{"dram", goldenDRAM, []string{"dram_stride.png", "dram_stride.svg"}},
+		{"block", goldenBlock, []string{"time_block.png"}},
 		{"warp", ExampleInstructionDiagram, []string{
 			"warp_coalesced.png", "warp_stride2.png", "warp_store.png", "warp_stride32.png", "warp_offset.png",
 			"warp_aos.png", "warp_gather.png", "warp_gather.svg", "warp_vector.png", "warp_partial.png",
 		}},
 		{"warp by hand", ExampleWarpDiagram, []string{"warp_by_hand.png"}},
+		{"banks", ExampleBankDiagram, []string{"banks_pad0_load.png", "banks_pad1_load.png", "banks_pad1_store.png", "banks_tile16_load.png"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cmpimg.CheckPlotApprox(tt.draw, t, goldenDelta, tt.files...)
@@ -119,4 +123,12 @@ func goldenDRAM() {
 	}
 	save("dram_stride.png", plots.Notebook, p)
 	save("dram_stride.svg", plots.Notebook, p)
+}
+
+func goldenBlock() {
+	p, err := plots.TimeVsBlock(snapshot()[spec.CoalescedCopy], recorded())
+	if err != nil {
+		log.Fatal(err)
+	}
+	save("time_block.png", plots.Notebook, p)
 }

@@ -169,7 +169,23 @@ func TestChartErrors(t *testing.T) {
 		{"struct of strided", func() error { _, err := EfficiencyVsStruct(strided, snap[spec.UpdateXSoA][0]); return err }, nil, "want update_x_aos"},
 		{"SoA reference not SoA", func() error { _, err := EfficiencyVsStruct(snap[spec.UpdateXAoS], strided[0]); return err }, nil, "want an update_x_soa"},
 		{"no struct launch", func() error { _, err := BandwidthVsStruct(nil, snap[spec.UpdateXSoA][0], m); return err }, ErrNoData, ""},
-		{"measurements of another launch", func() error { _, err := BandwidthVsStride(other, m); return err }, ErrNoMatch, "none of the 21 measurements"},
+		{"measurements of another launch", func() error { _, err := BandwidthVsStride(other, m); return err }, ErrNoMatch, "none of the 30 measurements"},
+		{"no block launch", func() error { _, err := TimeVsBlock(nil, m); return err }, ErrNoData, ""},
+		{"not a block sweep", func() error { _, err := TimeVsBlock(strided, nil); return err }, nil, "not one launch at several block sizes"},
+		{"block sweep of another launch", func() error {
+			copies := append([]sectors.Launch(nil), snap[spec.CoalescedCopy]...)
+			for i := range copies {
+				copies[i].Spec.N = 1 << 20
+			}
+			_, err := TimeVsBlock(copies, m)
+			return err
+		}, ErrNoMatch, "at some block size"},
+		{"NaN block time", func() error {
+			copies := append([]sectors.Launch(nil), snap[spec.CoalescedCopy]...)
+			copies[2].TimeSeconds = math.NaN()
+			_, err := TimeVsBlock(copies, nil)
+			return err
+		}, nil, "predicted time"},
 		{"unprofiled measurements", func() error {
 			bare := &measure.Set{Origin: measure.Origin{Kind: measure.FromFile, File: "test"}, Launches: []measure.Launch{{Spec: strided[0].Spec, TimeMs: 1}}}
 			_, err = DRAMVsStride(strided, bare)

@@ -134,9 +134,19 @@
 //     ptxas guards it with a predicate, not a branch, so every warp
 //     executes it on every trip, even with no lane inside the matrix;
 //   - wavefronts (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,
-//     _st.sum) match the rule within 1 % for tile 32 at every pad, and
-//     ncu counts more where warps hold several rows of a small tile: up
-//     to 7 % at tile 16 with block_rows 16 and at tile 8;
+//     _st.sum) follow the rule on small launches only. On 42 launches of
+//     tile 32 (pads 0, 1 and 2) and tile 16 (block_rows 4 and 16) from
+//     256x256 to 8192x8192 (cuda/reference/wavefronts.jsonl, 2026-12-01;
+//     cuda/NOTES.md has the commands), ncu's load wavefronts
+//     are the rule's within 0.3 % at 256x256 and within 1.2 % at
+//     1024x1024 for tile 32, and grow with the launch from there: the
+//     padded 32-wide tile, which the rule gives one wavefront a request,
+//     measures 7 % more at 2048x2048, 8 % at 4096x4096 and 8192x2048, 9 %
+//     at 8192x8192; tile 16 up to 10 % more with block_rows 16 and 7 %
+//     with block_rows 4; the 32-way conflicts of the unpadded 32-wide
+//     tile 2 %. Store wavefronts are up to 6 % above the rule. ncu counts
+//     more wavefronts than the warps' addresses need; the rule does not
+//     say why, and the model predicts the rule;
 //   - bank conflicts (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum)
 //     follow, and are never quite 0 where the rule says 0: a padded
 //     32-wide tile shows 312 on 32768 conflict-free loads. The rule counts
@@ -199,7 +209,8 @@
 // Latency (Little's law): each SM finishes (warps resident × loads in
 // flight per warp) requests per latency, the latency growing with the bytes
 // in flight, counted up to a line a request: more than a line is what the
-// bandwidth limit charges. A gather's two loads wait in turn (in[idx[t]]
+// bandwidth limit charges (TimeParts.InFlightPerSM reports the bytes in
+// flight uncapped, every sector of every request). A gather's two loads wait in turn (in[idx[t]]
 // needs idx[t]). A load the L2 holds waits L2LatencySeconds, and the share
 // of load sectors DRAM sends, or that a request asks for again while the
 // request before it has their fetch in flight (Traffic.LdAgain), waits

@@ -57,17 +57,18 @@ func EstimateTime(d devices.Profile, p Launch) TimeParts {
 	perSM := float64(min(int64(d.MaxBlocksPerSM), int64(d.MaxThreadsPerSM/WarpSize)/warpsPerBlock) * warpsPerBlock)
 	perSM = max(1, min(perSM, float64(p.Warps)/float64(d.SMs)))
 	inFlight := loadsInFlight(s)
-	// The bytes one request keeps in flight: its sectors', up to a line.
-	// More than a line a request is what the bandwidth limit charges; the
-	// queue that lengthens the latency is of requests. A kernel that only
-	// stores still waits on its stores.
+	// The bytes one request keeps in flight are its sectors'. The queue
+	// that lengthens the latency counts them only up to a line: more than
+	// a line a request is what the bandwidth limit charges, and the queue
+	// is of requests. A kernel that only stores still waits on its stores.
 	requests, sectorsOf := p.Metrics[metrics.LdRequests], p.Metrics[metrics.LdSectors]
 	if requests == 0 {
 		requests, sectorsOf = p.Metrics[metrics.StRequests], p.Metrics[metrics.StSectors]
 	}
-	bytesPerRequest, miss := 0.0, 1.0
+	bytesPerRequest, queuedPerRequest, miss := 0.0, 0.0, 1.0
 	if requests > 0 {
-		bytesPerRequest = min(LineBytes, sectorsOf/requests*SectorBytes)
+		bytesPerRequest = sectorsOf / requests * SectorBytes
+		queuedPerRequest = min(LineBytes, bytesPerRequest)
 	}
 	// A load the L2 holds waits only the L2's latency: the share of load
 	// sectors DRAM sends, and of those asked for again while DRAM sends
@@ -79,8 +80,9 @@ func EstimateTime(d devices.Profile, p Launch) TimeParts {
 	if t.L2LatencySeconds > 0 {
 		hit = t.L2LatencySeconds
 	}
-	parts.Latency1 = hit + (t.LatencySeconds-hit)*miss + t.LatencyPerByte*perSM*inFlight*bytesPerRequest
-	parts.InFlightPerSM = perSM * inFlight * bytesPerRequest
+	parts.Latency1 = hit + (t.LatencySeconds-hit)*miss + t.LatencyPerByte*perSM*inFlight*queuedPerRequest
+	parts.RequestsInFlightPerSM = perSM * inFlight
+	parts.InFlightPerSM = parts.RequestsInFlightPerSM * bytesPerRequest
 	parts.Latency = requests / (float64(d.SMs) * perSM * inFlight) * parts.Latency1
 
 	parts.Blocks = float64(s.GridBlocks()) / t.BlockRate
@@ -131,9 +133,15 @@ type TimeParts struct {
 	L2Stores float64 `json:"l2_stores_seconds"`
 	// Shared is the time the SMs need for every shared-memory wavefront.
 	Shared float64 `json:"shared_seconds"`
-	// Latency1 is the latency of one load with InFlightPerSM bytes in flight.
+	// Latency1 is the latency of one load with RequestsInFlightPerSM
+	// requests in flight, each counted up to a line of bytes.
 	Latency1 float64 `json:"load_latency_seconds"`
-	// InFlightPerSM is the bytes of loads one SM keeps in flight.
+	// RequestsInFlightPerSM is the load requests one SM keeps in flight:
+	// its resident warps times the loads each has outstanding.
+	RequestsInFlightPerSM float64 `json:"requests_in_flight_per_sm"`
+	// InFlightPerSM is the bytes of the sectors those requests touch:
+	// RequestsInFlightPerSM times the sector bytes of a request, uncapped
+	// (a float4 load of 32 lanes keeps 512 bytes on their way).
 	InFlightPerSM float64 `json:"in_flight_per_sm_bytes"`
 	// Bound names the limit that set the time: BoundBandwidth,
 	// BoundLatency, BoundL1Lines, BoundL2Stores, BoundShared or

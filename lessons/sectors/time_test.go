@@ -158,3 +158,35 @@ func TestRewriteCost(t *testing.T) {
 	d.Time = none
 	assert.InDelta(t, 6400*687.5/640/1e12, with.Bandwidth-EstimateTime(d, p).Bandwidth, 1e-24)
 }
+
+// TestInFlightPerSM: the bytes in flight are every sector of every request
+// an SM has outstanding, while the queue that lengthens the latency counts
+// a request only up to a line. On the H200 (2048 threads, 32 blocks an
+// SM), blocks of 256 keep 8 blocks of 8 warps resident: 64 requests in
+// flight for a copy with one load a thread, of 4, 8 and 16 sectors for
+// float, float2 and float4 (128, 256 and 512 bytes): 8,192, 16,384 and
+// 32,768 bytes. All three queue a line a request, so they wait alike.
+func TestInFlightPerSM(t *testing.T) {
+	d, err := devices.Lookup("h200")
+	require.NoError(t, err)
+	require.Equal(t, 2048, d.MaxThreadsPerSM, "the hand count assumes the H200's 64 warps an SM")
+	var latency []float64
+	for _, c := range []struct {
+		spec  string
+		bytes float64
+	}{
+		{`{"kernel":"coalesced_copy","n":67108864}`, 8192},
+		{`{"kernel":"vectorized_copy","n":67108864,"width":2}`, 16384},
+		{`{"kernel":"vectorized_copy","n":67108864,"width":4}`, 32768},
+	} {
+		s, err := spec.Parse([]byte(c.spec))
+		require.NoError(t, err)
+		p, err := Model(s)
+		require.NoError(t, err)
+		assert.Equal(t, 64.0, p.Time.RequestsInFlightPerSM, c.spec)
+		assert.Equal(t, c.bytes, p.Time.InFlightPerSM, c.spec)
+		latency = append(latency, p.Time.Latency1)
+	}
+	assert.InDelta(t, latency[0], latency[1], 1e-12, "a float request and a float2 request both queue one line")
+	assert.InDelta(t, latency[1], latency[2], 1e-12, "float2 and float4 requests both queue one line")
+}
