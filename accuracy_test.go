@@ -95,7 +95,7 @@ type paired struct {
 
 // pairedFiles are the run files the tests pair with the model's
 // predictions: the published figures' data.
-var pairedFiles = []string{probeFile, sweepFile, holdoutFile, l2edgeFile, "cuda/testdata/dramcheck_metrics.jsonl", "cuda/testdata/dramcheck2_metrics.jsonl"}
+var pairedFiles = []string{probeFile, sweepFile, holdoutFile, l2edgeFile, wavefrontFile, "cuda/testdata/dramcheck_metrics.jsonl", "cuda/testdata/dramcheck2_metrics.jsonl"}
 
 // readPaired returns the launches of one of pairedFiles, each with the
 // model's prediction. The files are predicted together, once per test
