@@ -13,7 +13,6 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
-
 )
 
 const tellsNote = "Made by go test ./grader -run TestTellsTable -update from the sector model: per question, each launch's counts and warp 0's instructions, which the gate compares shown values with (tells.go). Do not edit."
