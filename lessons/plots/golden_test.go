@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/cmpimg"
 
 	"github.com/coalescing-course/coalesce/lessons/measure"
@@ -95,17 +96,17 @@ func recorded() *measure.Set {
 
 func goldenBandwidth() {
 	snap, m := snapshot(), recorded()
-	p, err := plots.BandwidthVsStride(snap[spec.StridedCopy], m)
+	p, err := plotOf(plots.BandwidthVsStride(snap[spec.StridedCopy], m))
 	if err != nil {
 		log.Fatal(err)
 	}
 	save("bandwidth_stride.png", plots.Notebook, p)
-	q, err := plots.BandwidthVsStruct(snap[spec.UpdateXAoS], snap[spec.UpdateXSoA][0], m)
+	q, err := plotOf(plots.BandwidthVsStruct(snap[spec.UpdateXAoS], snap[spec.UpdateXSoA][0], m))
 	if err != nil {
 		log.Fatal(err)
 	}
 	save("bandwidth_struct.png", plots.Notebook, q)
-	r, err := plots.BandwidthVsStride(snap[spec.StridedCopy], nil)
+	r, err := plotOf(plots.BandwidthVsStride(snap[spec.StridedCopy], nil))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -113,10 +114,18 @@ func goldenBandwidth() {
 }
 
 func goldenDRAM() {
-	p, err := plots.DRAMVsStride(snapshot()[spec.StridedCopy], recorded())
+	p, err := plotOf(plots.DRAMVsStride(snapshot()[spec.StridedCopy], recorded()))
 	if err != nil {
 		log.Fatal(err)
 	}
 	save("dram_stride.png", plots.Notebook, p)
 	save("dram_stride.svg", plots.Notebook, p)
+}
+
+// plotOf draws a chart whole.
+func plotOf(c *plots.Chart, err error) (*plot.Plot, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c.Plot()
 }
