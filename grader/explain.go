@@ -20,6 +20,10 @@ import (
 type Section struct {
 	Title string
 	Lines []string
+	// Tells are the values the section shows besides the question's own
+	// answer: a display withholds the section while one of them tells
+	// another question the learner has not answered (Gate).
+	Tells []Tell
 }
 
 // explain builds the question-level explanation of a key.

@@ -653,7 +653,8 @@ func Wait(lesson string, qs []*Question) string {
 		parts = append(parts, "answer "+andList(here)+" in this notebook first")
 	}
 	if len(later) > 0 {
-		parts = append(parts, fmt.Sprintf("%s %s %s: answer %s there first", lessonsOf(later), verbFor(len(later)), andList(later), itThem(len(later))))
+		ls := lessonsOf(later)
+		parts = append(parts, fmt.Sprintf("%s %s %s: answer %s there first", ls, verbFor(ls), andList(later), itThem(len(later))))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -682,11 +683,12 @@ func lessonsOf(ids []string) string {
 	return "lessons " + andList(ns)
 }
 
-func verbFor(n int) string {
-	if n == 1 {
-		return "asks"
+// verbFor is the verb that agrees with "lesson 8" or "lessons 3 and 8".
+func verbFor(lessons string) string {
+	if strings.HasPrefix(lessons, "lessons ") {
+		return "ask"
 	}
-	return "ask"
+	return "asks"
 }
 
 func itThem(n int) string {
@@ -694,4 +696,34 @@ func itThem(n int) string {
 		return "it"
 	}
 	return "them"
+}
+
+// ShownMIMEType is the MIME type under which a notebook output carries
+// its Shown record, beside what a front end displays: the saved notebook
+// keeps it for the leak test, which reads what every output showed.
+const ShownMIMEType = "application/vnd.coalesce.shown+json"
+
+// Shown is what one output of a notebook showed and withheld.
+type Shown struct {
+	// Tells are the values it showed.
+	Tells []Tell `json:"tells"`
+	// Withheld are the values it held back, each with the questions it
+	// would have told.
+	Withheld []Withheld `json:"withheld,omitempty"`
+	// Untagged are the cells of a table that hold a number no Tell
+	// names (a table a cell filled with its own numbers), with their
+	// column's header: the leak test reads them as text.
+	Untagged []Untagged `json:"untagged,omitempty"`
+}
+
+// Withheld is a value held back, and the questions it tells.
+type Withheld struct {
+	Tell      Tell     `json:"tell"`
+	Questions []string `json:"questions"`
+}
+
+// Untagged is a table cell that holds a number of unknown origin.
+type Untagged struct {
+	Column string `json:"column"`
+	Text   string `json:"text"`
 }

@@ -75,35 +75,53 @@ func Check(id string, prediction float64) *grader.Verdict {
 		v = g.Grade(id, prediction)
 	}
 	if v.Unanswered || v.Err != nil {
-		showHTML(v.HTML(), v.String())
+		newDisplay().emit(output{text: v.String(), html: v.HTML()})
 		return v
-	}
-	if len(v.Hints) > 0 && g != nil {
-		// The hint names the wrong model; the picture shows the right one.
-		defer misconceptionDiagram(g, id)
 	}
 	store, ok := attempts()
-	if !ok {
-		showHTML(v.HTML(), v.String())
-		return v
+	var note, record string
+	if ok {
+		rec, err := store.Add(id, prediction, now())
+		switch {
+		case rec.Attempts == 0: // nothing recorded: say why, under the verdict
+			note = fmt.Sprintf("(This attempt was not recorded: %v)", err)
+		default:
+			note = attemptNote(rec)
+			if err != nil { // recorded, in a new file: the old one did not parse
+				note += fmt.Sprintf(" (%v)", err)
+			}
+			if js, jerr := json.Marshal(rec); jerr == nil {
+				record = string(js)
+			}
+		}
 	}
-	rec, err := store.Add(id, prediction, now())
-	if rec.Attempts == 0 { // nothing recorded: say why, under the verdict
-		note := fmt.Sprintf("(This attempt was not recorded: %v)", err)
-		showHTML(v.HTML()+noteHTML(note), v.String()+note+"\n")
-		return v
+	d := newDisplay()
+	shown := gated(d, v)
+	o := output{text: shown.String(), html: shown.HTML(), attempt: record}
+	if note != "" {
+		o.text += note + "\n"
+		o.html += noteHTML(note)
 	}
-	note := attemptNote(rec)
-	if err != nil { // recorded, in a new file: the old one did not parse
-		note += fmt.Sprintf(" (%v)", err)
+	d.emit(o)
+	if len(v.Hints) > 0 && g != nil {
+		// The hint names the wrong model; the picture shows the right one.
+		misconceptionDiagram(g, id)
 	}
-	js, jerr := json.Marshal(rec)
-	if jerr != nil {
-		showHTML(v.HTML()+noteHTML(note), v.String()+note+"\n")
-		return v
-	}
-	showAttempt(v.HTML()+noteHTML(note), v.String()+note+"\n", string(js))
 	return v
+}
+
+// gated returns v with the sections of its explanation that tell another
+// question the learner owes replaced by a line saying so.
+func gated(d *display, v *grader.Verdict) *grader.Verdict {
+	out := *v
+	out.Explanation = nil
+	for _, s := range v.Explanation {
+		if !d.showAll(s.Tells) {
+			s = grader.Section{Title: s.Title, Lines: []string{"This part gives away an answer you have not given yet; it shows once you have (see the note below)."}}
+		}
+		out.Explanation = append(out.Explanation, s)
+	}
+	return &out
 }
 
 // attemptNote says which attempt this was and, from the second on, what
@@ -150,7 +168,7 @@ func Planted(id string, wrong float64) {
 			if err != nil {
 				msg += fmt.Sprintf(" (Your attempts cannot be read: %v)", err)
 			}
-			fmt.Fprintln(stdout(), msg)
+			printf("%s\n", msg)
 			flush()
 			return
 		}
@@ -171,6 +189,10 @@ func planted(g *grader.Grader, id string, wrong float64) error {
 	if !ok {
 		right = k.Model
 	}
+	// The right answer is the verdict's, which the learner has seen:
+	// Planted waits for their attempt (above) and shows nothing more.
+	d := newDisplay()
+	var b strings.Builder
 	for _, c := range []struct {
 		what  string
 		value float64
@@ -180,13 +202,14 @@ func planted(g *grader.Grader, id string, wrong float64) error {
 			return fmt.Errorf("lab: %w", v.Err)
 		}
 		first, _, _ := strings.Cut(v.String(), "\n")
-		fmt.Fprintf(stdout(), "planted %s answer %s: %s\n", c.what, strconv.FormatFloat(c.value, 'g', 6, 64), first)
+		fmt.Fprintf(&b, "planted %s answer %s: %s\n", c.what, strconv.FormatFloat(c.value, 'g', 6, 64), first)
 		if c.what == "wrong" {
 			for _, h := range v.Hints {
-				fmt.Fprintf(stdout(), "  Hint: %s\n", h)
+				fmt.Fprintf(&b, "  Hint: %s\n", h)
 			}
 		}
 	}
+	d.emit(output{text: b.String()})
 	return nil
 }
 
@@ -217,11 +240,10 @@ func misconceptionDiagram(g *grader.Grader, id string) {
 		if in.Op != want {
 			continue
 		}
-		p, err := plots.InstructionDiagram(s, 0, i)
-		if err != nil {
-			return
+		d := newDisplay()
+		if !showInstruction(d, s, 0, i) {
+			d.emit(output{text: "The picture of this warp waits for your prediction of another question."})
 		}
-		showPNG(plots.Diagram, p)
 		return
 	}
 }

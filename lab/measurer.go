@@ -12,6 +12,8 @@ import (
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/cuda/reference"
+	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
@@ -200,7 +202,7 @@ func noticeDenied(why error) {
 		return
 	}
 	deniedNotice.said = true
-	fmt.Fprintf(stdout(), "Counters: %v\nUntil then the times are live, and counters marked (recorded) are the course's recording of the same launch on this GPU, those marked (model) the sector model's, which no exercise grades as a measurement.\n", why)
+	printf("Counters: %v\nUntil then the times are live, and counters marked (recorded) are the course's recording of the same launch on this GPU, those marked (model) the sector model's, which no exercise grades as a measurement.\n", why)
 }
 
 func measureOn(src measure.Measurer, specs []spec.Spec, want measure.Want) (*Measurements, error) {
@@ -260,11 +262,11 @@ func (m *Measurements) Table() *Table {
 	t := NewTable(header...)
 	t.Caption = m.Caption()
 	for _, l := range m.Launches {
-		row := []string{l.Spec.Brief()}
+		var row []Value
 		for _, c := range cols {
 			row = append(row, c.measuredValue(l))
 		}
-		t.addRow(row)
+		t.addRow(l.Spec.Brief(), row)
 	}
 	if cmd := m.Profiling(); cmd != "" && anyProfiled(m.Launches) {
 		t.Notes = append(t.Notes, "Counters: "+cmd)
@@ -291,15 +293,16 @@ func (m *Measurements) Counters() *Table {
 	t := NewTable(header...)
 	t.Caption = m.Caption()
 	for _, l := range m.Launches {
-		row := []string{l.Spec.Brief()}
+		var row []Value
+		lv := figures.Measured(l, nil)
 		for _, name := range metrics.All {
 			if v, ok := l.Metrics[name]; ok {
-				row = append(row, Count(v)+borrowedMark(l.Counters, nil))
+				row = append(row, Value{Text: Count(v) + borrowedMark(l.Counters, nil), Tells: figureTells(figures.Metric(name), lv, grader.Measurement, v, nil)})
 			} else {
-				row = append(row, Missing)
+				row = append(row, Value{Text: Missing})
 			}
 		}
-		t.addRow(row)
+		t.addRow(l.Spec.Brief(), row)
 	}
 	if cmd := m.Profiling(); cmd != "" {
 		t.Notes = append(t.Notes, "Counters: "+cmd)

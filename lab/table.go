@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
@@ -23,11 +24,50 @@ const Missing = "—"
 // Table is a small table for a notebook: a caption above, a header row,
 // rows of text, notes below. Build one with NewTable and AddRow, or with
 // Compare, ModelTable, Versus or Counters.
+//
+// A table's cells are gated as they are added: a Value that tells the
+// answer of a question the learner has not answered yet is stored as
+// Hidden (see Check), so that nothing of a table, printed or shown,
+// gives it away; Show says under the table what to answer first.
 type Table struct {
 	Caption string
 	Header  []string
 	Rows    [][]string
 	Notes   []string
+
+	d *display
+}
+
+// Value is a table cell that knows what it shows: its text, and the
+// values (of figures of launches) it is made of. Compare and the other
+// tables make their cells so; a cell may make its own with Modelled and
+// MeasuredValue.
+type Value struct {
+	Text  string
+	Tells []grader.Tell
+}
+
+// String returns the value's text.
+func (v Value) String() string { return v.Text }
+
+// Modelled is the model's value of figure f for the launch p, as a
+// table cell: lab.NewTable(...).AddRow(name, lab.Modelled(p, figures.TimeSeconds)).
+func Modelled(p sectors.Launch, f figures.Figure) Value {
+	return FigureColumn(f).modelValue(p)
+}
+
+// MeasuredValue is the measured value of figure f for the launch l, as a
+// table cell.
+func MeasuredValue(l measure.Launch, f figures.Figure) Value {
+	return FigureColumn(f).measuredValue(l)
+}
+
+// display returns the table's display, made on first use.
+func (t *Table) display() *display {
+	if t.d == nil {
+		t.d = newDisplay()
+	}
+	return t.d
 }
 
 // NewTable returns an empty table with the given column names.
@@ -37,24 +77,40 @@ func NewTable(header ...string) *Table {
 
 // AddRow appends a row; values are formatted with Format. A row shorter
 // than the header is padded with Missing, a longer one is cut.
+//
+// A Value shows as Hidden while it tells an answer the learner owes; any
+// other number is noted as one the table cannot vouch for, which the
+// leak test of `make test` then reads by its column.
 func (t *Table) AddRow(values ...any) *Table {
+	d := t.display()
 	row := make([]string, len(t.Header))
 	for i := range row {
-		if i < len(values) {
-			row[i] = Format(values[i])
-		} else {
+		if i >= len(values) {
 			row[i] = Missing
+			continue
+		}
+		switch v := values[i].(type) {
+		case Value:
+			row[i] = v.Text
+			if !d.showAll(v.Tells) {
+				row[i] = Hidden
+			}
+		default:
+			row[i] = Format(v)
+			if i > 0 && numeric(row[i]) && row[i] != Missing {
+				d.untaggedCell(t.Header[i], row[i])
+			}
 		}
 	}
 	t.Rows = append(t.Rows, row)
 	return t
 }
 
-// addRow appends a row of cells already formatted.
-func (t *Table) addRow(cells []string) {
-	row := make([]any, len(cells))
-	for i, c := range cells {
-		row[i] = c
+// addRow appends a row: its name, then cells that know their values.
+func (t *Table) addRow(name string, cells []Value) {
+	row := []any{name}
+	for _, c := range cells {
+		row = append(row, c)
 	}
 	t.AddRow(row...)
 }
@@ -143,7 +199,7 @@ func cellStyle(col int) string {
 // numeric reports whether a cell holds a figure: it starts with a digit,
 // a sign, "×" or is Missing.
 func numeric(c string) bool {
-	if c == Missing {
+	if c == Missing || c == Hidden {
 		return true
 	}
 	for _, r := range c {
@@ -155,7 +211,7 @@ func numeric(c string) bool {
 // Show displays the table: as HTML in a GoNB notebook, with its text as
 // the plain-text alternative (what a text export or a headless check
 // reads); as text on Output elsewhere.
-func (t *Table) Show() { showHTML(t.HTML(), t.String()) }
+func (t *Table) Show() { t.display().emit(output{text: t.String(), html: t.HTML()}) }
 
 // Case is one row of a comparison: a name and the launch.
 type Case struct {
@@ -202,7 +258,8 @@ type Column struct {
 	fig  figures.Figure
 	// model and measured say which sides of fig the column shows.
 	model, measured bool
-	// working, when set, is the model's own value, in words.
+	// working, when set, is the model's own value, in words: a piece of
+	// its arithmetic no question asks for.
 	working func(sectors.Launch) (string, bool)
 }
 
@@ -265,21 +322,32 @@ var (
 // Metric is the column of one ncu metric (lessons/metrics), as a count.
 func Metric(name string) Column { return FigureColumn(figures.Metric(name)) }
 
-func (c Column) modelValue(p sectors.Launch) string {
+func (c Column) modelValue(p sectors.Launch) Value {
 	if c.working != nil {
 		if v, ok := c.working(p); ok {
-			return v
+			return Value{Text: v}
 		}
-		return Missing
+		return Value{Text: Missing}
 	}
-	return c.format(c.fig.Of(figures.Model(p)))
+	v := figures.Model(p)
+	x, err := c.fig.Of(v)
+	return Value{Text: c.format(x, err), Tells: figureTells(c.fig, v, grader.Model, x, err)}
+}
+
+// figureTells is what a cell of figure f of the values v shows: nothing
+// when it shows no value.
+func figureTells(f figures.Figure, v figures.Values, j grader.Judge, x float64, err error) []grader.Tell {
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return []grader.Tell{{Spec: v.Spec, Figure: f.Name, Judge: j, Value: x, Counts: grader.CountsOf(v)}}
 }
 
 // measuredValue formats the column's figure of l; the model's launch
 // of l is made only for the figures that need what the addresses fix.
-func (c Column) measuredValue(l measure.Launch) string {
+func (c Column) measuredValue(l measure.Launch) Value {
 	if l.Failed() {
-		return Missing
+		return Value{Text: Missing}
 	}
 	v := figures.Measured(l, nil)
 	x, err := c.fig.Of(v)
@@ -289,7 +357,7 @@ func (c Column) measuredValue(l measure.Launch) string {
 			x, err = c.fig.Of(v)
 		}
 	}
-	return c.format(x, err) + borrowedMark(c.fig.Borrowed(v), err)
+	return Value{Text: c.format(x, err) + borrowedMark(c.fig.Borrowed(v), err), Tells: figureTells(c.fig, v, grader.Measurement, x, err)}
 }
 
 // borrowedMark is what a measured value computed from counters ncu did
@@ -326,11 +394,11 @@ func ModelTable(cases []Case, cols ...Column) (*Table, error) {
 	t := NewTable(header...)
 	t.Caption = modelCaption(cases)
 	for i, p := range preds {
-		row := []string{cases[i].Name}
+		var row []Value
 		for _, c := range cols {
 			row = append(row, c.modelValue(p))
 		}
-		t.addRow(row)
+		t.addRow(cases[i].Name, row)
 	}
 	return t, nil
 }
@@ -361,7 +429,7 @@ func Compare(cases []Case, cols ...Column) (*Table, error) {
 	t := NewTable(header...)
 	t.Caption = modelCaption(cases) + " " + m.Caption()
 	for i, p := range preds {
-		row := []string{cases[i].Name}
+		var row []Value
 		l, _ := m.Lookup(cases[i].Spec)
 		for _, c := range cols {
 			if c.hasModel() {
@@ -371,7 +439,7 @@ func Compare(cases []Case, cols ...Column) (*Table, error) {
 				row = append(row, c.measuredValue(l))
 			}
 		}
-		t.addRow(row)
+		t.addRow(cases[i].Name, row)
 	}
 	return t, nil
 }
@@ -441,20 +509,20 @@ func Versus(a, b Case) (*Table, error) {
 		"measured: "+a.Name, "measured: "+b.Name, "measured: "+by)
 	t.Caption = modelCaption([]Case{a, b}) + " " + m.Caption()
 	for _, f := range costs {
-		row := []string{f.Label}
-		ma, errA := f.Of(figures.Model(preds[0]))
-		mb, errB := f.Of(figures.Model(preds[1]))
-		row = append(row, pair(ma, mb, errA == nil, errB == nil)...)
+		ma, mb := figures.Model(preds[0]), figures.Model(preds[1])
+		xa, errA := f.Of(ma)
+		xb, errB := f.Of(mb)
+		row := pair(xa, xb, errA == nil, errB == nil, figureTells(f, ma, grader.Model, xa, errA), figureTells(f, mb, grader.Model, xb, errB))
 		va, vb := figures.Measured(la, &preds[0]), figures.Measured(lb, &preds[1])
-		xa, errA := f.Of(va)
-		xb, errB := f.Of(vb)
-		cells := pair(xa, xb, errA == nil, errB == nil)
-		cells[0] += borrowedMark(f.Borrowed(va), errA)
-		cells[1] += borrowedMark(f.Borrowed(vb), errB)
+		xa, errA = f.Of(va)
+		xb, errB = f.Of(vb)
+		cells := pair(xa, xb, errA == nil, errB == nil, figureTells(f, va, grader.Measurement, xa, errA), figureTells(f, vb, grader.Measurement, xb, errB))
+		cells[0].Text += borrowedMark(f.Borrowed(va), errA)
+		cells[1].Text += borrowedMark(f.Borrowed(vb), errB)
 		if errA == nil && errB == nil {
-			cells[2] += borrowedMark(either(f.Borrowed(va), f.Borrowed(vb)), nil)
+			cells[2].Text += borrowedMark(either(f.Borrowed(va), f.Borrowed(vb)), nil)
 		}
-		t.addRow(append(row, cells...))
+		t.addRow(f.Label, append(row, cells...))
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("%s: %s. %s: %s.", a.Name, a.Spec.Brief(), b.Name, b.Spec.Brief()))
 	return t, nil
@@ -473,17 +541,18 @@ func either(a, b string) string {
 	return b
 }
 
-// pair writes a, b and b÷a, with Missing for what is not known.
-func pair(a, b float64, okA, okB bool) []string {
-	out := []string{Missing, Missing, Missing}
+// pair writes a, b and b÷a, with Missing for what is not known; the
+// ratio shows what both do.
+func pair(a, b float64, okA, okB bool, tellsA, tellsB []grader.Tell) []Value {
+	out := []Value{{Text: Missing}, {Text: Missing}, {Text: Missing}}
 	if okA {
-		out[0] = Ratio(a)
+		out[0] = Value{Text: Ratio(a), Tells: tellsA}
 	}
 	if okB {
-		out[1] = Ratio(b)
+		out[1] = Value{Text: Ratio(b), Tells: tellsB}
 	}
 	if okA && okB && a != 0 {
-		out[2] = "×" + Ratio(b/a)
+		out[2] = Value{Text: "×" + Ratio(b/a), Tells: append(slices.Clone(tellsA), tellsB...)}
 	}
 	return out
 }
@@ -505,19 +574,20 @@ func Counters(cases []Case) (*Table, error) {
 	t.Caption = modelCaption(cases) + " " + m.Caption()
 	for i, p := range preds {
 		l, _ := m.Lookup(cases[i].Spec)
+		mv, lv := figures.Model(p), figures.Measured(l, nil)
 		for _, name := range metrics.All {
 			kind := "an estimate"
 			if metrics.Exact(name) {
 				kind = "exact"
 			}
-			mv, ncu := Missing, Missing
+			model, ncu := Value{Text: Missing}, Value{Text: Missing}
 			if v, ok := p.Metrics[name]; ok {
-				mv = Count(v)
+				model = Value{Text: Count(v), Tells: figureTells(figures.Metric(name), mv, grader.Model, v, nil)}
 			}
 			if v, ok := l.Metrics[name]; ok {
-				ncu = Count(v) + borrowedMark(l.Counters, nil)
+				ncu = Value{Text: Count(v) + borrowedMark(l.Counters, nil), Tells: figureTells(figures.Metric(name), lv, grader.Measurement, v, nil)}
 			}
-			t.addRow([]string{cases[i].Name, name, mv, ncu, kind})
+			t.AddRow(cases[i].Name, name, model, ncu, kind)
 		}
 	}
 	if cmd := m.Profiling(); cmd != "" {
