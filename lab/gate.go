@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"io"
 	"strings"
 	"time"
 
