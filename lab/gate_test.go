@@ -178,8 +178,8 @@ var displays = map[string]struct {
 	"Measurements.Counters": {func(t *testing.T) {
 		Must(Profile(Spec(`{"kernel":"coalesced_copy","n":67108864}`))).Counters().Show()
 	}, []string{"06-vectorized/requests-ratio", "07-ncu-metric/ld-requests-coalesced"}},
-	"Check":   {func(t *testing.T) { Check("03-strided/sectors-stride-32", YourPrediction) }, nil},
-	"Planted": {func(t *testing.T) { Planted("03-strided/sectors-stride-32", 1024) }, nil},
+	"Check":    {func(t *testing.T) { Check("03-strided/sectors-stride-32", YourPrediction) }, nil},
+	"Planted":  {func(t *testing.T) { Planted("03-strided/sectors-stride-32", 1024) }, nil},
 	"Exercise": {func(t *testing.T) { Exercise("10-kernels/strided-copy") }, nil},
 	"Try": {func(t *testing.T) {
 		e, err := exercises.Lookup("10-kernels/strided-copy")
