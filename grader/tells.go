@@ -337,13 +337,23 @@ func countsToJSON(c *Counts) countsJSON {
 		L1Useful: c.L1Useful, Useful: c.Useful, ShLdRequests: c.ShLdRequests, ShLdWave: c.ShLdWave, ShStRequests: c.ShStRequests, ShStWave: c.ShStWave}
 }
 
-// tellsFile is tells.json: per question, its parts in the bank's order.
+// tellsFile is tells.json: per question, its answers and its parts in
+// the bank's order.
 type tellsFile struct {
-	Note      string                 `json:"note"`
-	Questions map[string][]partTells `json:"questions"`
+	Note      string                   `json:"note"`
+	Questions map[string]questionTells `json:"questions"`
 }
 
-var tellsTable = sync.OnceValues(func() (map[string][]partTells, error) {
+// questionTells is one question's entry of tells.json.
+type questionTells struct {
+	// Model is the model's answer; Recorded the answer of the course's
+	// recording (cuda/reference), when it holds the question's launches.
+	Model    float64     `json:"model"`
+	Recorded *float64    `json:"recorded,omitempty"`
+	Parts    []partTells `json:"parts"`
+}
+
+var tellsTable = sync.OnceValues(func() (map[string]questionTells, error) {
 	var f tellsFile
 	dec := json.NewDecoder(bytes.NewReader(tellsJSON))
 	dec.DisallowUnknownFields()
@@ -352,6 +362,25 @@ var tellsTable = sync.OnceValues(func() (map[string][]partTells, error) {
 	}
 	return f.Questions, nil
 })
+
+// Answers returns question q's answers as tells.json holds them: the
+// model's on the course's H200, and the course's recording's when it
+// measured q's launches (ok false otherwise). The leak test looks for
+// them in what a notebook's text states.
+func Answers(q *Question) (model, recorded float64, ok bool, err error) {
+	table, err := tellsTable()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	e, found := table[q.ID]
+	if !found {
+		return 0, 0, false, fmt.Errorf("grader: tells.json has no entry for %s: run go test ./grader -run TestTellsTable -update", q.ID)
+	}
+	if e.Recorded == nil {
+		return e.Model, 0, false, nil
+	}
+	return e.Model, *e.Recorded, true, nil
+}
 
 // makePartTells computes a question part's entry of tells.json from the
 // model's launch of it.
@@ -385,7 +414,8 @@ func partsOf(q *Question) ([]partTells, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts, ok := table[q.ID]
+	entry, ok := table[q.ID]
+	parts := entry.Parts
 	if !ok || len(parts) != len(q.Specs) {
 		return nil, fmt.Errorf("grader: tells.json has no entry for %s: run go test ./grader -run TestTellsTable -update", q.ID)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
@@ -21,8 +22,8 @@ const tellsNote = "Made by go test ./grader -run TestTellsTable -update from the
 // has its launches' counts and warp 0's shapes there, as the model gives
 // them now. With -update it rewrites the file.
 func TestTellsTable(t *testing.T) {
-	g := modelGrader(t)
-	f := tellsFile{Note: tellsNote, Questions: map[string][]partTells{}}
+	g := recordingGrader(t)
+	f := tellsFile{Note: tellsNote, Questions: map[string]questionTells{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make(chan error, len(g.Bank().Questions))
@@ -33,17 +34,20 @@ func TestTellsTable(t *testing.T) {
 				errs <- err
 				return
 			}
-			var parts []partTells
+			e := questionTells{Model: k.Model}
+			if k.HasMeasured {
+				e.Recorded = &k.Measured
+			}
 			for _, p := range k.Parts {
 				pt, err := makePartTells(p)
 				if err != nil {
 					errs <- err
 					return
 				}
-				parts = append(parts, pt)
+				e.Parts = append(e.Parts, pt)
 			}
 			mu.Lock()
-			f.Questions[q.ID] = parts
+			f.Questions[q.ID] = e
 			mu.Unlock()
 		})
 	}
@@ -61,6 +65,19 @@ func TestTellsTable(t *testing.T) {
 		return
 	}
 	assert.JSONEq(t, b.String(), string(tellsJSON), "tells.json is stale: go test ./grader -run TestTellsTable -update")
+}
+
+// recordingGrader grades against the course's recording
+// (cuda/reference/h200.jsonl), whose answers tells.json holds.
+func recordingGrader(t *testing.T) *Grader {
+	t.Helper()
+	const path = "../cuda/reference/h200.jsonl"
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	set, err := measure.ReadSet(f, path, measure.Origin{Kind: measure.Recorded})
+	require.NoError(t, err)
+	return newGrader(t, measure.FromSet(set))
 }
 
 // tell returns the model's value of figure f for the launch js, with its
