@@ -51,6 +51,7 @@ var layers = map[string]int{
 	"cmd/coalesce":                  7,
 	"deploy":                        7,
 	"internal/notebook/cmd/numbers": 7,
+	"internal/notebook/cmd/leaks":   7,
 	".":                             7,
 }
 

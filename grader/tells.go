@@ -309,6 +309,11 @@ type partTells struct {
 	Counts countsJSON `json:"counts"`
 	// Warp0 are the shapes of warp 0's instructions, in order.
 	Warp0 []Shape `json:"warp0"`
+	// Model and Recorded are the launch's value of the question's
+	// quantity, the model's and the course's recording's: the halves of a
+	// ratio, which a text must not state either.
+	Model    float64  `json:"model"`
+	Recorded *float64 `json:"recorded,omitempty"`
 }
 
 // countsJSON is Counts as tells.json writes them.
@@ -362,6 +367,30 @@ var tellsTable = sync.OnceValues(func() (map[string]questionTells, error) {
 	}
 	return f.Questions, nil
 })
+
+// PartAnswer is one launch's value of a question's quantity, as
+// tells.json holds it: the model's, and the course's recording's when ok.
+type PartAnswer struct {
+	Model, Recorded float64
+	HasRecorded     bool
+}
+
+// PartAnswers returns the values of q's quantity for each of its
+// launches (a ratio's numerator and denominator).
+func PartAnswers(q *Question) ([]PartAnswer, error) {
+	parts, err := partsOf(q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PartAnswer, len(parts))
+	for i, p := range parts {
+		out[i].Model = p.Model
+		if p.Recorded != nil {
+			out[i].Recorded, out[i].HasRecorded = *p.Recorded, true
+		}
+	}
+	return out, nil
+}
 
 // Answers returns question q's answers as tells.json holds them: the
 // model's on the course's H200, and the course's recording's when it

@@ -44,6 +44,10 @@ func TestTellsTable(t *testing.T) {
 					errs <- err
 					return
 				}
+				pt.Model = p.Model
+				if p.HasMeasured {
+					pt.Recorded = &p.Measured
+				}
 				e.Parts = append(e.Parts, pt)
 			}
 			mu.Lock()

@@ -178,6 +178,13 @@ var displays = map[string]struct {
 	"Measurements.Counters": {func(t *testing.T) {
 		Must(Profile(Spec(`{"kernel":"coalesced_copy","n":67108864}`))).Counters().Show()
 	}, []string{"06-vectorized/requests-ratio", "07-ncu-metric/ld-requests-coalesced"}},
+	"Printf": {func(t *testing.T) {
+		p := Must(Model(Spec(`{"kernel":"strided_copy","n":65536,"stride":32}`)))[0]
+		Printf("%s sectors a request, %d lanes\n", Modelled(p, figures.LdSectorsPerRequest), 32)
+	}, []string{"03-strided/sectors-stride-32"}},
+	"LoadTotals": {func(t *testing.T) {
+		require.NoError(t, LoadTotals(Spec(`{"kernel":"strided_copy","n":67108864,"stride":2}`)))
+	}, []string{"03-strided/efficiency-stride-2", "07-ncu-metric/ld-sectors-stride-2"}},
 	"Check":    {func(t *testing.T) { Check("03-strided/sectors-stride-32", YourPrediction) }, nil},
 	"Planted":  {func(t *testing.T) { Planted("03-strided/sectors-stride-32", 1024) }, nil},
 	"Exercise": {func(t *testing.T) { Exercise("10-kernels/strided-copy") }, nil},
@@ -269,4 +276,17 @@ func TestRevealAll(t *testing.T) {
 	t.Setenv(RevealEnv, "all")
 	displays["Versus"].call(t)
 	assert.Empty(t, shownOf(t, (*out)[0]).Withheld)
+}
+
+// LoadTotals multiplies lesson 7's totals out: 2^26 threads are 2^21 warps
+// of one load each; stride 2 issues a load per thread for half as many
+// threads, 2^20 requests of 8 sectors (lanes 8 bytes apart span 256
+// bytes), twice the 4 of a request of 128 bytes.
+func TestLoadTotals(t *testing.T) {
+	out := capture(t)
+	require.NoError(t, LoadTotals(Spec(`{"kernel":"coalesced_copy","n":67108864}`)))
+	require.NoError(t, LoadTotals(Spec(`{"kernel":"strided_copy","n":67108864,"stride":2}`)))
+	assert.Contains(t, out.String(), "  2,097,152 warps × 1 load per warp = 2,097,152 requests\n")
+	assert.Contains(t, out.String(), "  1,048,576 requests × 8 sectors per request = 8,388,608 sectors\n")
+	assert.Contains(t, out.String(), "so 2× the minimum\n")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
@@ -140,6 +141,43 @@ func Explain(w sectors.Warp) (sectors.Access, error) {
 		words.Plural(len(a.Sectors), "sector"), words.Plural(a.Lines, "line"), words.Plural(a.FetchedBytes(), "byte"), words.Plural(a.UsefulBytes, "byte"), Percent(a.Efficiency()))
 	d.emit(output{text: b.String()})
 	return a, nil
+}
+
+// LoadTotals works out, for the launch s, the load totals Nsight Compute
+// reports, as lesson 7 builds them: warps × loads per warp = requests,
+// requests × sectors per request = sectors, and the minimum a request of
+// that many bytes could cost. Each line waits, like any value, for the
+// answer of a question it would give away.
+func LoadTotals(s spec.Spec) error {
+	p, err := sectors.Model(s)
+	if err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	v := figures.Model(p)
+	tell := func(f figures.Figure) grader.Tell {
+		x, _ := f.Of(v)
+		return grader.Tell{Spec: s, Figure: f.Name, Judge: grader.Model, Value: x, Counts: grader.CountsOf(v)}
+	}
+	requests, sectorsTotal := tell(figures.Metric(metrics.LdRequests)), tell(figures.Metric(metrics.LdSectors))
+	perReq := tell(figures.LdSectorsPerRequest)
+	req := p.Metrics[metrics.LdRequests]
+	bytesPerReq := float64(sectors.WarpSize * s.ElemBytes)
+	min := bytesPerReq / sectors.SectorBytes
+	d := newDisplay()
+	var b strings.Builder
+	b.WriteString(s.Brief() + "\n")
+	line := func(text string, tells ...grader.Tell) {
+		if !d.showAll(tells) {
+			text = "  " + Hidden + "\n"
+		}
+		b.WriteString(text)
+	}
+	line(fmt.Sprintf("  %s warps × %s load per warp = %s requests\n", Count(float64(p.Warps)), Ratio(req/float64(p.Warps)), Count(req)), requests)
+	line(fmt.Sprintf("  %s requests × %s sectors per request = %s sectors\n", Count(req), Ratio(perReq.Value), Count(sectorsTotal.Value)), requests, perReq, sectorsTotal)
+	line(fmt.Sprintf("  minimum: %s bytes per request ÷ %d = %s sectors per request, so %s× the minimum\n",
+		Count(bytesPerReq), sectors.SectorBytes, Ratio(min), Ratio(perReq.Value/min)), perReq)
+	d.emit(output{text: b.String()})
+	return nil
 }
 
 // warpTells are what a picture or a list of one warp's sectors shows:

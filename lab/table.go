@@ -595,3 +595,26 @@ func Counters(cases []Case) (*Table, error) {
 	}
 	return t, nil
 }
+
+// Printf prints a line of a cell's own through the gate: arguments that
+// are Values (Modelled, MeasuredValue) print as their text, or as Hidden
+// while they tell an answer the learner owes, with the note under the
+// line; other arguments print as fmt prints them. A cell that prints a
+// launch's numbers prints them so:
+//
+//	p := lab.Must(lab.Model(s))[0]
+//	lab.Printf("%s requests\n", lab.Modelled(p, figures.Metric(metrics.LdRequests)))
+func Printf(format string, args ...any) {
+	d := newDisplay()
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a
+		if v, ok := a.(Value); ok {
+			out[i] = v.Text
+			if !d.showAll(v.Tells) {
+				out[i] = Hidden
+			}
+		}
+	}
+	d.emit(output{text: fmt.Sprintf(format, out...)})
+}

@@ -28,7 +28,14 @@ A notebook fails, and execution of it stops, at the first code cell that
 After it ran, a notebook fails when a markdown cell states a number that no code
 cell writes or prints and that is no definition of the allow-list (course issue
 11; the check is internal/notebook/cmd/numbers, `go doc ./internal/notebook
-Definitions` lists the allow-list). All the notebooks together fail when they
+Definitions` lists the allow-list).
+
+When they have all run, the executed notebooks, in course order, go through the
+leak test (internal/notebook/cmd/leaks, course issue 23): the run fails when one
+shows a question's answer before the learner answered it, in that notebook or an
+earlier one (the shipped placeholders answer nothing): a value lab's outputs say
+they showed (their grader.Shown record), a number stated in a markdown cell or
+printed by a cell's own code. All the notebooks together fail when they
 take longer than NOTEBOOK_TOTAL_BUDGET seconds (default 240: the README's bound
 on the 2-core CI machine).
 
@@ -239,6 +246,20 @@ def check_numbers(checker: Path, executed: Path) -> str:
             f"Definitions):\n{found}")
 
 
+def check_leaks(checker: Path, executed: list[Path]) -> str:
+    """Runs the leak test on executed notebooks in course order; returns what it found ("" if none)."""
+    present = [str(p) for p in executed if p.is_file()]
+    if not present:
+        return ""
+    t0 = time.monotonic()
+    res = subprocess.run([str(checker), *present], capture_output=True, text=True)
+    print(f"leaks: {len(present)} notebooks checked in {time.monotonic() - t0:.1f}s", flush=True)
+    if res.returncode == 0:
+        return ""
+    return ("the leak test found answers shown before their question was answered "
+            f"(internal/notebook/cmd/leaks):\n{(res.stdout + res.stderr).strip()}")
+
+
 def read_specs(path: Path) -> list[str]:
     if not path.is_file():
         return []
@@ -367,10 +388,11 @@ def main() -> int:
     if args.update_specs and not every:
         die("--update-specs needs every notebook to run (give no notebook names)")
     args.numbers = args.out / "numbers"
-    build = subprocess.run(["go", "build", "-o", str(args.numbers), "./internal/notebook/cmd/numbers"],
-                           cwd=ROOT, capture_output=True, text=True)
-    if build.returncode != 0:
-        die(f"building the numbers check failed:\n{build.stdout}{build.stderr}")
+    args.leaks = args.out / "leaks"
+    for tool, pkg in ((args.numbers, "./internal/notebook/cmd/numbers"), (args.leaks, "./internal/notebook/cmd/leaks")):
+        build = subprocess.run(["go", "build", "-o", str(tool), pkg], cwd=ROOT, capture_output=True, text=True)
+        if build.returncode != 0:
+            die(f"building {pkg} failed:\n{build.stdout}{build.stderr}")
     args.spec_log = (args.out / "specs.jsonl").resolve()
     args.spec_log.unlink(missing_ok=True)
 
@@ -400,6 +422,10 @@ def main() -> int:
     total = time.monotonic() - t_all
     print(f"notebooks: total wall time {total:.1f}s (budget {args.budget:.0f}s)", flush=True)
     status = 1 if failed else 0
+    leaks = check_leaks(args.leaks, [args.out / f"{p.stem}.ipynb" for p in sorted(paths, key=lambda p: p.name)])
+    if leaks:
+        print(f"FAIL {leaks}", flush=True)
+        status = 1
     if total > args.budget:
         print(f"FAIL the notebooks took {total:.1f}s, over the budget of {args.budget:.0f}s "
               "(NOTEBOOK_TOTAL_BUDGET); the times per notebook are above", flush=True)
