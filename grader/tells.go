@@ -265,14 +265,17 @@ func familyOf(name string) (family, bool) {
 		return family{tellers: append([]string{figures.LdSectorsPerRequest.Name, figures.StSectorsPerRequest.Name, metrics.LdSectors, metrics.StSectors}, l1Fetched...), same: perWarp, counts: perUse}, true
 	case figures.UsefulBytesPerRequest.Name:
 		return family{tellers: []string{name}, same: perWarp, counts: reqUse, useful: true}, true
+	// A total is told by itself: the figures per request are half of it,
+	// and the other half (the requests a launch issues) is what a
+	// question about a total asks to work out.
 	case metrics.LdRequests:
-		return family{tellers: []string{name, figures.UsefulBytesPerRequest.Name}, same: inAll, counts: ldReq}, true
+		return family{tellers: []string{name}, same: inAll, counts: ldReq}, true
 	case metrics.StRequests:
-		return family{tellers: []string{name, figures.UsefulBytesPerRequest.Name}, same: inAll, counts: stReq}, true
+		return family{tellers: []string{name}, same: inAll, counts: stReq}, true
 	case metrics.LdSectors:
-		return family{tellers: []string{name, figures.LdSectorsPerRequest.Name}, same: inAll, counts: ld}, true
+		return family{tellers: []string{name}, same: inAll, counts: ld}, true
 	case metrics.StSectors:
-		return family{tellers: []string{name, figures.StSectorsPerRequest.Name}, same: inAll, counts: st}, true
+		return family{tellers: []string{name}, same: inAll, counts: st}, true
 	case figures.ShLdWavefrontsPerRequest.Name, figures.ShLdConflictsPerRequest.Name:
 		return family{tellers: shLdFigs, same: perWarp, counts: shLd, side: "shared load"}, true
 	case figures.ShStWavefrontsPerRequest.Name, figures.ShStConflictsPerRequest.Name:
@@ -523,6 +526,11 @@ func Tells(q *Question, t Tell) (bool, error) {
 	tol := max(q.Tolerance.Model, tellFloor)
 	for i, p := range parts {
 		if same(f, t, q.Specs[i], p, tol) {
+			return true, nil
+		}
+		// A ratio of two totals is the same at any size: the two launches
+		// at another size tell it.
+		if q.Combine == Ratio && f.same == inAll && t.Spec.Kernel != "" && sizeFree(t.Spec) == sizeFree(q.Specs[i]) {
 			return true, nil
 		}
 	}

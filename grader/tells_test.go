@@ -12,6 +12,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
@@ -148,9 +149,15 @@ func TestTells(t *testing.T) {
 		{"the stride-2 efficiency of a smaller launch tells lesson 3's, and the doubles' 8 sectors a request, not lesson 7's total",
 			tell(t, `{"kernel":"strided_copy","n":1048576,"stride":2}`, figures.Efficiency),
 			[]string{"01-sectors/sectors-double", "03-strided/efficiency-stride-2"}},
-		{"the stride-2 launch's sectors per request tell lesson 7's total of the same launch",
+		{"the stride-2 launch's sectors per request are half of lesson 7's total: the requests are the other",
 			tell(t, `{"kernel":"strided_copy","n":67108864,"stride":2}`, figures.LdSectorsPerRequest),
+			[]string{"01-sectors/sectors-double", "03-strided/efficiency-stride-2"}},
+		{"the stride-2 launch's total of load sectors is lesson 7's answer, and beside its requests the sectors per request",
+			tell(t, `{"kernel":"strided_copy","n":67108864,"stride":2}`, figures.Metric(metrics.LdSectors)),
 			[]string{"01-sectors/sectors-double", "03-strided/efficiency-stride-2", "07-ncu-metric/ld-sectors-stride-2"}},
+		{"a ratio of totals is the same at any size: the coalesced copy's requests at 2^20 are half of lesson 6's ratio, not lesson 7's total",
+			tell(t, `{"kernel":"coalesced_copy","n":1048576}`, figures.Metric(metrics.LdRequests)),
+			[]string{"06-vectorized/requests-ratio"}},
 		{"the coalesced copy's bandwidth tells lesson 8's memcpy share and the block-256 half of its ratio",
 			tell(t, `{"kernel":"coalesced_copy","n":67108864}`, figures.UsefulBandwidth),
 			[]string{"08-h200/one-float-copy-of-memcpy", "08-h200/block-32-slowdown"}},
@@ -213,7 +220,10 @@ func TestGateAndWait(t *testing.T) {
 	assert.Len(t, NewGate(b, "index", func(string) bool { return false }).Guarded(), len(b.Questions))
 	got, err := g.Withheld(tell(t, `{"kernel":"strided_copy","n":67108864,"stride":2}`, figures.LdSectorsPerRequest))
 	require.NoError(t, err)
-	assert.Equal(t, "answer 03-strided/efficiency-stride-2 in this notebook first; lesson 7 asks 07-ncu-metric/ld-sectors-stride-2: answer it there first", Wait("03-strided", got))
+	assert.Equal(t, "answer 03-strided/efficiency-stride-2 in this notebook first", Wait("03-strided", got))
+	got, err = g.Withheld(Tell{Fact: FactL2Fetch, Value: 64})
+	require.NoError(t, err)
+	assert.Equal(t, "lesson 8 asks 08-h200/fetch-granularity-ratio and 08-h200/dram-stride-32: answer them there first", Wait("03-strided", got))
 	none, err := OpenGate().Withheld(Tell{Fact: FactL2Fetch})
 	require.NoError(t, err)
 	assert.Empty(t, none)

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 )
@@ -55,6 +56,21 @@ type Verdict struct {
 	// Err is why there is no verdict: an unknown question, a model that
 	// failed. The other fields are then empty.
 	Err error
+}
+
+// Rule says how question e is graded, for the learner who has yet to
+// answer: "Graded against the model, exactly; a number, or one with its
+// unit in quotes: 32 or "32 sectors"." It holds nothing of the answer.
+func Rule(e *Question) string {
+	tol := e.Tolerance.Model
+	if e.GradedBy == Measurement {
+		tol = e.Tolerance.Measured
+	}
+	how := "exactly"
+	if tol > 0 {
+		how = "within " + pct(tol)
+	}
+	return fmt.Sprintf("Graded against the %s, %s, for %s.", e.GradedBy, how, words.Plural(int(e.Points), "point"))
 }
 
 // WritePredictionFirst is what an unanswered verdict says.
@@ -213,7 +229,7 @@ func (v *Verdict) String() string {
 	if v.Unanswered {
 		fmt.Fprintf(&b, "%s: %s\n", v.ID, WritePredictionFirst)
 		if e != nil {
-			fmt.Fprintf(&b, "%s\n", e.Text)
+			fmt.Fprintf(&b, "%s\n%s\n", e.Text, Rule(e))
 		}
 		return b.String()
 	}
@@ -299,7 +315,7 @@ func (v *Verdict) HTML() string {
 	if v.Unanswered {
 		fmt.Fprintf(&b, `<div><b style="color:#666">YOUR PREDICTION?</b> <code>%s</code> — %s</div>`, esc(v.ID), esc(WritePredictionFirst))
 		if e != nil {
-			fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p>`, esc(e.Text))
+			fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p><p style="margin:0.3em 0;color:#555">%s</p>`, esc(e.Text), esc(Rule(e)))
 		}
 		b.WriteString(`</div>`)
 		return b.String()
