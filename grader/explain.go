@@ -26,13 +26,26 @@ type Section struct {
 	Tells []Tell
 }
 
-// explain builds the question-level explanation of a key.
+// explain builds the question-level explanation of a key, about the
+// question's own quantity: the warp's sectors for a question about the
+// L1, its banks for one about shared memory, DRAM's bytes and the time
+// for one about DRAM or time; then the arithmetic, and model against
+// measurement. Each section says which values it shows (Tells), so that a
+// notebook holds back a section that would answer another question the
+// learner has not answered.
 func explain(k *Key) []Section {
 	e := k.Question
 	fig := e.figure()
 	var secs []Section
-	for i := range k.Parts {
-		secs = append(secs, warpSection(e, &k.Parts[i], len(k.Parts)))
+	switch fig.Level {
+	case figures.L1:
+		for i := range k.Parts {
+			secs = append(secs, warpSection(e, &k.Parts[i], len(k.Parts)))
+		}
+	case figures.Shared:
+		for i := range k.Parts {
+			secs = append(secs, bankSection(e, &k.Parts[i], len(k.Parts)))
+		}
 	}
 	secs = append(secs, arithmetic(k, fig))
 	switch fig.Level {
@@ -43,6 +56,59 @@ func explain(k *Key) []Section {
 	}
 	secs = append(secs, comparison(k, fig))
 	return secs
+}
+
+// partTell is the model's value of figure f for a part, as a section
+// shows it.
+func partTell(p *Part, f figures.Figure) Tell {
+	v := figures.Model(p.Modelled)
+	x, _ := f.Of(v)
+	return Tell{Spec: p.Spec, Figure: f.Name, Judge: Model, Value: x, Counts: CountsOf(v)}
+}
+
+// quantityTells are the question's quantity of each part, the model's and
+// the measured: what the arithmetic and the comparison show.
+func quantityTells(k *Key) []Tell {
+	var ts []Tell
+	fig := k.Question.figure()
+	for i := range k.Parts {
+		p := &k.Parts[i]
+		ts = append(ts, partTell(p, fig))
+		if p.HasMeasured {
+			v := figures.Measured(p.Launch, &p.Modelled)
+			ts = append(ts, Tell{Spec: p.Spec, Figure: fig.Name, Judge: Measurement, Value: p.Measured, Counts: CountsOf(v)})
+		}
+	}
+	return ts
+}
+
+// InstructionTells are what a picture or a list of one instruction of the
+// launch s shows: its sectors (or shared wavefronts) per request, and a
+// global access's efficiency, of that launch.
+func InstructionTells(s spec.Spec, in sectors.Instruction) []Tell {
+	sh, err := InstructionShape(in)
+	if err != nil {
+		return []Tell{{Spec: s, Figure: figures.LdSectorsPerRequest.Name}}
+	}
+	v := float64(sh.Sectors)
+	switch {
+	case in.Shared && in.Store:
+		return []Tell{{Spec: s, Figure: figures.ShStWavefrontsPerRequest.Name, Judge: Model, Value: v, Warp: &sh}}
+	case in.Shared:
+		return []Tell{{Spec: s, Figure: figures.ShLdWavefrontsPerRequest.Name, Judge: Model, Value: v, Warp: &sh}}
+	}
+	fig := figures.LdSectorsPerRequest
+	if in.Store {
+		fig = figures.StSectorsPerRequest
+	}
+	eff := 0.0
+	if sh.Sectors > 0 {
+		eff = float64(sh.Useful) / float64(sh.Sectors*sectors.SectorBytes)
+	}
+	return []Tell{
+		{Spec: s, Figure: fig.Name, Judge: Model, Value: v, Warp: &sh},
+		{Spec: s, Figure: figures.Efficiency.Name, Judge: Model, Value: eff, Warp: &sh},
+	}
 }
 
 // model returns the model's value of f for a part, NaN when it has none.
@@ -79,37 +145,113 @@ func warpSection(e *Question, p *Part, n int) Section {
 	if n > 1 {
 		title = "One warp of " + specLabel(s, e.Specs)
 	}
-	sec := Section{Title: title, Lines: []string{"Spec: " + s.String()}}
-	idx := p.idx
+	sec := Section{Title: title}
 	if p.idxErr != nil {
 		sec.Lines = append(sec.Lines, "The indices could not be generated: "+p.idxErr.Error())
 		return sec
 	}
-	ins := warpInstrs(s, idx, 0, 0)
-	lanes := min(int64(s.Block), sectors.WarpSize, s.Threads())
-	sec.Lines = append(sec.Lines, fmt.Sprintf("Warp 0 of block 0 (threads 0–%d) issues %s:",
-		lanes-1, words.Plural(len(ins), "memory instruction")))
-	shown := 0
+	ins, err := sectors.WarpInstructions(s, p.idx, 0)
+	if err != nil {
+		sec.Lines = append(sec.Lines, err.Error())
+		return sec
+	}
+	var relevantIns []sectors.Instruction
 	for _, in := range ins {
-		if !relevant(e.Quantity, in) {
+		if in.Shared || in.Warp.Active == 0 || !relevantInstr(e.Quantity, in.Store) {
 			continue
 		}
-		shown++
-		sec.Lines = append(sec.Lines, instrLines(in)...)
+		relevantIns = append(relevantIns, in)
 	}
-	if shown < len(ins) {
-		sec.Lines = append(sec.Lines, fmt.Sprintf("(%d more %s not shown: the question counts %s only.)",
-			len(ins)-shown, words.Noun(len(ins)-shown, "instruction"), map[bool]string{true: "stores", false: "loads"}[strings.HasPrefix(e.Quantity, "st_") || strings.Contains(e.Quantity, "_op_st")]))
+	lanes := min(int64(s.Block), sectors.WarpSize, s.Threads())
+	what := "load"
+	if store, ok := Asked(e.Quantity); ok && store {
+		what = "store"
+	} else if !ok {
+		what = "global access"
+	}
+	sec.Lines = append(sec.Lines, fmt.Sprintf("Warp 0 (threads 0–%d) issues %s:", lanes-1, words.Plural(len(relevantIns), what)))
+	const shownMax = 2
+	for i, in := range relevantIns {
+		sec.Tells = append(sec.Tells, InstructionTells(s, in)...)
+		if i >= shownMax {
+			continue
+		}
+		sec.Lines = append(sec.Lines, instrLines(instr{Store: in.Store, Buffer: in.Buffer, Expr: in.Access, Warp: in.Warp})...)
+	}
+	if more := len(relevantIns) - shownMax; more > 0 {
+		sec.Lines = append(sec.Lines, fmt.Sprintf("(%s more like them.)", words.Plural(more, "instruction")))
 	}
 	if r := s.Block % sectors.WarpSize; r != 0 {
-		warps := (s.Block + sectors.WarpSize - 1) / sectors.WarpSize
-		last := "the last"
-		if warps == 1 {
-			last = "it"
-		}
-		sec.Lines = append(sec.Lines, fmt.Sprintf("Blocks of %s run as %s; %s has %s, and still issues a whole request for each instruction.",
-			words.Plural(s.Block, "thread"), words.Plural(warps, "warp"), last, words.Plural(r, "active lane")))
+		sec.Lines = append(sec.Lines, fmt.Sprintf("Blocks of %s leave the last warp of each %s: it still issues a whole request for each instruction.",
+			words.Plural(s.Block, "thread"), words.Plural(r, "active lane")))
 	}
+	return sec
+}
+
+// relevantInstr reports whether a global load (store false) or store
+// bears on the quantity.
+func relevantInstr(quantity string, store bool) bool {
+	want, ok := Asked(quantity)
+	return !ok || want == store
+}
+
+// bankSection explains a question about shared memory by its banks: the
+// first shared instruction of the asked kind in warp 0, the bank each
+// lane's word falls in, and the busiest bank, whose distinct words are
+// the wavefronts the bank rule charges.
+func bankSection(e *Question, p *Part, n int) Section {
+	s := p.Spec
+	title := "Warp 0's shared accesses, bank by bank"
+	if n > 1 {
+		title += ": " + specLabel(s, e.Specs)
+	}
+	sec := Section{Title: title}
+	ins, err := sectors.WarpInstructions(s, p.idx, 0)
+	if err != nil {
+		sec.Lines = append(sec.Lines, err.Error())
+		return sec
+	}
+	store := strings.Contains(e.Quantity, "_st_")
+	for _, in := range ins {
+		if !in.Shared || in.Store != store || in.Warp.Active == 0 {
+			continue
+		}
+		sec.Tells = append(sec.Tells, InstructionTells(s, in)...)
+		verb := "load"
+		if store {
+			verb = "store"
+		}
+		sec.Lines = append(sec.Lines, fmt.Sprintf("Shared memory is %d banks of %d bytes: word w lives in bank w %% %d. The %s %s, lane by lane (word: bank):", sectors.Banks, sectors.BankBytes, sectors.Banks, verb, in.Access))
+		perBank := map[uint64]map[uint64]bool{}
+		for row := 0; row < sectors.WarpSize; row += 8 {
+			var b strings.Builder
+			fmt.Fprintf(&b, "  lanes %2d–%2d:", row, row+7)
+			for l := row; l < row+8; l++ {
+				if in.Warp.Active&(1<<l) == 0 {
+					b.WriteString("      ·")
+					continue
+				}
+				word := in.Warp.Addr[l] / sectors.BankBytes
+				bank := word % sectors.Banks
+				if perBank[bank] == nil {
+					perBank[bank] = map[uint64]bool{}
+				}
+				perBank[bank][word] = true
+				fmt.Fprintf(&b, " %4d:%-2d", word, bank)
+			}
+			sec.Lines = append(sec.Lines, b.String())
+		}
+		busiest, most := uint64(0), 0
+		for bank, ws := range perBank {
+			if len(ws) > most || len(ws) == most && bank < busiest {
+				busiest, most = bank, len(ws)
+			}
+		}
+		sec.Lines = append(sec.Lines, fmt.Sprintf("  → %s in use; the busiest, bank %d, holds %s: %s for this request (%s).",
+			words.Plural(len(perBank), "bank"), busiest, words.Plural(most, "distinct word"), words.Plural(most, "wavefront"), words.Plural(most-1, "bank conflict")))
+		return sec
+	}
+	sec.Lines = append(sec.Lines, "Warp 0 issues no such shared access.")
 	return sec
 }
 
@@ -180,9 +322,9 @@ func usedLine(used []int) string {
 
 func arithmetic(k *Key, fig figures.Figure) Section {
 	e := k.Question
-	sec := Section{Title: "The arithmetic"}
-	for _, p := range k.Parts {
-		sec.Lines = append(sec.Lines, partArithmetic(e, p)...)
+	sec := Section{Title: "The arithmetic", Tells: quantityTells(k)}
+	for i := range k.Parts {
+		sec.Lines = append(sec.Lines, partArithmetic(e, &k.Parts[i])...)
 	}
 	if e.Combine == Ratio {
 		a, b := k.Parts[0], k.Parts[1]
@@ -195,76 +337,74 @@ func arithmetic(k *Key, fig figures.Figure) Section {
 	return sec
 }
 
-func partArithmetic(e *Question, p Part) []string {
+// partArithmetic works one launch's value of the question's quantity out,
+// in the quantity's own terms: per request for a figure per request, per
+// warp for an efficiency, the requests times their sectors for a total.
+func partArithmetic(e *Question, p *Part) []string {
 	s, pr := p.Spec, p.Modelled
 	m := pr.Metrics
-	useful := float64(s.UsefulBytes())
-	launch := fmt.Sprintf("%s launches %s in %s of %d: %s.",
-		specLabel(s, e.Specs), words.Unit(fmtNum(float64(s.Threads())), "threads"), words.Unit(fmtNum(float64(s.GridBlocks())), "blocks"), s.Block,
-		words.Unit(fmtNum(float64(pr.Warps)), "warps"))
+	label := specLabel(s, e.Specs)
+	perWarp := func(name string) float64 {
+		if pr.Warps == 0 {
+			return 0
+		}
+		return m[name] / float64(pr.Warps)
+	}
 	switch e.Quantity {
-	case figures.LdSectorsPerRequest.Name:
-		return []string{launch, fmt.Sprintf("The model counts %s in %s: %s / %s = %s.",
-			words.Unit(fmtNum(m[metrics.LdSectors]), "load sectors"), words.Unit(fmtNum(m[metrics.LdRequests]), "load requests"),
-			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.LdRequests]), words.Unit(fmtNum(p.Model), "sectors per request"))}
-	case figures.StSectorsPerRequest.Name:
-		return []string{launch, fmt.Sprintf("The model counts %s in %s: %s / %s = %s.",
-			words.Unit(fmtNum(m[metrics.StSectors]), "store sectors"), words.Unit(fmtNum(m[metrics.StRequests]), "store requests"),
-			fmtNum(m[metrics.StSectors]), fmtNum(m[metrics.StRequests]), words.Unit(fmtNum(p.Model), "sectors per request"))}
+	case figures.LdSectorsPerRequest.Name, figures.StSectorsPerRequest.Name:
+		sec, req, what := metrics.LdSectors, metrics.LdRequests, "load"
+		if e.Quantity == figures.StSectorsPerRequest.Name {
+			sec, req, what = metrics.StSectors, metrics.StRequests, "store"
+		}
+		return []string{fmt.Sprintf("%s: %s a warp, touching %s a warp: %s.",
+			label, words.Unit(fmtNum(perWarp(req)), what+" requests"), words.Unit(fmtNum(perWarp(sec)), "sectors"), words.Unit(fmtNum(p.Model), "sectors per request"))}
 	case figures.Efficiency.Name:
-		fetched := sectors.SectorBytes * (m[metrics.LdSectors] + m[metrics.StSectors])
-		return []string{launch, fmt.Sprintf("Bytes the lanes use (each instruction's distinct bytes, loads and stores): %s. Bytes of the sectors they touch: 32 × (%s + %s) = %s. %s / %s = %s (%s).",
-			fmtNum(float64(pr.L1UsefulBytes)), fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.StSectors]), fmtNum(fetched),
-			fmtNum(float64(pr.L1UsefulBytes)), fmtNum(fetched), fmtNum(p.Model), pct(p.Model))}
-	case metrics.LdRequests, metrics.StRequests, metrics.LdSectors, metrics.StSectors:
-		return []string{launch, fmt.Sprintf("%s = %s, counted over every warp (warp 0 is drawn above).", e.Quantity, fmtNum(m[e.Quantity]))}
-	case metrics.DRAMRead, metrics.DRAMWrite:
-		return []string{launch, fmt.Sprintf("The model's L2 turns its %s load and %s store sectors into %s = %s.",
-			fmtNum(m[metrics.LdSectors]), fmtNum(m[metrics.StSectors]), e.Quantity, fmtQ(e.Quantity, m[e.Quantity]))}
-	case figures.DRAMBytesPerUsefulByte.Name:
-		return []string{launch, fmt.Sprintf("DRAM read %s + written %s, over the %s useful bytes the kernel must move (%s): %s.",
-			bytesStr(m[metrics.DRAMRead]), bytesStr(m[metrics.DRAMWrite]), fmtNum(useful), spec.UsefulDoc(s.Kernel), fmtNum(p.Model))}
+		fetched := sectors.SectorBytes * (perWarp(metrics.LdSectors) + perWarp(metrics.StSectors))
+		used := float64(pr.L1UsefulBytes) / float64(max(pr.Warps, 1))
+		return []string{fmt.Sprintf("%s, per warp: the lanes use %s of the %s bytes in the sectors they touch (32 × %s sectors): %s / %s = %s (%s).",
+			label, fmtNum(used), fmtNum(fetched), fmtNum(fetched/sectors.SectorBytes), fmtNum(used), fmtNum(fetched), fmtNum(p.Model), pct(p.Model))}
+	case figures.ShLdWavefrontsPerRequest.Name, figures.ShStWavefrontsPerRequest.Name, figures.ShLdConflictsPerRequest.Name, figures.ShStConflictsPerRequest.Name:
+		req, wav := metrics.ShLdRequests, metrics.ShLdWavefronts
+		if strings.Contains(e.Quantity, "_st_") {
+			req, wav = metrics.ShStRequests, metrics.ShStWavefronts
+		}
+		return []string{fmt.Sprintf("%s: the bank rule gives its %s %s: %s / %s = %s.",
+			label, words.Unit(fmtNum(m[req]), "shared requests"), words.Unit(fmtNum(m[wav]), "wavefronts"), fmtNum(m[wav]), fmtNum(m[req]), words.Unit(fmtNum(p.Model), e.Unit))}
+	case metrics.LdRequests, metrics.StRequests:
+		return []string{fmt.Sprintf("%s launches %s (%s of %d threads), each issuing %s: %s = %s.",
+			label, words.Unit(fmtNum(float64(pr.Warps)), "warps"), words.Unit(fmtNum(float64(s.GridBlocks())), "blocks"), s.Block,
+			words.Unit(fmtNum(perWarp(e.Quantity)), "requests"), e.Quantity, fmtNum(m[e.Quantity]))}
+	case metrics.LdSectors, metrics.StSectors:
+		req := metrics.LdRequests
+		if e.Quantity == metrics.StSectors {
+			req = metrics.StRequests
+		}
+		return []string{fmt.Sprintf("%s: %s × %s = %s.",
+			label, words.Unit(fmtNum(m[req]), "requests"), words.Unit(fmtNum(m[e.Quantity]/math.Max(m[req], 1)), "sectors per request"), words.Unit(fmtNum(m[e.Quantity]), "sectors"))}
+	case metrics.DRAMRead, metrics.DRAMWrite, figures.DRAMBytesPerUsefulByte.Name:
+		useful := float64(s.UsefulBytes())
+		return []string{fmt.Sprintf("%s: the model's L2 reads %s from DRAM and writes %s, for %s useful bytes: %s DRAM bytes per useful byte.",
+			label, bytesStr(m[metrics.DRAMRead]), bytesStr(m[metrics.DRAMWrite]), fmtNum(useful), fmtNum((m[metrics.DRAMRead]+m[metrics.DRAMWrite])/useful))}
 	case figures.TimeSeconds.Name, figures.UsefulBandwidth.Name, figures.FractionOfMemcpy.Name:
 		d, _ := devices.Lookup(s.Device)
+		line := fmt.Sprintf("%s: the time model says %s, set by %s.", label, duration(pr.TimeSeconds), pr.Time.Bound)
 		dram := m[metrics.DRAMRead] + m[metrics.DRAMWrite]
-		tp := pr.Time
-		dramLimit := fmt.Sprintf("DRAM %s at %s (%s)", bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(tp.Bandwidth))
-		if plain := dram / d.Time.CopyBandwidth; tp.Bandwidth > 1.005*plain {
+		if plain := dram / d.Time.CopyBandwidth; pr.Time.Bandwidth > 1.005*plain {
 			what := "its sparse accesses occupy"
 			if slices.ContainsFunc(pr.Traffic.Rewrite.Blocks[:], func(b float64) bool { return b > 0 }) {
 				what = "its sparse accesses, and the write-backs of lines its warps have just read, occupy"
 			}
-			dramLimit = fmt.Sprintf("DRAM %s at %s (%s), charged %s as %s DRAM longer than their bytes", bytesStr(dram), bandwidth(d.Time.CopyBandwidth), duration(plain), duration(tp.Bandwidth), what)
+			line += fmt.Sprintf(" Its %s of DRAM traffic take %s at cudaMemcpy's bandwidth; it charges %s, as %s DRAM longer than their bytes.", bytesStr(dram), duration(plain), duration(pr.Time.Bandwidth), what)
 		}
-		// The limits of lines, store packets and banks, where they count.
-		var more string
-		for _, l := range []struct {
-			what    string
-			n       float64
-			seconds float64
-		}{
-			{"lines the L1s look up", float64(pr.Traffic.LdLines + pr.Traffic.StLines), tp.L1Lines},
-			{"store packets to the L2", float64(pr.Traffic.StPackets), tp.L2Stores},
-			{"shared-memory wavefronts", m[metrics.ShLdWavefronts] + m[metrics.ShStWavefronts], tp.Shared},
-		} {
-			if l.seconds > 0 {
-				more += fmt.Sprintf(", %s %s (%s)", fmtNum(l.n), l.what, duration(l.seconds))
-			}
-		}
-		lines := []string{launch, fmt.Sprintf("Time model: %s launch overhead + the longest of %s, waiting out the loads with %s in flight per SM at %s each (%s)%s, and starting %s blocks (%s): %s bound, %s.",
-			duration(tp.Launch), dramLimit, bytesStr(tp.InFlightPerSM), duration(tp.Latency1), duration(tp.Latency), more,
-			fmtNum(float64(s.GridBlocks())), duration(tp.Blocks), tp.Bound, duration(pr.TimeSeconds))}
 		if e.Quantity != figures.TimeSeconds.Name {
-			bw := model(figures.UsefulBandwidth, p)
-			line := fmt.Sprintf("Useful bandwidth: %s useful bytes (%s) / %s = %s.", fmtNum(useful), spec.UsefulDoc(s.Kernel), duration(pr.TimeSeconds), bandwidth(bw))
-			if e.Quantity == figures.FractionOfMemcpy.Name {
-				line += fmt.Sprintf(" Over cudaMemcpy's %s: %s.", bandwidth(d.Time.CopyBandwidth), fmtNum(model(figures.FractionOfMemcpy, p)))
-			}
-			lines = append(lines, line)
+			line += fmt.Sprintf(" Useful bandwidth: %s useful bytes / %s = %s.", fmtNum(float64(s.UsefulBytes())), duration(pr.TimeSeconds), bandwidth(model(figures.UsefulBandwidth, *p)))
 		}
-		return lines
+		if e.Quantity == figures.FractionOfMemcpy.Name {
+			line += fmt.Sprintf(" Over cudaMemcpy's %s: %s.", bandwidth(d.Time.CopyBandwidth), fmtNum(model(figures.FractionOfMemcpy, *p)))
+		}
+		return []string{line}
 	}
-	return []string{launch}
+	return []string{fmt.Sprintf("%s: %s.", label, fmtQ(e.Quantity, p.Model))}
 }
 
 func dramSection(k *Key) Section {
@@ -272,73 +412,29 @@ func dramSection(k *Key) Section {
 	s := k.Parts[0].Spec
 	d, _ := devices.Lookup(s.Device)
 	sec.Lines = append(sec.Lines, fmt.Sprintf(
-		"The L1 counts 32-byte sectors; DRAM moves what the L2 misses. On a load miss the %s's L2 fetches the whole aligned block of l2_fetch_granularity bytes (%d here) that holds the sector, so a lane that uses a sector alone costs a whole block.",
+		"On a miss the %s's L2 fetches the aligned block of %d bytes (l2_fetch_granularity) around the sector, so a lane with a sector to itself costs a whole block; a store that fills a sector only in part makes the L2 read it first.",
 		d.GPU, s.L2Fetch))
-	for _, p := range k.Parts {
-		if line := coldWarpLine(p.Spec, k.Question.Specs); line != "" {
-			sec.Lines = append(sec.Lines, line)
-		}
-	}
-	if len(k.Parts) > 1 || k.Question.figure().Level == figures.Time {
-		var per []float64
-		for _, p := range k.Parts {
-			v := model(figures.DRAMBytesPerUsefulByte, p)
-			per = append(per, v)
-			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s DRAM bytes per useful byte (model)", specLabel(p.Spec, k.Question.Specs), fmtNum(v)))
-		}
-		if len(per) == 2 && per[0] > 0 && per[1] > 0 {
-			dram := func(p Part) float64 {
-				return p.Modelled.Metrics[metrics.DRAMRead] + p.Modelled.Metrics[metrics.DRAMWrite]
-			}
-			switch k.Question.Quantity {
-			case figures.UsefulBandwidth.Name:
-				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: per useful byte the second moves %s× the DRAM bytes of the first.", fmtNum(per[1]/per[0])))
-			case figures.TimeSeconds.Name:
-				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: the first moves %s× the DRAM bytes of the second.", fmtNum(dram(k.Parts[0])/dram(k.Parts[1]))))
-			}
-		}
-	}
-	hasStore := false
-	for _, p := range k.Parts {
-		hasStore = hasStore || p.Modelled.Metrics[metrics.StRequests] > 0
-	}
-	if hasStore {
-		sec.Lines = append(sec.Lines, fmt.Sprintf(
-			"Stores allocate their sector in the L2 without reading DRAM; a sector written only in part is read first and written back whole (32 + 32 bytes). Written bytes still in the L2 when the launch ends are not written back within it: those with less than %s of traffic after them, and no more than %s in all.",
-			bytesStr(float64(d.DRAM.DirtyL2Bytes)), bytesStr(float64(d.DRAM.DirtyWatermarkBytes))))
+	for i := range k.Parts {
+		p := &k.Parts[i]
+		t := partTell(p, figures.DRAMBytesPerUsefulByte)
+		sec.Tells = append(sec.Tells, t)
+		sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s DRAM bytes per useful byte (model)", specLabel(p.Spec, k.Question.Specs), fmtNum(t.Value)))
 	}
 	return sec
 }
 
-// coldWarpLine says what warp 0's loads cost from a cold L2, as the
-// model's L2 works it out (sectors.ColdWarp): the fetch blocks they touch.
-func coldWarpLine(s spec.Spec, all []spec.Spec) string {
-	if s.Kernel == spec.GatherCopy {
-		return ""
-	}
-	fetched, used, err := sectors.ColdWarp(s, nil, 0)
-	if err != nil || used == 0 {
-		return ""
-	}
-	blocks := int(fetched) / s.L2Fetch
-	return fmt.Sprintf("Warp 0 of %s, from a cold L2: its loads touch %s of %d bytes = %d bytes from DRAM for %d bytes used: %s per useful byte.",
-		specLabel(s, all), words.Plural(blocks, "fetch block"), s.L2Fetch, fetched, used, fmtNum(float64(fetched)/float64(used)))
-}
-
 func timeSection(k *Key) Section {
-	s := k.Parts[0].Spec
-	d, _ := devices.Lookup(s.Device)
-	return Section{Title: "What the time model leaves out", Lines: []string{
-		fmt.Sprintf("The time model's latency limit is Little's law: an SM finishes (bytes in flight) / (latency) bytes a second, and on the %s the latency grows from %s with what is in flight. It charges a sparse access the DRAM time it occupies, by how far apart its request's blocks lie, and the sparse write-back of a line a warp has just read (a read-modify-write) more, but not DRAM refresh or the clocks of the run.",
-			d.GPU, duration(d.Time.LatencySeconds)),
-		fmt.Sprintf("A copy with one 4-byte load per thread has at most %d threads × 4 bytes = %s in flight per SM, and fewer when small blocks cap the threads an SM holds (at most %d resident blocks per SM on the %s: blocks of 32 threads fill %d of its %d thread slots).",
-			d.MaxThreadsPerSM, bytesStr(float64(4*d.MaxThreadsPerSM)), d.MaxBlocksPerSM, d.GPU, min(d.MaxThreadsPerSM, 32*d.MaxBlocksPerSM), d.MaxThreadsPerSM),
-	}}
+	sec := Section{Title: "What the time model counts"}
+	for i := range k.Parts {
+		sec.Tells = append(sec.Tells, partTell(&k.Parts[i], figures.TimeSeconds))
+	}
+	sec.Lines = append(sec.Lines, "The model takes the longest of its limits: DRAM's bytes at cudaMemcpy's bandwidth (a sparse access charged the DRAM time it occupies), Little's law on the load bytes an SM keeps in flight, and the rate blocks start. It leaves out DRAM's pages and the clocks of the run.")
+	return sec
 }
 
 func comparison(k *Key, fig figures.Figure) Section {
 	e := k.Question
-	sec := Section{Title: "Model and measurement"}
+	sec := Section{Title: "Model and measurement", Tells: quantityTells(k)}
 	if !k.HasMeasured {
 		sec.Lines = append(sec.Lines, "No measured answer: "+k.NoMeasurement+".")
 		if !k.Graded() {
@@ -410,10 +506,10 @@ func timeMisses(k *Key) []string {
 		}
 	}
 	if slower {
-		lines = append(lines, "Where the GPU is slower than the model: the model charges DRAM for bytes only, but sparse accesses (a sector or two per 128-byte line, strides of 32 floats and more, structs of 64 bytes and more, random gathers) spread the same bytes over many more DRAM pages and bursts, which DRAM serves more slowly; and it does not model the clocks of the run.")
+		lines = append(lines, "Where the GPU is slower than the model: sparse accesses spread the same bytes over more DRAM pages, which DRAM serves more slowly, and the model times bytes only.")
 	}
 	if faster {
-		lines = append(lines, "Where the GPU is faster than the model: the model's Little's-law limit waits out every load at DRAM's latency, one dependent step after another. Loads that hit in the L1 or L2 (the later field loads of a whole-struct sum, a dense gather's reads of lines its neighbours just fetched, the index loads of a gather) return far sooner, and the GPU keeps more of them in flight than the model assumes, so the launch beats the limit. On the H200 this is so for dense gathers (identity, warp_shuffle, sorted indices), strided_read at strides 2 to 16 and sum_fields_aos (the lessons/sectors documentation lists them).")
+		lines = append(lines, "Where the GPU is faster than the model: loads that hit in the L1 or L2 return sooner than the DRAM latency the model waits out (go doc ./lessons/sectors lists the launches).")
 	}
 	if !slower && !faster && len(lines) > 1 {
 		lines = append(lines, fmt.Sprintf("No launch is off by more than %s on its own: the ratio of two launches compounds their misses when one runs faster than the model and the other slower.", pct(k.Question.Tolerance.Measured)))
@@ -515,4 +611,123 @@ func bytesStr(b float64) string {
 		return fmt.Sprintf("%s B (%.4g kB)", fmtNum(b), b/1e3)
 	}
 	return fmtNum(b) + " B"
+}
+
+// reason is the one sentence a verdict gives after its answer: why the
+// answer is what it is, in the question's own terms.
+func reason(k *Key) string {
+	e := k.Question
+	fig := e.figure()
+	p := &k.Parts[0]
+	switch fig.Level {
+	case figures.L1:
+		return l1Reason(e, p)
+	case figures.Shared:
+		return sharedReason(e, p)
+	case figures.DRAM:
+		if e.Combine == Ratio {
+			return fmt.Sprintf("a lane with a sector to itself costs DRAM a whole fetch block: %d bytes against %d", k.Parts[0].Spec.L2Fetch, k.Parts[1].Spec.L2Fetch)
+		}
+		return fmt.Sprintf("its loads touch %s, and on a miss the L2 fetches %d bytes around each",
+			words.Unit(fmtNum(model(figures.LdSectorsPerRequest, *p)), "sectors per request"), p.Spec.L2Fetch)
+	case figures.Time:
+		return timeReason(k)
+	}
+	return ""
+}
+
+func l1Reason(e *Question, p *Part) string {
+	ins, err := sectors.WarpInstructions(p.Spec, p.idx, 0)
+	if err != nil {
+		return err.Error()
+	}
+	var counts []string
+	var first int
+	used, fetched := 0, 0
+	for _, in := range ins {
+		if in.Shared || in.Warp.Active == 0 || !relevantInstr(e.Quantity, in.Store) {
+			continue
+		}
+		a, err := sectors.Coalesce(in.Warp)
+		if err != nil {
+			return err.Error()
+		}
+		if len(counts) == 0 {
+			first = len(a.Sectors)
+		}
+		counts = append(counts, fmt.Sprint(len(a.Sectors)))
+		used += a.UsefulBytes
+		fetched += a.FetchedBytes()
+	}
+	pr := p.Modelled
+	switch e.Quantity {
+	case figures.Efficiency.Name, figures.SectorBytesPerUsefulByte.Name:
+		return fmt.Sprintf("warp 0's lanes use %d of the %d bytes in the sectors they touch", used, fetched)
+	case metrics.LdRequests, metrics.StRequests:
+		return fmt.Sprintf("%s each issue %s", words.Unit(fmtNum(float64(pr.Warps)), "warps"), words.Unit(fmtNum(pr.Metrics[e.Quantity]/float64(max(pr.Warps, 1))), "requests"))
+	case metrics.LdSectors, metrics.StSectors:
+		req := metrics.LdRequests
+		if e.Quantity == metrics.StSectors {
+			req = metrics.StRequests
+		}
+		return fmt.Sprintf("%s touch %s each", words.Unit(fmtNum(pr.Metrics[req]), "requests"), words.Unit(fmtNum(pr.Metrics[e.Quantity]/math.Max(pr.Metrics[req], 1)), "sectors"))
+	}
+	what := "load"
+	if store, _ := Asked(e.Quantity); store {
+		what = "store"
+	}
+	r := fmt.Sprintf("warp 0's %s touches %s for its %s", what, words.Plural(first, "sector"), words.Plural(used, "byte"))
+	if len(counts) > 1 {
+		r = fmt.Sprintf("warp 0's %d %ss touch %s sectors", len(counts), what, strings.Join(counts, " and "))
+	}
+	return r
+}
+
+func sharedReason(e *Question, p *Part) string {
+	ins, err := sectors.WarpInstructions(p.Spec, p.idx, 0)
+	if err != nil {
+		return err.Error()
+	}
+	store := strings.Contains(e.Quantity, "_st_")
+	for _, in := range ins {
+		if !in.Shared || in.Store != store || in.Warp.Active == 0 {
+			continue
+		}
+		n, err := sectors.Wavefronts(in.Warp)
+		if err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("in warp 0's %s, the busiest of the %d banks holds %s, each a wavefront of its own", in.Access, sectors.Banks, words.Plural(n, "distinct word"))
+	}
+	return "warp 0 issues no such shared access"
+}
+
+func timeReason(k *Key) string {
+	e := k.Question
+	measured := k.HasMeasured
+	var parts []string
+	for _, p := range k.Parts {
+		v := p.Model
+		if measured {
+			v = p.Measured
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", fmtQ(e.Quantity, v), specShort(p.Spec, e.Specs)))
+	}
+	src := "the model gives"
+	if measured {
+		src = "measured: "
+	}
+	if e.Combine == Ratio {
+		return fmt.Sprintf("%s %s against %s", strings.TrimSpace(src), parts[0], parts[1])
+	}
+	return strings.TrimSpace(src) + " " + parts[0]
+}
+
+// specShort names a spec by what sets it apart from the others of its
+// question, for a sentence: "at stride 32"; "" when nothing does.
+func specShort(s spec.Spec, all []spec.Spec) string {
+	if diff := s.Differences(all); len(diff) > 0 {
+		return "(" + strings.Join(diff, ", ") + ")"
+	}
+	return ""
 }

@@ -36,6 +36,9 @@ type Key struct {
 	// Explanation is the case's explanation: one warp's addresses and
 	// sectors, the arithmetic, and why model and measurement differ.
 	Explanation []Section
+	// Reason is the one sentence a verdict gives for the answer: "warp 0's
+	// load touches 32 sectors for its 128 bytes".
+	Reason string
 }
 
 // Part is the quantity of one spec of a question.
@@ -186,6 +189,7 @@ func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) 
 		k.NoMeasurement = "no measurement source"
 	}
 	k.Explanation = explain(k)
+	k.Reason = reason(k)
 	return k, nil
 }
 

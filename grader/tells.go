@@ -56,11 +56,19 @@ type Tell struct {
 func (t Tell) MarshalJSON() ([]byte, error) {
 	type plain Tell
 	v := struct {
-		Spec string `json:"spec,omitempty"`
+		Spec   string      `json:"spec,omitempty"`
+		Counts *countsJSON `json:"counts,omitempty"`
 		plain
 	}{plain: plain(t)}
 	if t.Spec.Kernel != "" {
 		v.Spec = t.Spec.String()
+	}
+	if t.Counts != nil {
+		c := countsToJSON(t.Counts)
+		if !t.Counts.UsefulKnown {
+			c.L1Useful = -1
+		}
+		v.Counts = &c
 	}
 	if math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
 		v.plain.Value = 0
@@ -72,7 +80,8 @@ func (t Tell) MarshalJSON() ([]byte, error) {
 func (t *Tell) UnmarshalJSON(data []byte) error {
 	type plain Tell
 	var v struct {
-		Spec json.RawMessage `json:"spec"`
+		Spec   json.RawMessage `json:"spec"`
+		Counts *countsJSON     `json:"counts"`
 		plain
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -81,6 +90,12 @@ func (t *Tell) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("grader: a tell: %w", err)
 	}
 	*t = Tell(v.plain)
+	if v.Counts != nil {
+		t.Counts = v.Counts.counts()
+		if v.Counts.L1Useful < 0 {
+			t.Counts.L1Useful, t.Counts.UsefulKnown = 0, false
+		}
+	}
 	if len(v.Spec) > 0 {
 		var js string
 		if err := json.Unmarshal(v.Spec, &js); err != nil {

@@ -228,3 +228,25 @@ func TestGateAndWait(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, none)
 }
+
+// A tell read back from a notebook's record is the tell that was shown,
+// counts and all: the leak test judges it as the gate did.
+func TestTellJSON(t *testing.T) {
+	in := tell(t, `{"kernel":"strided_copy","n":1048576,"elem_bytes":16,"stride":1}`, figures.LdSectorsPerRequest)
+	data, err := json.Marshal(in)
+	require.NoError(t, err)
+	var out Tell
+	require.NoError(t, json.Unmarshal(data, &out))
+	assert.Equal(t, in.Spec, out.Spec)
+	assert.Equal(t, *in.Counts, *out.Counts)
+	q := question(t, "06-vectorized/sectors-float4")
+	ok, err := Tells(q, out)
+	require.NoError(t, err)
+	assert.True(t, ok, "16-byte elements side by side tell the float4 question from the record too")
+
+	in.Counts.UsefulKnown = false
+	data, err = json.Marshal(in)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &out))
+	assert.False(t, out.Counts.UsefulKnown)
+}

@@ -51,13 +51,18 @@ func newGrader() (*grader.Grader, error) {
 }
 
 // Check records a prediction and answers it at once: the verdict against
-// the model and the measurement, with the case's explanation, displayed as
-// HTML in a notebook and printed as text elsewhere. The prediction must be
-// a number written in the call,
+// the model and the measurement, its one line open and the explanation
+// folded under it, displayed as HTML in a notebook and printed as text
+// elsewhere. The prediction is a number written in the call, or the
+// number with its unit in quotes,
 //
 //	lab.Check("03-strided/sectors-stride-32", 32)
+//	lab.Check("03-strided/sectors-stride-32", "32 sectors")
+//	lab.Check("03-strided/efficiency-stride-2", "50%")
+//	lab.Check("03-strided/slowdown-stride-32", "3.1x")
 //
-// so that `coalesce grade` can read it from the saved notebook; the
+// read by grader.ReadPrediction, as `coalesce grade` reads the same call
+// from the saved notebook; the verdict says what a text was read as. The
 // measured answers come from the notebook's own source (Measure's).
 //
 // Every real prediction is an attempt: Check counts them per question in
@@ -65,15 +70,26 @@ func newGrader() (*grader.Grader, error) {
 // .coalesce/attempts/) and puts the record, first and last prediction and
 // count, in the cell's output as well (attempt.MIMEType), where the saved
 // notebook keeps it for the instructor. The placeholder YourPrediction
-// shows the question only and records nothing.
-func Check(id string, prediction float64) *grader.Verdict {
+// shows the question only and records nothing. A verdict's explanation
+// holds back a part that would answer another question not yet answered.
+func Check(id string, prediction any) *grader.Verdict {
 	g, err := theGrader.value()
 	var v *grader.Verdict
-	if err != nil {
-		v = &grader.Verdict{ID: id, Prediction: prediction, Err: err}
-	} else {
-		v = g.Grade(id, prediction)
+	switch {
+	case err != nil:
+		v = &grader.Verdict{ID: id, Err: err}
+	default:
+		value, read, perr := predictionOf(g, id, prediction)
+		if perr != nil {
+			v = &grader.Verdict{ID: id, Err: perr}
+			break
+		}
+		v = g.Grade(id, value)
+		if v.Err == nil && !v.Unanswered {
+			v.Read = read
+		}
 	}
+	prediction = v.Prediction
 	if v.Unanswered || v.Err != nil {
 		newDisplay().emit(output{text: v.String(), html: v.HTML()})
 		return v
@@ -81,7 +97,7 @@ func Check(id string, prediction float64) *grader.Verdict {
 	store, ok := attempts()
 	var note, record string
 	if ok {
-		rec, err := store.Add(id, prediction, now())
+		rec, err := store.Add(id, v.Prediction, now())
 		switch {
 		case rec.Attempts == 0: // nothing recorded: say why, under the verdict
 			note = fmt.Sprintf("(This attempt was not recorded: %v)", err)
@@ -108,6 +124,37 @@ func Check(id string, prediction float64) *grader.Verdict {
 		misconceptionDiagram(g, id)
 	}
 	return v
+}
+
+// predictionOf reads a Check's prediction: a number as it is, a text
+// (grader.ReadPrediction) with what it was read as. Anything else is an
+// error that says what Check takes.
+func predictionOf(g *grader.Grader, id string, p any) (float64, string, error) {
+	switch x := p.(type) {
+	case float64:
+		return x, "", nil
+	case float32:
+		return float64(x), "", nil
+	case int:
+		return float64(x), "", nil
+	case int64:
+		return float64(x), "", nil
+	case int32:
+		return float64(x), "", nil
+	case uint:
+		return float64(x), "", nil
+	case string:
+		q, err := g.Bank().Question(id)
+		if err != nil {
+			return 0, "", err
+		}
+		r, err := grader.ReadPrediction(q, x)
+		if err != nil {
+			return 0, "", err
+		}
+		return r.Value, fmt.Sprintf("%q, read as %s", x, r.As), nil
+	}
+	return 0, "", fmt.Errorf("lab: Check(%q, %v): the prediction is a %T; want a number (32, 0.5) or one with its unit in quotes (\"32 sectors\", \"50%%\", \"3.1x\")", id, p, p)
 }
 
 // gated returns v with the sections of its explanation that tell another
@@ -147,8 +194,8 @@ func Questions() (*grader.Bank, error) { return grader.Questions() }
 // then with wrong, and prints the first line of each verdict and the hints
 // of the wrong one:
 //
-//	planted right answer 4: 01-sectors/sectors-float: RIGHT (1 of 1 point, graded against the model)
-//	planted wrong answer 128: 01-sectors/sectors-float: WRONG (0 of 1 point, graded against the model)
+//	planted right answer 4: 01-sectors/sectors-float: RIGHT (1 of 1 point)
+//	planted wrong answer 128: 01-sectors/sectors-float: WRONG (0 of 1 point)
 //	  Hint: That counts bytes: divide by 32 bytes per sector.
 //
 // It records nothing: it makes no Check call, so `coalesce grade` does not
@@ -201,8 +248,11 @@ func planted(g *grader.Grader, id string, wrong float64) error {
 		if v.Err != nil {
 			return fmt.Errorf("lab: %w", v.Err)
 		}
-		first, _, _ := strings.Cut(v.String(), "\n")
-		fmt.Fprintf(&b, "planted %s answer %s: %s\n", c.what, strconv.FormatFloat(c.value, 'g', 6, 64), first)
+		outcome := v.Outcome()
+		if v.Graded {
+			outcome += " (" + grader.Points(v.Points, v.MaxPoints) + ")"
+		}
+		fmt.Fprintf(&b, "planted %s answer %s: %s: %s\n", c.what, strconv.FormatFloat(c.value, 'g', 6, 64), id, outcome)
 		if c.what == "wrong" {
 			for _, h := range v.Hints {
 				fmt.Fprintf(&b, "  Hint: %s\n", h)

@@ -13,7 +13,6 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/coalescing-course/coalesce/grader"
-	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
@@ -110,41 +109,12 @@ func showInstruction(d *display, s spec.Spec, w int64, instr int) bool {
 		_, err := plots.InstructionOf(s, w, instr) // says what there is
 		Must(0, err)
 	}
-	if !d.showAll(instructionTells(s, ins[instr])) {
+	if !d.showAll(grader.InstructionTells(s, ins[instr])) {
 		return false
 	}
 	p := Must(plots.InstructionDiagram(s, w, instr))
 	d.emit(output{text: "[warp diagram] " + strings.ReplaceAll(p.Title.Text, "\n", " ") + "\n", png: renderPNG(plots.Diagram, p)})
 	return true
-}
-
-// instructionTells are what the picture of one instruction of a launch
-// shows: the sectors (or shared wavefronts) per request of its kind, and
-// the efficiency of a global access, of that launch.
-func instructionTells(s spec.Spec, in sectors.Instruction) []grader.Tell {
-	sh, err := grader.InstructionShape(in)
-	if err != nil {
-		return []grader.Tell{{Spec: s, Figure: figures.LdSectorsPerRequest.Name}}
-	}
-	v := float64(sh.Sectors)
-	switch {
-	case in.Shared && in.Store:
-		return []grader.Tell{{Spec: s, Figure: figures.ShStWavefrontsPerRequest.Name, Judge: grader.Model, Value: v, Warp: &sh}}
-	case in.Shared:
-		return []grader.Tell{{Spec: s, Figure: figures.ShLdWavefrontsPerRequest.Name, Judge: grader.Model, Value: v, Warp: &sh}}
-	}
-	fig := figures.LdSectorsPerRequest
-	if in.Store {
-		fig = figures.StSectorsPerRequest
-	}
-	eff := 0.0
-	if sh.Sectors > 0 {
-		eff = float64(sh.Useful) / float64(sh.Sectors*sectors.SectorBytes)
-	}
-	return []grader.Tell{
-		{Spec: s, Figure: fig.Name, Judge: grader.Model, Value: v, Warp: &sh},
-		{Spec: s, Figure: figures.Efficiency.Name, Judge: grader.Model, Value: eff, Warp: &sh},
-	}
 }
 
 // WithIndices returns the gather s reading the indices idx instead of its

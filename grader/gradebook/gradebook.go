@@ -467,8 +467,12 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 			r.MaxPoints = e.Points
 		}
 		var mine []located
+		reads := map[int]string{}
 		for _, c := range calls {
 			if c.ID == e.ID {
+				if as := c.ReadText(e); as != "" {
+					reads[len(mine)] = fmt.Sprintf("the text %s read as %s", c.Arg, as)
+				}
 				mine = append(mine, c)
 			}
 		}
@@ -497,6 +501,9 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 				notes = append(notes, "graded by the measurement, and there is none: "+k.NoMeasurement)
 			}
 			notes = append(notes, c.where())
+			if n, ok := reads[first]; ok {
+				notes = append(notes, n)
+			}
 			if c.Form == FormConstant {
 				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, FormatNumber(c.Value))
 				if c.Truncated {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/internal/constexpr"
 	"github.com/coalescing-course/coalesce/internal/notebook"
@@ -52,6 +53,10 @@ const (
 	// course's first build shipped it (Call.Template). The exercise counts
 	// as missing.
 	FormPlaceholder
+	// FormText is a number with its unit in quotes, "32 sectors", "50%",
+	// "3.1x": lab.Check reads it with grader.ReadPrediction, and so does
+	// the gradebook, against the question (Call.Text holds it unquoted).
+	FormText
 )
 
 // Placeholder is the name of the placeholder prediction in lab.
@@ -65,6 +70,8 @@ func (f Form) String() string {
 		return "constant expression"
 	case FormPlaceholder:
 		return "placeholder"
+	case FormText:
+		return "text"
 	}
 	return "unreadable"
 }
@@ -146,8 +153,11 @@ type Call struct {
 	// literal; IDText is that argument as written.
 	ID, IDText string
 	// Arg is the prediction as written; Value its value when Form is not
-	// FormUnreadable; Problem says why it cannot be read.
+	// FormUnreadable; Problem says why it cannot be read. For FormText,
+	// Text is the string, unquoted, and Value is read from it against the
+	// question (ReadText).
 	Arg     string
+	Text    string
 	Value   float64
 	Form    Form
 	Problem string
@@ -542,6 +552,9 @@ func (ca *cellAST) calls(cell int, names, shadowed map[string]bool, dot bool) []
 				}
 			case isPlaceholder(call.Args[1], names, dot):
 				c.Arg, c.Form = text(call.Args[1]), FormPlaceholder
+			case isString(call.Args[1]):
+				c.Arg, c.Form = text(call.Args[1]), FormText
+				c.Text, _ = strconv.Unquote(call.Args[1].(*ast.BasicLit).Value)
 			default:
 				c.Arg = text(call.Args[1])
 				r, form, err := evalPrediction(call.Args[1], shadowed)
@@ -561,6 +574,29 @@ func (ca *cellAST) calls(cell int, names, shadowed map[string]bool, dot bool) []
 		})
 	}
 	return out
+}
+
+// isString reports whether x is a string literal: a prediction written
+// with its unit, which lab.Check takes (its parameter is any).
+func isString(x ast.Expr) bool {
+	lit, ok := x.(*ast.BasicLit)
+	return ok && lit.Kind == token.STRING
+}
+
+// ReadText reads a FormText call's prediction against question q, as
+// lab.Check read it (grader.ReadPrediction): the call's Value, or its
+// Problem and FormUnreadable. It returns what the text was read as.
+func (c *Call) ReadText(q *grader.Question) string {
+	if c.Form != FormText {
+		return ""
+	}
+	r, err := grader.ReadPrediction(q, c.Text)
+	if err != nil {
+		c.Form, c.Value, c.Problem = FormUnreadable, 0, strings.TrimPrefix(err.Error(), "grader: "+q.ID+": ")
+		return ""
+	}
+	c.Value = r.Value
+	return r.As
 }
 
 // isPlaceholder reports whether x is lab.YourPrediction (under any name

@@ -1,6 +1,11 @@
 package gradebook
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+
 	"encoding/json"
 	"errors"
 	"math"
@@ -12,6 +17,8 @@ import (
 	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/grader"
 )
 
 func TestParsePrediction(t *testing.T) {
@@ -180,12 +187,12 @@ func TestFindCalls(t *testing.T) {
 			calls: []call{{0, 2, "a/b", "64/2", 32, FormConstant, ""}},
 		},
 		{
-			name:  "a variable, a call and a string are unreadable",
+			name:  "a variable and a call are unreadable; a string is a text, read against its question (ReadText)",
 			cells: []string{"%%\nx := 3.0\ngrader.Check(\"a/b\", x)\ngrader.Check(\"a/c\", math.Sqrt(2))\ngrader.Check(\"a/d\", \"4\")"},
 			calls: []call{
 				{0, 3, "a/b", "x", 0, FormUnreadable, "x is a name"},
 				{0, 4, "a/c", "math.Sqrt(2)", 0, FormUnreadable, "function call"},
-				{0, 5, "a/d", `"4"`, 0, FormUnreadable, "string"},
+				{0, 5, "a/d", `"4"`, 0, FormText, ""},
 			},
 		},
 		{
@@ -475,4 +482,59 @@ func TestTemplateRows(t *testing.T) {
 		assert.Contains(t, r.Note, w.note, r.Learner)
 	}
 	assert.Equal(t, len(want), seen)
+}
+
+// A prediction written with its unit is read by the grader's one reader,
+// as lab.Check read it in the notebook.
+func TestReadText(t *testing.T) {
+	b, err := grader.Questions()
+	require.NoError(t, err)
+	q, err := b.Question("03-strided/sectors-stride-32")
+	require.NoError(t, err)
+	found := FindCalls(cellsNotebook("import \"" + labPath + "\"\n%%\nlab.Check(\"03-strided/sectors-stride-32\", \"32 sectors\")\nlab.Check(\"03-strided/sectors-stride-32\", \"32 bytes\")\n"))
+	require.Len(t, found.Calls, 2)
+	c := found.Calls[0]
+	require.Equal(t, FormText, c.Form)
+	assert.Equal(t, "32 sectors", c.Text)
+	assert.Equal(t, "32 sectors per request", c.ReadText(q))
+	assert.Equal(t, 32.0, c.Value)
+	assert.Equal(t, FormText, c.Form)
+
+	bad := found.Calls[1]
+	assert.Empty(t, bad.ReadText(q))
+	assert.Equal(t, FormUnreadable, bad.Form)
+	assert.Contains(t, bad.Problem, `"32 bytes" is not a prediction: "bytes" is not this question's unit`)
+}
+
+// TestReaderFollowsLabCheck ties the reader to lab.Check's real
+// signature: an id, then a prediction of type any, which takes a number
+// written in the call or a text with its unit. Should Check change, the
+// forms this reader accepts must change with it.
+func TestReaderFollowsLabCheck(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "../../lab/check.go", nil, 0)
+	require.NoError(t, err)
+	var check *ast.FuncDecl
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "Check" {
+			check = fd
+		}
+	}
+	require.NotNil(t, check, "lab.Check is in lab/check.go")
+	var params []string
+	for _, p := range check.Type.Params.List {
+		for range max(1, len(p.Names)) {
+			params = append(params, types.ExprString(p.Type))
+		}
+	}
+	assert.Equal(t, []string{"string", "any"}, params, "Check(id string, prediction any): FindCalls reads the id as a string literal and the prediction as a number, a constant expression, a text (FormText) or the placeholder")
+	var placeholder bool
+	ast.Inspect(f, func(n ast.Node) bool {
+		if vs, ok := n.(*ast.ValueSpec); ok {
+			for _, name := range vs.Names {
+				placeholder = placeholder || name.Name == Placeholder
+			}
+		}
+		return true
+	})
+	assert.True(t, placeholder, "lab.%s, the placeholder the reader counts as missing, is declared beside Check", Placeholder)
 }
