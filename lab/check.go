@@ -84,7 +84,12 @@ func Check(id string, prediction any) *grader.Verdict {
 			v = &grader.Verdict{ID: id, Err: perr}
 			break
 		}
+		done := func() {}
+		if grader.Answered(value) {
+			done = working(fmt.Sprintf("grading %s: the model replays every warp of its launches, and the measurement is looked up", id))
+		}
 		v = g.Grade(id, value)
+		done()
 		if v.Err == nil && !v.Unanswered {
 			v.Read = read
 		}
@@ -222,7 +227,9 @@ func Planted(id string, wrong float64) {
 	}
 	g, err := theGrader.value()
 	if err == nil {
+		done := working("grading " + id + " with the grader's own answer and a wrong one")
 		err = planted(g, id, wrong)
+		done()
 	}
 	Must(0, err)
 }

@@ -250,6 +250,19 @@ func statusLine() *progress.Line {
 	}, time.Second)
 }
 
+// working puts what on the cell's status line when the step it names
+// takes longer than a second (the model replaying every warp of a large
+// launch, a grader working out an answer), ticking the time it has taken,
+// and clears it when done is called: no cell waits in silence.
+func working(what string) (done func()) {
+	line := statusLine()
+	t := time.AfterFunc(time.Second, func() { fmt.Fprintln(line, what) })
+	return func() {
+		t.Stop()
+		line.Close()
+	}
+}
+
 // stdout is where the package prints outside a notebook: Output, or
 // the standard output as it is at the time, a cell's.
 func stdout() io.Writer {

@@ -103,7 +103,9 @@ func Try(id string, kernel any) *exercises.Outcome {
 		fail(err)
 		return nil
 	}
+	done := working(fmt.Sprintf("running your kernel for %s through the model, thread by thread", e.ID))
 	out, err := e.Run(v, kernel)
+	done()
 	if err != nil {
 		fail(err)
 		return nil

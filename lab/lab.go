@@ -149,7 +149,9 @@ func Explain(w sectors.Warp) (sectors.Access, error) {
 // that many bytes could cost. Each line waits, like any value, for the
 // answer of a question it would give away.
 func LoadTotals(s spec.Spec) error {
+	done := working("model: replaying every warp of " + s.Brief())
 	p, err := sectors.Model(s)
+	done()
 	if err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}

@@ -47,6 +47,8 @@ func chartTell(p plots.Point) grader.Tell {
 // the charts says what to answer first. A chart that cannot be drawn ends
 // the cell with the error.
 func Show(charts ...*plots.Chart) {
+	done := working(fmt.Sprintf("drawing %d %s", len(charts), map[bool]string{true: "chart", false: "charts"}[len(charts) == 1]))
+	defer done()
 	d := newDisplay()
 	var ps []*plot.Plot
 	for _, c := range charts {
@@ -104,6 +106,8 @@ func ShowInstruction(s spec.Spec, w int64, instr int) {
 // showInstruction draws the instruction as one output of d, unless what
 // it shows is withheld; it reports whether it drew.
 func showInstruction(d *display, s spec.Spec, w int64, instr int) bool {
+	done := working("drawing warp " + fmt.Sprint(w) + " of " + s.Brief())
+	defer done()
 	ins, err := sectors.Instructions(s, w)
 	if err != nil || instr < 0 || instr >= len(ins) {
 		_, err := plots.InstructionOf(s, w, instr) // says what there is

@@ -457,7 +457,7 @@ func predict(cases []Case) ([]sectors.Launch, error) {
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("lab: no case to tabulate")
 	}
-	preds, err := sectors.ModelAll(specsOf(cases)...)
+	preds, err := modelAll(specsOf(cases)...)
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
@@ -467,7 +467,23 @@ func predict(cases []Case) ([]sectors.Launch, error) {
 // Model runs the sector model on each spec, several at a time
 // (sectors.ModelAll), for a cell that draws the model's charts.
 func Model(specs ...spec.Spec) ([]sectors.Launch, error) {
+	return modelAll(specs...)
+}
+
+// modelAll is sectors.ModelAll with a status line while it runs.
+func modelAll(specs ...spec.Spec) ([]sectors.Launch, error) {
+	done := working(fmt.Sprintf("model: replaying every warp of %s", launchesText(specs)))
+	defer done()
 	return sectors.ModelAll(specs...)
+}
+
+// launchesText names launches for a status line: "strided_copy, stride
+// 32, n 2^26" or "9 launches".
+func launchesText(specs []spec.Spec) string {
+	if len(specs) == 1 {
+		return specs[0].Brief()
+	}
+	return fmt.Sprintf("%d launches", len(specs))
 }
 
 // modelCaption names the model and the device(s) of the cases.

@@ -260,6 +260,25 @@ def check_leaks(checker: Path, executed: list[Path]) -> str:
             f"(internal/notebook/cmd/leaks):\n{(res.stdout + res.stderr).strip()}")
 
 
+def cell_times(executed: list[Path]) -> list[tuple[float, str]]:
+    """Each executed code cell's wall time (nbclient's timing metadata), slowest first."""
+    import datetime
+    out = []
+    for p in executed:
+        if not p.is_file():
+            continue
+        nb = nbformat.read(p, as_version=4)
+        for i, c in enumerate(nb.cells):
+            t = c.get("metadata", {}).get("execution", {})
+            a, b = t.get("iopub.execute_input"), t.get("shell.execute_reply")
+            if c.cell_type != "code" or not a or not b:
+                continue
+            dt = (datetime.datetime.fromisoformat(b.replace("Z", "+00:00")) -
+                  datetime.datetime.fromisoformat(a.replace("Z", "+00:00"))).total_seconds()
+            out.append((dt, f"{p.stem} {cell_label(nb, i)}"))
+    return sorted(out, reverse=True)
+
+
 def read_specs(path: Path) -> list[str]:
     if not path.is_file():
         return []
@@ -422,7 +441,14 @@ def main() -> int:
     total = time.monotonic() - t_all
     print(f"notebooks: total wall time {total:.1f}s (budget {args.budget:.0f}s)", flush=True)
     status = 1 if failed else 0
-    leaks = check_leaks(args.leaks, [args.out / f"{p.stem}.ipynb" for p in sorted(paths, key=lambda p: p.name)])
+    executed = [args.out / f"{p.stem}.ipynb" for p in sorted(paths, key=lambda p: p.name)]
+    times = cell_times(executed)
+    if times:
+        print(f"cells: the {min(10, len(times))} slowest of {len(times)} (wall time, "
+              f"{args.jobs} notebooks at once; a GoNB cell compiles, then runs):", flush=True)
+        for dt, where in times[:10]:
+            print(f"  {dt:6.1f}s  {where}", flush=True)
+    leaks = check_leaks(args.leaks, executed)
     if leaks:
         print(f"FAIL {leaks}", flush=True)
         status = 1
