@@ -10,28 +10,32 @@
 // floor: no package of one folder imports another folder's package while
 // that folder imports back (TestFoldersAreFloors):
 //
-//	7  cmd/coalesce        the command line over all of it
+//	8  cmd/coalesce        the command line over all of it
 //	   internal/notebook/cmd/numbers  the notebooks' numbers check (scripts/run_notebooks.py runs it)
+//	7  grader/gradebook/report  a graded class written out: gradebook.csv and .json, totals, items, summary, feedback
 //	6  lab                 the notebook face: what cells call; the only package that talks to GoNB
-//	   grader/gradebook    an instructor's batch grading of saved notebooks
+//	   grader/gradebook    an instructor's batch grading: each learner's rows (questions, kernels), totals, items
 //	5  cuda/usercuda       a learner's CUDA kernel compiled, run, checked and profiled on the GPU
 //	   calibrate           the model fitted to the GPU at hand: what coalesce calibrate
 //	                       measures, the fit, the profile cache, the profile for a live GPU
+//	   grader/gradebook/intake  which notebooks, whose, read within limits
 //	4  cuda                the kernels, the harness and the live GPU
 //	   lessons/plots       the charts and the warp diagram (draws; never displays)
 //	   lessons/exercises   the "fix this kernel" exercises: seeded variants, Go kernels run by simt, CUDA as data
 //	   grader              the question bank, answer keys and verdicts
-//	   grader/sandbox      a learner's Go kernel vetted, built and run in a child process with limits
 //	3  lessons/figures     every derived figure, defined once, for model and measurement
 //	   lessons/simt        a learner's kernel in Go, run thread by thread, its warps priced by the model
 //	   cuda/toolkit        nvcc, ncu, compute-sanitizer and nvidia-smi: found once, run one way, read one way
 //	   cuda/reference      the course's recording (h200.jsonl), built in for machines without a GPU
 //	2  lessons/sectors     the model: addresses to sectors, requests, DRAM bytes and time
 //	   lessons/measure     a measured launch, a set of them, the run-file format
+//	   grader/gradebook/answers  a learner's lab.Check predictions and lab.Try kernels, read from notebook source
 //	1  lessons/spec        the experiment spec: the kernel table and the field table
 //	   internal/attempt    a learner's attempts, recorded beside the notebook
+//	   grader/sandbox      a learner's Go kernel vetted, built and run in a child process with limits
 //	0  lessons/devices     GPU profiles (profiles.json)
 //	   lessons/metrics     Nsight Compute's metric names
+//	   grader/gradebook/csvsafe  CSV that a spreadsheet shows and never runs
 //	   internal/...        plumbing: words, notebook (ipynb reading), atomicfile (a file replaced whole), dockerfile,
 //	                       constexpr (a Go constant expression valued as the compiler values it),
 //	                       progress (a status line kept up to date while a slow step runs),

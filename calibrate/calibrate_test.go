@@ -95,9 +95,7 @@ func TestSlug(t *testing.T) {
 func TestSearch(t *testing.T) {
 	// dirty_l2_bytes, 0.1 to 1 L2 (linear), and latency_seconds (log); a
 	// new slice, so that the tables stay as they are.
-	latency := param{path: "time.latency_seconds", lo: fixed(1e-7), hi: fixed(3e-6), log: true,
-		get: func(p *devices.Profile) float64 { return p.Time.LatencySeconds },
-		set: func(p *devices.Profile, v float64) { p.Time.LatencySeconds = v }}
+	latency := param{path: "time.latency_seconds", lo: fixed(1e-7), hi: fixed(3e-6), log: true}
 	ps := []param{dramParams[1], latency}
 	info := measure.DeviceInfo{L2Bytes: 1000}
 	// Bottom at dirty 437 B and latency 5.3e-7 s.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 )
@@ -87,4 +88,25 @@ func Adopt(info measure.DeviceInfo) (devices.Profile, string, error) {
 		return devices.Profile{}, "", fmt.Errorf("calibrate: %w", err)
 	}
 	return p, why, nil
+}
+
+// AdoptGPU makes the model describe the GPU that measures: g, a live GPU,
+// gets the profile Adopt chooses for its device; nil (measurements
+// recorded, read from a run file, or none) gets the course's H200, the
+// GPU of the recording (devices.Course, devices.CourseWhy). It returns the
+// profile and why. The notebooks (lab) call it whenever they open where
+// their measurements come from, and coalesce compare and grade -measure
+// live when they open theirs: the choice is made here only.
+func AdoptGPU(g *cuda.GPU) (devices.Profile, string, error) {
+	if g != nil {
+		return Adopt(g.Info)
+	}
+	if err := devices.Use(devices.Course, devices.CourseWhy); err != nil {
+		return devices.Profile{}, "", fmt.Errorf("calibrate: %w", err)
+	}
+	p, err := devices.Lookup(devices.Course)
+	if err != nil {
+		return devices.Profile{}, "", fmt.Errorf("calibrate: %w", err)
+	}
+	return p, devices.CourseWhy, nil
 }

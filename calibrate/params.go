@@ -6,13 +6,11 @@ import (
 )
 
 // param is one number of a profile that calibration sets: where it lives
-// in profiles.json, how to read and write it, the range a fit searches,
-// and what it is fitted to.
+// in profiles.json (one of devices.Paths, which reads and writes it), the
+// range a fit searches, and what it is fitted to.
 type param struct {
 	// path is its JSON path in a profile: "dram.reuse_l2_bytes".
 	path string
-	get  func(*devices.Profile) float64
-	set  func(*devices.Profile, float64)
 	// lo and hi bound a fit's search, given the device (capacities scale
 	// with its L2); log searches the range on a log scale.
 	lo, hi func(measure.DeviceInfo) float64
@@ -26,6 +24,24 @@ type param struct {
 	// ofL2 is true for a capacity, a share of the L2: without counters to
 	// fit it to, it is the reference's share, on this GPU's L2.
 	ofL2 bool
+}
+
+// get returns the param's value in p. Every param's path is a number of
+// devices.Paths (TestParamsArePaths); one that is not is a mistake in the
+// tables below, and panics.
+func (q param) get(p *devices.Profile) float64 {
+	v, err := p.Number(q.path)
+	if err != nil {
+		panic("calibrate: " + err.Error())
+	}
+	return v
+}
+
+// set sets the param's value in p to v (an integer truncated).
+func (q param) set(p *devices.Profile, v float64) {
+	if err := p.SetNumber(q.path, v); err != nil {
+		panic("calibrate: " + err.Error())
+	}
 }
 
 func fixed(v float64) func(measure.DeviceInfo) float64 {
@@ -48,27 +64,13 @@ func ofL2(f float64) func(measure.DeviceInfo) float64 {
 // launch that only reads (strided_read over several L2s) still writes,
 // a few per cent of it (0.04 of the H200's).
 var dramParams = []param{
-	{path: "dram.reuse_l2_bytes", lo: ofL2(0.25), hi: ofL2(1), from: "dram__bytes_read.sum", ofL2: true,
-		get: func(p *devices.Profile) float64 { return float64(p.DRAM.ReuseL2Bytes) },
-		set: func(p *devices.Profile, v float64) { p.DRAM.ReuseL2Bytes = int64(v) }},
-	{path: "dram.dirty_l2_bytes", lo: ofL2(0.1), hi: ofL2(1), from: "dram__bytes_write.sum", ofL2: true,
-		get: func(p *devices.Profile) float64 { return float64(p.DRAM.DirtyL2Bytes) },
-		set: func(p *devices.Profile, v float64) { p.DRAM.DirtyL2Bytes = int64(v) }},
-	{path: "dram.sparse_dirty_l2_bytes", lo: ofL2(0.02), hi: ofL2(0.5), log: true, from: "dram__bytes_write.sum of sparse writes", ofL2: true,
-		get: func(p *devices.Profile) float64 { return float64(p.DRAM.SparseDirtyL2Bytes) },
-		set: func(p *devices.Profile, v float64) { p.DRAM.SparseDirtyL2Bytes = int64(v) }},
-	{path: "dram.dirty_watermark_bytes", lo: ofL2(0.1), hi: ofL2(0.8), from: "dram__bytes_write.sum of read-modify-writes across the L2's size", ofL2: true,
-		get: func(p *devices.Profile) float64 { return float64(p.DRAM.DirtyWatermarkBytes) },
-		set: func(p *devices.Profile, v float64) { p.DRAM.DirtyWatermarkBytes = int64(v) }},
-	{path: "dram.fill_l2_bytes", lo: ofL2(0), hi: ofL2(0.5), from: "dram__bytes_read.sum of writes of part of a sector (strided_write, stride 32)", ofL2: true,
-		get: func(p *devices.Profile) float64 { return float64(p.DRAM.FillL2Bytes) },
-		set: func(p *devices.Profile, v float64) { p.DRAM.FillL2Bytes = int64(v) }},
-	{path: "dram.profiled_dirty_bytes", lo: ofL2(0), hi: ofL2(0.1), from: "dram__bytes_write.sum of reads over several L2s", ofL2: true,
-		get: func(p *devices.Profile) float64 { return float64(p.DRAM.ProfiledDirtyBytes) },
-		set: func(p *devices.Profile, v float64) { p.DRAM.ProfiledDirtyBytes = int64(v) }},
-	{path: "dram.spread", lo: fixed(0), hi: fixed(0.4), from: "dram__bytes_read.sum and dram__bytes_write.sum across the footprint sweep",
-		get: func(p *devices.Profile) float64 { return p.DRAM.Spread },
-		set: func(p *devices.Profile, v float64) { p.DRAM.Spread = v }},
+	{path: "dram.reuse_l2_bytes", lo: ofL2(0.25), hi: ofL2(1), from: "dram__bytes_read.sum", ofL2: true},
+	{path: "dram.dirty_l2_bytes", lo: ofL2(0.1), hi: ofL2(1), from: "dram__bytes_write.sum", ofL2: true},
+	{path: "dram.sparse_dirty_l2_bytes", lo: ofL2(0.02), hi: ofL2(0.5), log: true, from: "dram__bytes_write.sum of sparse writes", ofL2: true},
+	{path: "dram.dirty_watermark_bytes", lo: ofL2(0.1), hi: ofL2(0.8), from: "dram__bytes_write.sum of read-modify-writes across the L2's size", ofL2: true},
+	{path: "dram.fill_l2_bytes", lo: ofL2(0), hi: ofL2(0.5), from: "dram__bytes_read.sum of writes of part of a sector (strided_write, stride 32)", ofL2: true},
+	{path: "dram.profiled_dirty_bytes", lo: ofL2(0), hi: ofL2(0.1), from: "dram__bytes_write.sum of reads over several L2s", ofL2: true},
+	{path: "dram.spread", lo: fixed(0), hi: fixed(0.4), from: "dram__bytes_read.sum and dram__bytes_write.sum across the footprint sweep"},
 }
 
 // busyParam is the DRAM level's one parameter that depends on the time
@@ -77,48 +79,24 @@ var dramParams = []param{
 // (coalesced_copy), a tenth of the L2 at most on the H200. FitBusy fits it
 // alone, after dramParams, so that it cannot trade against DirtyL2Bytes
 // on launches it does not apply to.
-var busyParam = param{path: "dram.busy_dirty_l2_bytes", lo: ofL2(0), hi: ofL2(0.3), from: "dram__bytes_write.sum of a copy at the copy bandwidth across the L2's size (vectorized_copy, width 4)", ofL2: true,
-	get: func(p *devices.Profile) float64 { return float64(p.DRAM.BusyDirtyL2Bytes) },
-	set: func(p *devices.Profile, v float64) { p.DRAM.BusyDirtyL2Bytes = int64(v) }}
+var busyParam = param{path: "dram.busy_dirty_l2_bytes", lo: ofL2(0), hi: ofL2(0.3), from: "dram__bytes_write.sum of a copy at the copy bandwidth across the L2's size (vectorized_copy, width 4)", ofL2: true}
 
 // timeParams are the time model's parameters besides the copy bandwidth
 // (which the cudaMemcpy rate gives), all fitted together by FitTime to the
 // median CUDA-event times of the timed launches, in this order; from says
 // which launches set each most.
 var timeParams = []param{
-	{path: "time.launch_seconds", start: 3e-6, from: "the times of the smallest launches",
-		get: func(p *devices.Profile) float64 { return p.Time.LaunchSeconds },
-		set: func(p *devices.Profile, v float64) { p.Time.LaunchSeconds = v }},
-	{path: "time.latency_seconds", start: 5e-7, from: "the times of latency-bound copies",
-		get: func(p *devices.Profile) float64 { return p.Time.LatencySeconds },
-		set: func(p *devices.Profile, v float64) { p.Time.LatencySeconds = v }},
-	{path: "time.latency_per_byte", start: 4e-11, from: "the times of copies with more bytes in flight",
-		get: func(p *devices.Profile) float64 { return p.Time.LatencyPerByte },
-		set: func(p *devices.Profile, v float64) { p.Time.LatencyPerByte = v }},
-	{path: "time.block_rate", start: 1e9, from: "the times of copies in blocks of one warp",
-		get: func(p *devices.Profile) float64 { return p.Time.BlockRate },
-		set: func(p *devices.Profile, v float64) { p.Time.BlockRate = v }},
-	{path: "time.dram_access_bytes", start: 100, from: "the times of sparse strided reads",
-		get: func(p *devices.Profile) float64 { return p.Time.DRAMAccessBytes },
-		set: func(p *devices.Profile, v float64) { p.Time.DRAMAccessBytes = v }},
-	{path: "time.dram_access_spacing", start: 100, from: "the times of sparse strided reads at several strides",
-		get: func(p *devices.Profile) float64 { return p.Time.DRAMAccessSpacing },
-		set: func(p *devices.Profile, v float64) { p.Time.DRAMAccessSpacing = v }},
-	{path: "time.dram_rewrite_bytes", start: 100, from: "the times of read-modify-writes of one field a line (update_x_aos, structs of 64 bytes and more)",
-		get: func(p *devices.Profile) float64 { return p.Time.DRAMRewriteBytes },
-		set: func(p *devices.Profile, v float64) { p.Time.DRAMRewriteBytes = v }},
-	{path: "time.l2_latency_seconds", start: 3e-7, from: "the times of launches whose loads the L2 holds",
-		get: func(p *devices.Profile) float64 { return p.Time.L2LatencySeconds },
-		set: func(p *devices.Profile, v float64) { p.Time.L2LatencySeconds = v }},
-	{path: "time.l1_line_rate", start: 2e9, from: "the times of loads that touch many lines",
-		get: func(p *devices.Profile) float64 { return p.Time.L1LineRate },
-		set: func(p *devices.Profile, v float64) { p.Time.L1LineRate = v }},
-	{path: "time.l2_store_rate", start: 6e10, from: "the times of stores that touch many lines",
-		get: func(p *devices.Profile) float64 { return p.Time.L2StoreRate },
-		set: func(p *devices.Profile, v float64) { p.Time.L2StoreRate = v }},
-	{path: "time.shared_wavefront_rate", start: 2e9, from: "the times of shared-memory launches",
-		get: func(p *devices.Profile) float64 { return p.Time.SharedWavefrontRate },
-		set: func(p *devices.Profile, v float64) { p.Time.SharedWavefrontRate = v }},
+	{path: "time.launch_seconds", start: 3e-6, from: "the times of the smallest launches"},
+	{path: "time.latency_seconds", start: 5e-7, from: "the times of latency-bound copies"},
+	{path: "time.latency_per_byte", start: 4e-11, from: "the times of copies with more bytes in flight"},
+	{path: "time.block_rate", start: 1e9, from: "the times of copies in blocks of one warp"},
+	{path: "time.dram_access_bytes", start: 100, from: "the times of sparse strided reads"},
+	{path: "time.dram_access_spacing", start: 100, from: "the times of sparse strided reads at several strides"},
+	{path: "time.dram_rewrite_bytes", start: 100, from: "the times of read-modify-writes of one field a line (update_x_aos, structs of 64 bytes and more)"},
+	{path: "time.l2_latency_seconds", start: 3e-7, from: "the times of launches whose loads the L2 holds"},
+	{path: "time.l1_line_rate", start: 2e9, from: "the times of loads that touch many lines"},
+	{path: "time.l2_store_rate", start: 6e10, from: "the times of stores that touch many lines"},
+	{path: "time.shared_wavefront_rate", start: 2e9, from: "the times of shared-memory launches"},
 }
 
 // maxTimeThreads leaves out of the time fit the launches the model takes

@@ -8,7 +8,7 @@
 // A cell that measures asks Measure for the launches it wants. On a
 // machine with an NVIDIA GPU and nvcc (and, for the counters, ncu) they
 // run live; elsewhere they come from the recording built into the course,
-// made on its H200 (cuda.Recorded). Either way the result says which: its
+// made on its H200 (package cuda/reference). Either way the result says which: its
 // label is "live: NVIDIA H200, ..." or "recorded on NVIDIA H200,
 // 2026-11-29", and every table and caption made from it repeats that
 // label. A launch that is in neither place is an error that names it and

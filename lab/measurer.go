@@ -97,20 +97,15 @@ func resetMeasurer() {
 	useCourse(devices.CourseWhy)
 }
 
-// chooseDevice makes the model describe the GPU that measures: for a live
-// GPU, the profile calibrate.Adopt chooses (this GPU's calibration from
+// chooseDevice makes the model describe the GPU that measures
+// (calibrate.AdoptGPU): for a live GPU, this GPU's calibration from
 // coalesce calibrate's cache, else the shipped profile its driver's name
-// matches, else the H200's, with why), so that a spec without "device"
+// matches, else the H200's, with why, so that a spec without "device"
 // predicts what this GPU measures; for the recording, or nothing, the
 // course's H200, the GPU the recording was measured on. Status prints the
 // choice.
 func chooseDevice(src measure.Measurer) {
-	g := gpuOf(src)
-	if g == nil {
-		useCourse(devices.CourseWhy)
-		return
-	}
-	if _, _, err := calibrate.Adopt(g.Info); err != nil {
+	if _, _, err := calibrate.AdoptGPU(gpuOf(src)); err != nil {
 		useCourse(fmt.Sprintf("the course's H200: %v", err))
 	}
 }

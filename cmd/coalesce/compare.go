@@ -367,19 +367,16 @@ func trimZeros(s string) string {
 	return s
 }
 
-// adoptDevice makes the model describe src's GPU when src is a live one:
-// the profile calibrate.Adopt chooses (its calibration from coalesce
-// calibrate's cache, the shipped profile its name matches, or the H200's),
-// which specs without "device" then get. It returns the profile's name
-// and why, for the output; "" when src is not live and the model stays on
-// the course's H200, the GPU of the recording.
+// adoptDevice makes the model describe the GPU src measures on
+// (calibrate.AdoptGPU: a live GPU's calibration from coalesce calibrate's
+// cache, the shipped profile its name matches, or the H200's), which
+// specs without "device" then get. It returns the profile's name and why,
+// for the output; "" when src is not live and the model stays on the
+// course's H200, the GPU of the recording.
 func adoptDevice(src measure.Measurer) (string, error) {
-	g, ok := src.(*cuda.GPU)
-	if !ok {
-		return "", nil
-	}
-	p, why, err := calibrate.Adopt(g.Info)
-	if err != nil {
+	g, live := src.(*cuda.GPU)
+	p, why, err := calibrate.AdoptGPU(g)
+	if err != nil || !live {
 		return "", err
 	}
 	return fmt.Sprintf("%s (%s)", p.Name, why), nil

@@ -14,6 +14,8 @@ import (
 	"github.com/coalescing-course/coalesce/cuda/reference"
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/grader/gradebook"
+	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
+	"github.com/coalescing-course/coalesce/grader/gradebook/report"
 	"github.com/coalescing-course/coalesce/internal/progress"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/lessons/measure"
@@ -78,8 +80,8 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	assignment := fs.String("assignment", "", "the assignment's name in totals.csv; default: the lessons' ids joined with +")
 	rosterFile := fs.String("roster", "", "the class list: one learner id a line, or CSV with an id column")
 	overridesFile := fs.String("overrides", "", "points set by hand: CSV learner, exercise, points, reason")
-	maxSize := fs.Int64("max-size", gradebook.DefaultMaxBytes, "largest notebook file read, in bytes (a safety bound: outputs are streamed, not held)")
-	timeout := fs.Duration("timeout", gradebook.DefaultTimeout, "deadline for reading the whole batch; a notebook not read by then is a row saying so")
+	maxSize := fs.Int64("max-size", intake.DefaultMaxBytes, "largest notebook file read, in bytes (a safety bound: outputs are streamed, not held)")
+	timeout := fs.Duration("timeout", intake.DefaultTimeout, "deadline for reading the whole batch; a notebook not read by then is a row saying so")
 	kernels := fs.Bool("kernels", false, "also grade the kernel exercises by running each learner's Go kernel in a sandboxed child process (runs learner code)")
 	var quiet bool
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines (they go to stderr only when it is a terminal)")
@@ -134,7 +136,7 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 
-	inputs, skipped, err := gradebook.Collect(fs.Args())
+	inputs, skipped, err := intake.Collect(fs.Args())
 	if err != nil {
 		return err
 	}
@@ -153,7 +155,7 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			}
 		}
 	}
-	subs := gradebook.Reader{Bank: g.Bank(), Limit: *maxSize, Timeout: *timeout}.ReadAllContext(ctx, inputs, progress)
+	subs := intake.Reader{Bank: g.Bank(), Limit: *maxSize, Timeout: *timeout}.ReadAllContext(ctx, inputs, progress)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -161,16 +163,16 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	if err := gb.WriteDir(*out); err != nil {
+	if err := report.WriteDir(gb, *out); err != nil {
 		return err
 	}
 
 	fmt.Fprintf(stdout, "graded %s of %s: lessons %s; measurements: %s\n",
 		count(gb.Notebooks, "notebook"), count(len(gb.Totals), "learner"), orNone(strings.Join(gb.Lessons, ", ")), gb.Origin)
-	for _, name := range []string{gradebook.GradebookCSV, gradebook.TotalsCSV, gradebook.GradebookJSON, gradebook.ItemsCSV, gradebook.SummaryMD} {
+	for _, name := range []string{report.GradebookCSV, report.TotalsCSV, report.GradebookJSON, report.ItemsCSV, report.SummaryMD} {
 		fmt.Fprintf(stdout, "wrote %s\n", filepath.ToSlash(filepath.Join(*out, name)))
 	}
-	fmt.Fprintf(stdout, "wrote %s/ (%s)\n", filepath.ToSlash(filepath.Join(*out, gradebook.FeedbackDir)), count(len(gb.Totals), "file"))
+	fmt.Fprintf(stdout, "wrote %s/ (%s)\n", filepath.ToSlash(filepath.Join(*out, report.FeedbackDir)), count(len(gb.Totals), "file"))
 	if gb.BadNotebooks > 0 {
 		fmt.Fprintf(stderr, "coalesce grade: %d of %s could not be graded; each has a bad-notebook row in the gradebook\n", gb.BadNotebooks, count(gb.Notebooks, "notebook"))
 		return errReported

@@ -8,13 +8,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/grader"
-	"github.com/stretchr/testify/require"
+	"github.com/coalescing-course/coalesce/grader/gradebook/answers"
+	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 )
 
 var (
@@ -45,7 +46,7 @@ func writeBatch(t testing.TB, dir string, n int) {
 			cells = append(cells, map[string]any{"cell_type": "markdown", "metadata": map[string]any{}, "source": strings.SplitAfter(src, "\n")})
 		}
 		code("%noautoget\n!*root=\"$(cd \"$GONB_DIR\" && go list -m -f '{{.Dir}}')\" && go work init . \"$root\"")
-		code("import (\n\t\"fmt\"\n\n\t\"" + graderPath + "\"\n\t\"" + ModulePath + "/lessons/sectors\"\n)")
+		code("import (\n\t\"fmt\"\n\n\t\"" + answers.ModulePath + "/grader" + "\"\n\t\"" + answers.ModulePath + "/lessons/sectors\"\n)")
 		for j := range 10 {
 			md(fmt.Sprintf("## Step %d\n\nA warp issues one instruction for its 32 lanes; the addresses decide how many sectors it touches.\nChange the stride and run the cell again: what happens to the sector count?\n", j))
 			code(fmt.Sprintf("%%%%\ns, _ := spec.Parse([]byte(`{\"kernel\":\"strided_copy\",\"n\":1048576,\"stride\":%d}`))\np, _ := sectors.Model(s)\nfmt.Println(p.LdSectorsPerRequest)", j+1),
@@ -88,36 +89,6 @@ func TestWriteBatch(t *testing.T) {
 	writeBatch(t, *batchDir, *batchN)
 }
 
-// BenchmarkGrade2000 grades 2000 generated notebooks from disk to the
-// written gradebook: reading, parsing, finding the calls, grading and
-// writing every file. The answer keys are computed before the timer starts:
-// they are a fixed cost of a run (seconds, mostly the model over the large
-// gathers), the same for ten notebooks or ten thousand.
-func BenchmarkGrade2000(b *testing.B) {
-	dir := b.TempDir()
-	writeBatch(b, dir, 2000)
-	g := testGrader(b)
-	inputs, _, err := Collect([]string{dir})
-	require.NoError(b, err)
-	for _, e := range g.Bank().Questions {
-		_, err := g.Key(e.ID)
-		require.NoError(b, err)
-	}
-	out := b.TempDir()
-	b.ResetTimer()
-	for b.Loop() {
-		subs := Reader{Bank: g.Bank()}.ReadAll(inputs, nil)
-		gb, err := Grade(g, subs, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := gb.WriteDir(out); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(len(inputs))*float64(b.N)/b.Elapsed().Seconds(), "notebooks/s")
-}
-
 // BenchmarkFindCalls is the per-notebook work alone: parse one lesson
 // notebook's JSON and read its calls.
 func BenchmarkFindCalls(b *testing.B) {
@@ -129,72 +100,9 @@ func BenchmarkFindCalls(b *testing.B) {
 	require.NoError(b, err)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		s := Reader{Bank: bank}.Parse(Input{Path: "x.ipynb"}, data)
+		s := intake.Reader{Bank: bank}.Parse(intake.Input{Path: "x.ipynb"}, data)
 		if len(s.Found.Calls) != 3 {
 			b.Fatalf("%d calls", len(s.Found.Calls))
 		}
 	}
-}
-
-// BenchmarkGradeMemory85 grades a class of 85 generated notebooks, each
-// with a 4 MiB saved plot, from disk, and reports the peak heap in use
-// (sampled every millisecond), in MB: reading the notebooks (read-peak-MB)
-// and the whole grading, answer keys included (peak-heap-MB). The bound is
-// 300 MB; on 2026-12-01 it peaked at 230 MB (and `coalesce grade` on the
-// same class at 228 MB of resident memory, /usr/bin/time -f %M), where it
-// was 321 MB (356 MB) while each gather key drew its indices twice.
-func BenchmarkGradeMemory85(b *testing.B) {
-	dir := b.TempDir()
-	writeBatch(b, dir, 85)
-	plot := `{"output_type":"display_data","metadata":{},"data":{"image/png":"` + strings.Repeat("A", 4<<20) + `"}}`
-	inputs, _, err := Collect([]string{dir})
-	require.NoError(b, err)
-	for _, in := range inputs {
-		data, err := os.ReadFile(in.Path)
-		require.NoError(b, err)
-		data = []byte(strings.Replace(string(data), `"outputs": []`, `"outputs": [`+plot+`]`, 1))
-		require.NoError(b, os.WriteFile(in.Path, data, 0o644))
-	}
-	var readPeak, peak uint64
-	for b.Loop() {
-		g := testGrader(b)
-		var subs []Submission
-		readPeak = max(readPeak, peakHeap(func() { subs = Reader{Bank: g.Bank()}.ReadAll(inputs, nil) }))
-		peak = max(peak, readPeak, peakHeap(func() {
-			gb, err := Grade(g, subs, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := gb.WriteDir(b.TempDir()); err != nil {
-				b.Fatal(err)
-			}
-		}))
-	}
-	b.ReportMetric(float64(readPeak)/1e6, "read-peak-MB")
-	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
-}
-
-// peakHeap runs f and returns the most heap in use while it ran, sampled
-// every millisecond.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	stop := make(chan struct{})
-	sampled := make(chan uint64)
-	go func() {
-		var m runtime.MemStats
-		var top uint64
-		for {
-			runtime.ReadMemStats(&m)
-			top = max(top, m.HeapInuse)
-			select {
-			case <-stop:
-				sampled <- top
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	f()
-	close(stop)
-	return <-sampled
 }

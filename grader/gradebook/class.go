@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/grader/gradebook/csvsafe"
+	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 	"github.com/coalescing-course/coalesce/internal/words"
 )
 
@@ -43,7 +45,7 @@ const (
 // their rows, their submissions and the flags the caller found (not on
 // the roster): the first of missing, unreadable, flagged, partial,
 // graded that applies; flags lists every reason.
-func learnerStatus(rows []Row, subs []*Submission, flags []string) (LearnerStatus, []string) {
+func learnerStatus(rows []Row, subs []*intake.Submission, flags []string) (LearnerStatus, []string) {
 	flags = slices.Clip(flags)
 	for _, s := range subs {
 		flags = append(flags, intakeFlags(s)...)
@@ -87,11 +89,11 @@ func learnerStatus(rows []Row, subs []*Submission, flags []string) (LearnerStatu
 // makes the learner flagged. A file that could not be read at all (too
 // large, not a regular file, not read in time) has its Problem set and
 // counts as unreadable instead.
-func intakeFlags(s *Submission) []string {
+func intakeFlags(s *intake.Submission) []string {
 	var out []string
 	for i, f := range s.Flags {
 		switch f {
-		case FlagPossibleCopy, FlagDuplicate:
+		case intake.FlagPossibleCopy, intake.FlagDuplicate:
 			out = append(out, s.Notes[i])
 		}
 	}
@@ -100,7 +102,7 @@ func intakeFlags(s *Submission) []string {
 
 // times returns the newest modification time of subs' files and the latest
 // time their attempt records hold, RFC 3339 in UTC, "" when unknown.
-func times(subs []*Submission, modTime func(string) (time.Time, bool)) (submitted, lastRun string) {
+func times(subs []*intake.Submission, modTime func(string) (time.Time, bool)) (submitted, lastRun string) {
 	var mod, run time.Time
 	for _, s := range subs {
 		if t, ok := modTime(s.Path); ok && t.After(mod) {
@@ -273,7 +275,7 @@ func checkOverrides(os []Override, learners []string, exercises []QuestionInfo) 
 	seen := map[[2]string]int{}
 	for _, o := range os {
 		if !slices.Contains(learners, o.Learner) {
-			if u, ok := strings.CutPrefix(o.Learner, "'"); ok && slices.Contains(learners, u) && formulaStart(u) {
+			if u, ok := strings.CutPrefix(o.Learner, "'"); ok && slices.Contains(learners, u) && csvsafe.IsFormula(u) {
 				o.Learner = u
 			} else {
 				return nil, fmt.Errorf("gradebook: overrides %s line %d: learner %q is not in the class: want one of the learners graded (totals.csv)", o.File, o.Line, o.Learner)

@@ -1,8 +1,12 @@
 // Package gradebook grades a class's saved notebooks at once, for the
-// instructor (`coalesce grade`): it finds every learner's predictions in
-// their notebooks' source, asks the grader for each verdict, and writes a
-// gradebook (CSV and JSON), the totals, the class's item analysis and
-// summary, and a feedback file per learner.
+// instructor (`coalesce grade`): given the learners' submissions (package
+// intake: which files, whose, read) and what each answered (package
+// answers: the predictions and kernels in their notebooks' source), it
+// asks the grader for each verdict, runs the kernels in the sandbox when
+// asked, and totals the class: a Gradebook of rows, totals and the item
+// analysis, which package report writes out (the gradebook as CSV and
+// JSON, the totals, the items, the summary and a feedback file per
+// learner).
 //
 // Grading never runs learner code, except with Options.RunKernels (see
 // "Kernel exercises"). The notebooks are read as JSON, the Go
@@ -10,60 +14,6 @@
 // the source: a submission cannot change its own grade or touch the
 // grading machine. Of the outputs saved in a notebook (which a learner
 // could edit) only the attempt records are read (see "First attempts").
-//
-// # What counts as a prediction
-//
-// A prediction is one call in a code cell, the exercise's id and a number
-// written in the call (lab.Check; grader.Check in notebooks saved from the
-// course's first build):
-//
-//	%%
-//	lab.Check("03-strided/sectors-stride-32", 32)
-//
-// The prediction is the call's second argument, read from the source and
-// valued as the Go compiler valued it for the running notebook (the
-// argument is a float64: package internal/constexpr does the compiler's
-// constant arithmetic, and its tests hold it to go/types'), so that the
-// gradebook agrees with what the learner's notebook showed:
-//
-//   - a number, signed or not, in any Go form: 32, -0.5, 1e3, 0x20, 1_000;
-//   - a constant expression of numbers: + - * / % & | ^ &^ << >>,
-//     parentheses, conversions to Go's numeric types and min and max, by
-//     Go's rules for constants: 1<<5 is 32, 64/2 is 32, and 1/8 is 0
-//     (untyped integer division; the note says so), while 1.0/8 and
-//     float64(1)/8 are 0.125;
-//   - anything else is unreadable, with the reason: a variable, a function
-//     call, a string, a predeclared name the notebook declares anew (a
-//     func max of its own), and what Go would not compile as a float64
-//     (1<<600, 1e400, 1/0, int(3)): never a different number;
-//   - a call that never ran is unreadable too: in a cell that does not
-//     compile, or among statements with no %% (or %main) line above them,
-//     which GoNB compiles as declarations and so fails. A call in a
-//     function or a package-level var of a cell that compiles counts: GoNB
-//     runs every cell that compiles (func main when the cell declares one);
-//   - a call with other than two arguments, or an id that is not a string
-//     literal, is unreadable.
-//
-// Calls are found wherever they are in a code cell (after %%, in a
-// function, as an argument), under the name lab (or grader), any name a
-// cell imports the package as, or bare after a dot import. A call in a comment,
-// a markdown or raw cell, or a cell GoNB does not compile as Go
-// (%%writefile, %%bash...) is not graded; the gradebook's note points to
-// it. Cells are found in any order and split any way: only their source
-// matters, not their place.
-//
-// The placeholder a lesson ships, lab.Check(id, lab.YourPrediction), is no
-// prediction: the exercise is missing, and the note says the placeholder
-// is still there. So is a 0 that is the course's first build's template:
-// those notebooks shipped lab.Check(id, 0) (grader.Check in the very
-// first), and a 0 counts as "missing (untouched template)" when the cell
-// is byte for byte as shipped (firstbuild.go lists the cells) and the
-// notebook holds no attempt record showing an attempt at the exercise.
-// A 0 in a cell the learner changed, or one the attempt record shows was
-// run, is a prediction.
-//
-// Numbers are written with every digit they have (FormatNumber): a
-// prediction of 123456789.125 is never rounded to 1.23457e+08.
 //
 // # First attempts
 //
@@ -101,40 +51,6 @@
 // learner and counts in the points possible; the first Try call of a
 // learner's that can be graded, in the order of their notebooks, counts.
 //
-// # Who a submission belongs to
-//
-// Where the file is, never what it says (Identify): in the layout of a hub,
-// SUBMISSIONS/<learner>/..., the first folder below the directory given to
-// `coalesce grade` is the learner (SUBMISSIONS/ada/03-strided.ipynb and
-// SUBMISSIONS/ada/old/x.ipynb are ada's); in a flat one the file name is
-// (SUBMISSIONS/ada.ipynb is ada's), except a lesson's own file name or
-// Untitled, which are the folder's (`coalesce grade SUBMISSIONS/ada`).
-// The names in a notebook's metadata (metadata.coalesce.learner,
-// metadata.authors) are kept as Submission.Claimed: one that is another
-// learner, or not this one, flags the notebook (FlagPossibleCopy, "possible
-// copy: metadata names bob" in its rows' notes) and changes nothing else.
-// Every learner found in the tree has rows.
-//
-// Of a learner's notebooks of one lesson, the lesson's own (01-sectors.ipynb)
-// is graded (RoleGraded); the others (01-sectors-Copy1.ipynb, an
-// Untitled.ipynb whose calls are lesson 01's) are duplicates
-// (RoleDuplicate): listed in the graded rows' notes, flagged, and used
-// only for an exercise the lesson's notebook has no readable call for.
-// "First" among a learner's calls means graded notebooks first, then the
-// earliest first attempt recorded, then path; never path alone.
-//
-// # What is opened
-//
-// Only regular files, and symbolic links to regular files inside the
-// directory given: a named pipe, socket, device, directory named *.ipynb,
-// a link out of the directory, dangling or looping, is a bad-notebook row
-// (FlagNotRegular) and is never opened, so that nothing can hang the batch.
-// Files are read as a stream: outputs (plots, logs) pass without being held,
-// except the small attempt records; a file over DefaultMaxBytes (256 MiB, a
-// safety bound) is a row saying so (FlagTooLarge). The batch has a deadline
-// (`coalesce grade -timeout`, DefaultTimeout): a notebook not read by then
-// is a row saying so (FlagTimeout).
-//
 // # The assignment and the totals
 //
 // The exercises graded are those of Options.Lessons, or of the whole bank:
@@ -158,59 +74,4 @@
 // verdict stays the grader's, the note and the feedback say "points set
 // by the instructor: P of M — reason"; Grade refuses an override of an
 // unknown learner or exercise, or with points outside 0 to the exercise's.
-//
-// # CSV and spreadsheets
-//
-// Every text cell of the CSV files (names, paths, notes, predictions as
-// written) that a spreadsheet would run as a formula — it starts, after
-// any spaces, with =, +, -, @, a tab or a carriage return — gets a leading
-// single quote and is quoted (SafeText; OWASP's advice on CSV injection).
-// Numbers are written from the gradebook's float64s, never from learner
-// text, as the shortest decimal that reads back the same: -0.5 stays a
-// number. Markdown (feedback, summary) shows learner text as text: HTML's
-// < > & and table pipes are escaped.
-//
-// # JSON schema
-//
-// gradebook.json, written by (*Gradebook).WriteJSON, is one object:
-//
-//	{
-//	  "course": "coalesce",
-//	  "measurement_source": "recorded on NVIDIA H200, 2026-11-29",  // or "none: <why>"
-//	  "lessons": ["03-strided", ...],           // the lessons graded
-//	  "assignment": "03-strided+05-aos-soa",   // Options.Assignment, or the lessons joined
-//	  "points_possible": number,                // the graded exercises' points
-//	  "exercises": [{                           // their exercises, with the keys
-//	    "id", "lesson", "question", "unit",
-//	    "graded_by": "model" | "measurement",
-//	    "graded": bool,                         // false: measured, no measurement
-//	    "points", "model_answer",
-//	    "measured_answer": number | null,
-//	    "tolerance": number                     // of the answer that grades
-//	  }],
-//	  "rows": [{                                // as gradebook.csv, one per learner × exercise
-//	    "learner", "notebook", "exercise", "lesson",
-//	    "prediction": number | null, "prediction_text": "64/2",
-//	    "model_answer": number | null, "measured_answer": number | null,
-//	    "measurement_source", "verdict", "points", "max_points", "note",
-//	    "first_attempt": number | null, "attempts": int, // from the attempt record; 0: none
-//	    "override": null | {"learner", "exercise", "points", "reason", "line"}
-//	  }],
-//	  "totals": [{"learner", "identity_from", "assignment", "points", "max_points", "percent",
-//	    "status": "graded" | "partial" | "flagged" | "unreadable" | "missing",
-//	    "flags": [string] | null,
-//	    "submitted": "2026-12-01T10:00:00Z" | "", "last_run": RFC 3339 | "",
-//	    "notebooks": int}],
-//	  "items": [{                               // item_analysis.csv, one per exercise
-//	    "exercise", "lesson", "max_points", "learners", "answered", "right", "wrong",
-//	    "missing", "unreadable", "overridden",
-//	    "median_prediction": number | null, "model_answer", "measured_answer": number | null,
-//	    "common_wrong": number | null, "common_wrong_count": int,
-//	    "misconception": string                 // the grader's hints on common_wrong; "" none
-//	  }],
-//	  "notebooks": int, "bad_notebooks": int
-//	}
-//
-// verdict is one of right, wrong, ungraded, missing, unreadable,
-// unknown-exercise, bad-notebook (see Status).
 package gradebook

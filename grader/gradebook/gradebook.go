@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/grader/gradebook/answers"
+	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 	"github.com/coalescing-course/coalesce/grader/sandbox"
 	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/internal/words"
@@ -127,11 +129,15 @@ type Gradebook struct {
 	keys map[string]*grader.Key
 }
 
+// Key returns the answer key of question id, nil for an id the gradebook
+// did not grade.
+func (gb *Gradebook) Key(id string) *grader.Key { return gb.keys[id] }
+
 // QuestionInfo is a question of a gradebook with its answer key.
 type QuestionInfo struct {
 	ID        string       `json:"id"`
 	Lesson    string       `json:"lesson"`
-	Question  string       `json:"question"`
+	Text      string       `json:"question"`
 	Unit      string       `json:"unit"`
 	GradedBy  grader.Judge `json:"graded_by"`
 	Graded    bool         `json:"graded"`
@@ -186,7 +192,7 @@ type Options struct {
 // and the note lists the others. Roster learners without a submission
 // get missing rows; the overrides are applied last; the totals and the
 // item analysis are computed from the rows.
-func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error) {
+func Grade(g *grader.Grader, subs []intake.Submission, opt Options) (*Gradebook, error) {
 	b := g.Bank()
 	gb := &Gradebook{Course: b.Course, Origin: g.Origin(), keys: map[string]*grader.Key{}}
 	lessons, err := scope(b, opt.Lessons)
@@ -219,7 +225,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	}
 	for _, e := range exercises {
 		k := gb.keys[e.ID]
-		info := QuestionInfo{ID: e.ID, Lesson: e.Lesson, Question: e.Text, Unit: e.Unit, GradedBy: e.GradedBy,
+		info := QuestionInfo{ID: e.ID, Lesson: e.Lesson, Text: e.Text, Unit: e.Unit, GradedBy: e.GradedBy,
 			Graded: k.Graded(), Points: e.Points, Model: k.Model, Tolerance: e.Tol(e.GradedBy)}
 		if k.HasMeasured {
 			info.Measured = ptr(k.Measured)
@@ -231,8 +237,8 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	}
 
 	subs = slices.Clone(subs)
-	settle(subs)
-	byLearner := map[string][]*Submission{}
+	intake.Settle(subs)
+	byLearner := map[string][]*intake.Submission{}
 	identity := map[string]string{}
 	for i := range subs {
 		s := &subs[i]
@@ -245,7 +251,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 			gb.BadNotebooks++
 		}
 	}
-	learners := sortedLearners(subs)
+	learners := intake.Learners(subs)
 	found := map[string]bool{}
 	for _, l := range learners {
 		found[sameLearner(l)] = true
@@ -278,7 +284,7 @@ func Grade(g *grader.Grader, subs []Submission, opt Options) (*Gradebook, error)
 	}
 	for _, learner := range learners {
 		mine := byLearner[learner]
-		gradingOrder(mine)
+		intake.GradingOrder(mine)
 		rows := learnerRows(b, learner, mine, exercises, gb.keys, opt.FirstAttempt)
 		if opt.RunKernels {
 			rows = append(rows, kernelRows(context.Background(), learner, mine, opt.KernelExercises, runKernel)...)
@@ -398,7 +404,7 @@ func judge(r *Row, k *grader.Key, c located) *grader.Verdict {
 
 // located is a call, or an attempt record, with the notebook it is in.
 type located struct {
-	Call
+	answers.Call
 	path     string
 	attempts attempt.Record
 }
@@ -407,7 +413,7 @@ type located struct {
 // of the notebook counts them.
 func (l located) where() string { return fmt.Sprintf("cell %d, line %d", l.Cell+1, l.Line) }
 
-func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises []*grader.Question, keys map[string]*grader.Key, firstAttempt bool) []Row {
+func learnerRows(b *grader.Bank, learner string, subs []*intake.Submission, exercises []*grader.Question, keys map[string]*grader.Key, firstAttempt bool) []Row {
 	var calls []located
 	// The attempt record of each exercise: the one with the most attempts
 	// (a cell's output holds the count when it ran, so the latest has
@@ -417,7 +423,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 	for _, s := range subs {
 		for _, a := range s.Found.Attempts {
 			if old, ok := records[a.Record.ID]; !ok || a.Record.Attempts > old.attempts.Attempts {
-				records[a.Record.ID] = located{path: s.Path, attempts: a.Record, Call: Call{Cell: a.Cell}}
+				records[a.Record.ID] = located{path: s.Path, attempts: a.Record, Call: answers.Call{Cell: a.Cell}}
 			}
 		}
 		for _, bad := range s.Found.BadAttempts {
@@ -433,13 +439,13 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 	flagged := map[string][]string{}
 	for _, s := range subs {
 		for i, f := range s.Flags {
-			if f == FlagPossibleCopy || f == FlagDuplicate {
+			if f == intake.FlagPossibleCopy || f == intake.FlagDuplicate {
 				flagged[s.Path] = append(flagged[s.Path], s.Notes[i])
 			}
 		}
 	}
 	type locMention struct {
-		Mention
+		answers.Mention
 		path string
 	}
 	var mentions []locMention
@@ -470,13 +476,13 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 		reads := map[int]string{}
 		for _, c := range calls {
 			if c.ID == e.ID {
-				if as := c.ReadText(e); as != "" {
+				if as := readText(&c.Call, e); as != "" {
 					reads[len(mine)] = fmt.Sprintf("the text %s read as %s", c.Arg, as)
 				}
 				mine = append(mine, c)
 			}
 		}
-		first := slices.IndexFunc(mine, func(c located) bool { return c.Form != FormUnreadable && c.Form != FormPlaceholder })
+		first := slices.IndexFunc(mine, func(c located) bool { return c.Form != answers.FormUnreadable && c.Form != answers.FormPlaceholder })
 		var notes []string
 		rec, hasRec := records[e.ID]
 		if hasRec {
@@ -485,8 +491,8 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 		switch {
 		case firstAttempt && hasRec:
 			// The first attempt stands in for the call: graded like one.
-			c := located{Call: Call{Cell: rec.Cell, Line: 0, ID: e.ID, Value: rec.attempts.First.Value, Form: FormLiteral,
-				Arg: FormatNumber(rec.attempts.First.Value)}, path: rec.path}
+			c := located{Call: answers.Call{Cell: rec.Cell, Line: 0, ID: e.ID, Value: rec.attempts.First.Value, Form: answers.FormLiteral,
+				Arg: answers.FormatNumber(rec.attempts.First.Value)}, path: rec.path}
 			v := judge(&r, k, c)
 			if !v.Graded {
 				notes = append(notes, "graded by the measurement, and there is none: "+k.NoMeasurement)
@@ -504,8 +510,8 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 			if n, ok := reads[first]; ok {
 				notes = append(notes, n)
 			}
-			if c.Form == FormConstant {
-				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, FormatNumber(c.Value))
+			if c.Form == answers.FormConstant {
+				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, answers.FormatNumber(c.Value))
 				if c.Truncated {
 					n += " (integer division drops the fraction: write 1.0/8, not 1/8)"
 				}
@@ -522,7 +528,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 				notes = append(notes, fmt.Sprintf("%s for this exercise not graded (%s): the first readable one counts",
 					words.Plural(others, "other call"), strings.Join(where, "; ")))
 			}
-		case len(mine) > 0 && !slices.ContainsFunc(mine, func(c located) bool { return c.Form == FormUnreadable }):
+		case len(mine) > 0 && !slices.ContainsFunc(mine, func(c located) bool { return c.Form == answers.FormUnreadable }):
 			c := mine[0]
 			r.Status, r.Notebook, r.PredictionText = Missing, c.path, c.Arg
 			if c.Template {
@@ -531,7 +537,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 				notes = append(notes, fmt.Sprintf("%s: still the placeholder %s: no prediction written", c.where(), c.Arg))
 			}
 		case len(mine) > 0:
-			i := slices.IndexFunc(mine, func(c located) bool { return c.Form == FormUnreadable })
+			i := slices.IndexFunc(mine, func(c located) bool { return c.Form == answers.FormUnreadable })
 			c := mine[i]
 			r.Status, r.Notebook, r.PredictionText = Unreadable, c.path, c.Arg
 			if c.OutsideMain {
@@ -562,7 +568,7 @@ func learnerRows(b *grader.Bank, learner string, subs []*Submission, exercises [
 		}
 		if hasRec && r.Prediction != nil && !firstAttempt && rec.attempts.First.Value != *r.Prediction {
 			notes = append(notes, fmt.Sprintf("the first attempt was %s (%s; -first-attempt grades it)",
-				FormatNumber(rec.attempts.First.Value), words.Plural(rec.attempts.Attempts, "attempt")))
+				answers.FormatNumber(rec.attempts.First.Value), words.Plural(rec.attempts.Attempts, "attempt")))
 		}
 		if bad := append(badRecords[e.ID], badRecords[e.Lesson]...); len(bad) > 0 {
 			notes = append(notes, "an attempt record in the saved outputs does not parse ("+strings.Join(bad, "; ")+")")
@@ -603,11 +609,28 @@ func inFile(path, same string) string {
 	return " of " + path
 }
 
-func predictionPtr(c Call) *float64 {
-	if c.Form == FormUnreadable || c.Form == FormPlaceholder {
+func predictionPtr(c answers.Call) *float64 {
+	if c.Form == answers.FormUnreadable || c.Form == answers.FormPlaceholder {
 		return nil
 	}
 	return ptr(c.Value)
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// readText reads a prediction written with its unit (answers.FormText)
+// against question q, as lab.Check read it in the notebook
+// (grader.ReadPrediction): the call's Value, or its Problem and
+// FormUnreadable. It returns what the text was read as.
+func readText(c *answers.Call, q *grader.Question) string {
+	if c.Form != answers.FormText {
+		return ""
+	}
+	r, err := grader.ReadPrediction(q, c.Text)
+	if err != nil {
+		c.Form, c.Value, c.Problem = answers.FormUnreadable, 0, strings.TrimPrefix(err.Error(), "grader: "+q.ID+": ")
+		return ""
+	}
+	c.Value = r.Value
+	return r.As
+}

@@ -1,16 +1,12 @@
 package gradebook
 
 import (
-	"bytes"
-	"encoding/csv"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 )
 
 // testLimit is the size limit the sample submissions are graded under:
@@ -20,33 +16,12 @@ const testLimit = 64 << 10
 func gradeSamples(t testing.TB) (*Gradebook, []string) {
 	t.Helper()
 	g := testGrader(t)
-	inputs, skipped, err := Collect([]string{"testdata/submissions"})
+	inputs, skipped, err := intake.Collect([]string{"testdata/submissions"})
 	require.NoError(t, err)
-	subs := Reader{Bank: g.Bank(), Limit: testLimit}.ReadAll(inputs, nil)
+	subs := intake.Reader{Bank: g.Bank(), Limit: testLimit}.ReadAll(inputs, nil)
 	gb, err := Grade(g, subs, Options{ModTime: fixedModTime})
 	require.NoError(t, err)
 	return gb, skipped
-}
-
-// TestGradebookGolden grades testdata/submissions (made by
-// testdata/make_submissions.py) against the invented reference and
-// compares the gradebook with testdata/golden/; -update rewrites it.
-func TestGradebookGolden(t *testing.T) {
-	gb, skipped := gradeSamples(t)
-	assert.Equal(t, []string{filepath.Join("testdata", "submissions", "README.txt")}, skipped)
-
-	var csvOut, totals, js bytes.Buffer
-	require.NoError(t, gb.WriteCSV(&csvOut))
-	require.NoError(t, gb.WriteTotalsCSV(&totals))
-	require.NoError(t, gb.WriteJSON(&js))
-	golden(t, "testdata/golden/gradebook.csv", csvOut.String())
-	golden(t, "testdata/golden/totals.csv", totals.String())
-	golden(t, "testdata/golden/gradebook.json", js.String())
-	golden(t, "testdata/golden/feedback-alan.md", gb.Feedback("alan"))
-	var items bytes.Buffer
-	require.NoError(t, gb.WriteItemsCSV(&items))
-	golden(t, "testdata/golden/item_analysis.csv", items.String())
-	golden(t, "testdata/golden/summary.md", gb.Summary())
 }
 
 // TestGradebookRows checks, case by case, the rows the broken and odd
@@ -116,7 +91,7 @@ func TestGradebookRows(t *testing.T) {
 		for _, tot := range gb.Totals {
 			assert.NotEqual(t, "Eve", tot.Learner)
 			if tot.Learner == "eve" {
-				assert.Equal(t, FromFolder, tot.IdentityFrom)
+				assert.Equal(t, intake.FromFolder, tot.IdentityFrom)
 			}
 		}
 	})
@@ -137,122 +112,4 @@ func TestGradebookRows(t *testing.T) {
 		assert.Len(t, gb.Totals, 14)
 		assert.Equal(t, 6, gb.BadNotebooks)
 	})
-}
-
-func TestWriteDir(t *testing.T) {
-	gb, _ := gradeSamples(t)
-	dir := t.TempDir()
-	require.NoError(t, gb.WriteDir(dir))
-	for _, name := range []string{GradebookCSV, TotalsCSV, GradebookJSON} {
-		assert.FileExists(t, filepath.Join(dir, name))
-	}
-	files := gb.FeedbackFiles()
-	assert.Len(t, files, len(gb.Totals))
-	assert.Equal(t, "ada.md", files["ada"])
-	md, err := os.ReadFile(filepath.Join(dir, FeedbackDir, "ada.md"))
-	require.NoError(t, err)
-	assert.Contains(t, string(md), "# Feedback for ada")
-	assert.Contains(t, string(md), "## 03-strided/sectors-stride-32: right, 1 of 1 point")
-
-	f, err := os.Open(filepath.Join(dir, TotalsCSV))
-	require.NoError(t, err)
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
-	assert.Equal(t, TotalsHeader, recs[0])
-	assert.Equal(t, PointsPossibleRow, recs[1][0], "the points possible come first")
-	assert.Len(t, recs, 2+len(gb.Totals), "the header, the points possible, a row per learner")
-}
-
-func TestFeedbackFileNames(t *testing.T) {
-	gb := &Gradebook{Totals: []Total{{Learner: "a/b"}, {Learner: "a b"}, {Learner: "A_B"}, {Learner: ".."}, {Learner: ""}, {Learner: strings.Repeat("x", 300)}}}
-	names := gb.FeedbackFiles()
-	assert.Equal(t, "a_b.md", names["a/b"])
-	assert.Equal(t, "a_b-2.md", names["a b"])
-	assert.Equal(t, "A_B-3.md", names["A_B"], "names differing in case only collide on some file systems")
-	assert.Equal(t, "_..md", names[".."])
-	assert.Equal(t, "_.md", names[""])
-	assert.Len(t, names[strings.Repeat("x", 300)], 103)
-}
-
-func TestIdentify(t *testing.T) {
-	tests := []struct {
-		name       string
-		path, root string
-		want, from string
-	}{
-		{"the folder below the root", "s/bob/a.ipynb", "s", "bob", FromFolder},
-		{"the first folder, however deep", "s/bob/lesson/a.ipynb", "s", "bob", FromFolder},
-		{"a file at the top: its name", "s/bob.ipynb", "s", "bob", FromFileName},
-		{"a lesson's file at the top: the root, a learner's folder", "s/ada/01-sectors.ipynb", "s/ada", "ada", FromFolder},
-		{"a file named alone", "x/y/carol.ipynb", "", "carol", FromFileName},
-		{"a lesson's file named alone: its folder", "x/dan/01-sectors.ipynb", "", "dan", FromFolder},
-		{"Untitled named alone: its folder", "x/eve/Untitled1.ipynb", "", "eve", FromFolder},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, from := Identify(filepath.FromSlash(tt.path), filepath.FromSlash(tt.root))
-			assert.Equal(t, tt.want, got)
-			assert.Equal(t, tt.from, from)
-		})
-	}
-}
-
-// TestFirstAttempt grades lin's notebook (testdata/make_submissions.py)
-// with and without -first-attempt. sectors-float holds 4 in the source
-// (right: 32 lanes × 4 bytes = 128 bytes = 4 sectors of 32) and a record
-// whose first attempt is 0 of 3 (wrong); sectors-byte holds 1 in both
-// (32 lanes × 1 byte = 32 bytes, 1 sector: right either way);
-// sectors-double holds the placeholder and has no record.
-func TestFirstAttempt(t *testing.T) {
-	g := testGrader(t)
-	inputs, _, err := Collect([]string{"testdata/submissions/lin"})
-	require.NoError(t, err)
-	subs := Reader{Bank: g.Bank(), Limit: testLimit}.ReadAll(inputs, nil)
-	for _, tt := range []struct {
-		first    bool
-		exercise string
-		status   Status
-		attempts int
-		firstVal *float64
-	}{
-		{false, "01-sectors/sectors-float", Right, 3, ptr(0)},
-		{true, "01-sectors/sectors-float", Wrong, 3, ptr(0)},
-		{false, "01-sectors/sectors-byte", Right, 1, ptr(1)},
-		{true, "01-sectors/sectors-byte", Right, 1, ptr(1)},
-		{true, "01-sectors/sectors-double", Missing, 0, nil},
-	} {
-		t.Run(fmt.Sprintf("%s first-attempt=%v", tt.exercise, tt.first), func(t *testing.T) {
-			gb, err := Grade(g, subs, Options{FirstAttempt: tt.first})
-			require.NoError(t, err)
-			var row *Row
-			for i := range gb.Rows {
-				if gb.Rows[i].ID == tt.exercise {
-					row = &gb.Rows[i]
-				}
-			}
-			require.NotNil(t, row)
-			assert.Equal(t, tt.status, row.Status)
-			assert.Equal(t, tt.attempts, row.Attempts)
-			assert.Equal(t, tt.firstVal, row.FirstAttempt)
-			if tt.first && tt.attempts > 0 {
-				assert.Contains(t, row.Note, "graded on the first attempt")
-			}
-			var out bytes.Buffer
-			require.NoError(t, gb.WriteCSV(&out))
-			recs, err := csv.NewReader(&out).ReadAll()
-			require.NoError(t, err)
-			n := len(GradebookHeader)
-			assert.Equal(t, []string{"first_attempt", "attempts"}, recs[0][n-2:], "the new columns come last")
-			for _, rec := range recs[1:] {
-				if rec[2] == tt.exercise {
-					want := ""
-					if tt.attempts > 0 {
-						want = fmt.Sprint(tt.attempts)
-					}
-					assert.Equal(t, want, rec[n-1])
-				}
-			}
-		})
-	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 )
 
 // nbWith is a course notebook with metadata md (a JSON object) whose one
@@ -50,12 +52,12 @@ func writeTree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-func gradeTree(t *testing.T, dir string) (*Gradebook, []Submission) {
+func gradeTree(t *testing.T, dir string) (*Gradebook, []intake.Submission) {
 	t.Helper()
 	g := testGrader(t)
-	inputs, _, err := Collect([]string{dir})
+	inputs, _, err := intake.Collect([]string{dir})
 	require.NoError(t, err)
-	subs := Reader{Bank: g.Bank(), Timeout: time.Minute}.ReadAll(inputs, nil)
+	subs := intake.Reader{Bank: g.Bank(), Timeout: time.Minute}.ReadAll(inputs, nil)
 	gb, err := Grade(g, subs, Options{Lessons: []string{"01-sectors"}})
 	require.NoError(t, err)
 	return gb, subs
@@ -75,17 +77,17 @@ func rowOf(gb *Gradebook, learner, exercise string) *Row {
 func TestReadAllTimeout(t *testing.T) {
 	g := testGrader(t)
 	dir := writeTree(t, map[string]string{"a.ipynb": nbWith(`{}`, "")})
-	inputs := slices.Repeat([]Input{{Path: filepath.Join(dir, "a.ipynb")}}, 50)
+	inputs := slices.Repeat([]intake.Input{{Path: filepath.Join(dir, "a.ipynb")}}, 50)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // already past: nothing need be read
-	subs := Reader{Bank: g.Bank(), Timeout: time.Hour}.ReadAllContext(ctx, inputs, nil)
+	subs := intake.Reader{Bank: g.Bank(), Timeout: time.Hour}.ReadAllContext(ctx, inputs, nil)
 	require.Len(t, subs, 50)
 	for _, s := range subs {
 		if s.Problem != "" {
-			assert.Contains(t, s.Flags, FlagTimeout)
+			assert.Contains(t, s.Flags, intake.FlagTimeout)
 		}
 	}
-	subs = Reader{Bank: g.Bank(), Timeout: time.Nanosecond}.ReadAll(inputs, nil)
+	subs = intake.Reader{Bank: g.Bank(), Timeout: time.Nanosecond}.ReadAll(inputs, nil)
 	require.Len(t, subs, 50)
 	for _, s := range subs {
 		assert.Equal(t, "a", s.Learner)
@@ -160,41 +162,4 @@ func TestDuplicates(t *testing.T) {
 	require.NotNil(t, byte1)
 	assert.Equal(t, Right, byte1.Status, "the placeholder in the lesson's notebook: the copy's prediction counts")
 	assert.Contains(t, byte1.Note, "another notebook of lesson 01-sectors")
-}
-
-// TestSettleRoles checks the roles settle gives, on submissions made by
-// hand.
-func TestSettleRoles(t *testing.T) {
-	subs := []Submission{
-		{Path: "s/ada/01-sectors-Copy1.ipynb", Learner: "ada", Lesson: "01-sectors"},
-		{Path: "s/ada/01-sectors.ipynb", Learner: "ada", Lesson: "01-sectors"},
-		{Path: "s/ada/02-coalescing.ipynb", Learner: "ada", Lesson: "02-coalescing"},
-		{Path: "s/bob/01-sectors.ipynb", Learner: "bob", Lesson: "01-sectors", Claimed: []string{"Bob Ross"}},
-	}
-	settle(subs)
-	want := []Role{RoleDuplicate, RoleGraded, RoleGraded, RoleGraded}
-	for i, s := range subs {
-		assert.Equal(t, want[i], s.Role, s.Path)
-	}
-	assert.Equal(t, []Flag{FlagDuplicate}, subs[0].Flags)
-	assert.Empty(t, subs[3].Flags, "Bob Ross is bob")
-}
-
-func TestSameName(t *testing.T) {
-	tests := []struct {
-		name, learner string
-		want          bool
-	}{
-		{"Ada Lovelace", "ada", true},
-		{"Ada Lovelace", "alovelace", true},
-		{"Ada Lovelace", "ada-lovelace", true},
-		{"ADA", "ada", true},
-		{"Ada Lovelace", "bob", false},
-		{"Al", "alan", false}, // two letters are too few to be part of a name
-	}
-	for _, tt := range tests {
-		t.Run(tt.name+"/"+tt.learner, func(t *testing.T) {
-			assert.Equal(t, tt.want, sameName(tt.name, tt.learner))
-		})
-	}
 }

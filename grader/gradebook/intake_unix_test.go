@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 )
 
 // TestSpecialFiles: a named pipe, a socket, a directory named *.ipynb and
@@ -35,7 +37,7 @@ func TestSpecialFiles(t *testing.T) {
 
 	done := make(chan struct{})
 	var gb *Gradebook
-	var subs []Submission
+	var subs []intake.Submission
 	go func() {
 		defer close(done)
 		gb, subs = gradeTree(t, dir)

@@ -1,7 +1,6 @@
 package gradebook
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 )
@@ -103,18 +102,4 @@ func (gb *Gradebook) itemAnalysis() []Item {
 		}
 	}
 	return items
-}
-
-// attention returns the totals whose status needs the instructor, the
-// most urgent first, then by learner.
-func (gb *Gradebook) attention() []Total {
-	rank := map[LearnerStatus]int{StatusMissing: 0, StatusUnreadable: 1, StatusFlagged: 2}
-	var out []Total
-	for _, t := range gb.Totals {
-		if _, ok := rank[t.Status]; ok {
-			out = append(out, t)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Total) int { return cmp.Compare(rank[a.Status], rank[b.Status]) })
-	return out
 }

@@ -287,26 +287,85 @@ func (p Profile) clone() Profile {
 // "time.copy_bandwidth", .... Name, GPU, Provenance, Estimated and
 // Citations are about the profile, not values of the device, and are not
 // among them.
-func Paths() []string { return slices.Clone(paths()) }
+func Paths() []string {
+	out := make([]string, len(fields()))
+	for i, f := range fields() {
+		out[i] = f.path
+	}
+	return out
+}
 
-var paths = sync.OnceValue(func() []string {
-	var out []string
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
+// field is one path of Paths and where it is in a Profile.
+type field struct {
+	path  string
+	index []int // reflect.Value.FieldByIndex's
+}
+
+var fields = sync.OnceValue(func() []field {
+	var out []field
+	var walk func(t reflect.Type, prefix string, index []int)
+	walk = func(t reflect.Type, prefix string, index []int) {
 		for f := range t.Fields() {
 			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			at := append(slices.Clone(index), f.Index...)
 			switch {
 			case tag == "name" || tag == "gpu" || tag == "provenance" || tag == "estimated" || tag == "sources":
 			case f.Type.Kind() == reflect.Struct:
-				walk(f.Type, prefix+tag+".")
+				walk(f.Type, prefix+tag+".", at)
 			default:
-				out = append(out, prefix+tag)
+				out = append(out, field{path: prefix + tag, index: at})
 			}
 		}
 	}
-	walk(reflect.TypeFor[Profile](), "")
+	walk(reflect.TypeFor[Profile](), "", nil)
 	return out
 })
+
+// number returns the number at path in the profile v points to, settable.
+func number(v reflect.Value, path string) (reflect.Value, error) {
+	for _, f := range fields() {
+		if f.path != path {
+			continue
+		}
+		x := v.Elem().FieldByIndex(f.index)
+		switch x.Kind() {
+		case reflect.Int, reflect.Int64, reflect.Float64:
+			return x, nil
+		}
+		return reflect.Value{}, fmt.Errorf("devices: %s is a %s, not a number", path, x.Kind())
+	}
+	return reflect.Value{}, fmt.Errorf("devices: no path %q; want one of Paths()", path)
+}
+
+// Number returns the value at path, one of Paths naming a number (an
+// integer or a float), as a float64: "dram.reuse_l2_bytes". A calibration
+// reads and writes the values it fits by their paths, the names their
+// citations and estimates go by.
+func (p *Profile) Number(path string) (float64, error) {
+	x, err := number(reflect.ValueOf(p), path)
+	if err != nil {
+		return 0, err
+	}
+	if x.CanInt() {
+		return float64(x.Int()), nil
+	}
+	return x.Float(), nil
+}
+
+// SetNumber sets the value at path, one of Paths naming a number, to v;
+// an integer field takes v's integer part (int64(v)).
+func (p *Profile) SetNumber(path string, v float64) error {
+	x, err := number(reflect.ValueOf(p), path)
+	if err != nil {
+		return err
+	}
+	if x.CanInt() {
+		x.SetInt(int64(v))
+	} else {
+		x.SetFloat(v)
+	}
+	return nil
+}
 
 // Validate checks that a profile's numbers can drive the model and that
 // each says where it comes from.
@@ -346,7 +405,7 @@ func (p Profile) Validate() error {
 		}
 		seen[key] = true
 	}
-	known := paths()
+	known := Paths()
 	for _, e := range p.Estimated {
 		if !slices.Contains(known, e) {
 			return fmt.Errorf("devices: %s: estimated %q, want one of %s", p.Name, e, strings.Join(known, ", "))

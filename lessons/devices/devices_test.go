@@ -139,3 +139,27 @@ func TestMatchFree(t *testing.T) {
 	assert.ErrorContains(t, matchFree([]Profile{h200}, other), `mine: match " nvidia H200" is h200's already`)
 	assert.NoError(t, matchFree([]Profile{h200}, h200), "a profile does not clash with itself")
 }
+
+// Number and SetNumber reach every number of Paths by its path, the
+// integers truncated as int64(v) truncates, and refuse a path that is not
+// a number of the profile.
+func TestNumberByPath(t *testing.T) {
+	p, err := Lookup(Course)
+	require.NoError(t, err)
+	got, err := p.Number("dram.reuse_l2_bytes")
+	require.NoError(t, err)
+	assert.Equal(t, float64(p.DRAM.ReuseL2Bytes), got)
+	require.NoError(t, p.SetNumber("dram.reuse_l2_bytes", 1234.9))
+	assert.Equal(t, int64(1234), p.DRAM.ReuseL2Bytes)
+	require.NoError(t, p.SetNumber("time.latency_seconds", 5e-7))
+	assert.Equal(t, 5e-7, p.Time.LatencySeconds)
+	for _, path := range Paths() {
+		if _, err := p.Number(path); err != nil {
+			assert.ErrorContains(t, err, "not a number", "%s: only a path that is not a number is refused", path)
+		}
+	}
+	_, err = p.Number("dram.no_such")
+	assert.ErrorContains(t, err, `no path "dram.no_such"`)
+	_, err = p.Number("match")
+	assert.ErrorContains(t, err, "match is a slice, not a number")
+}

@@ -28,7 +28,7 @@ func aosSoA() *Exercise {
 		Signature: "func(t *simt.Thread, aos, soa, out *simt.Global[float32], n, fields, fx, fv int)",
 		Metrics:   []string{metrics.LdSectors, metrics.StSectors},
 		Params: []Param{
-			{Name: "n", Doc: "particles, a multiple of 256", Min: 8192, Max: 65536, Default: 32768},
+			{Name: "n", Doc: "particles, a multiple of 256", Min: 8192, Max: 65536, Step: 256, Default: 32768},
 			{Name: "fields", Doc: "floats in a particle's struct (12 to 64 bytes)", Min: 3, Max: 16, Default: 4},
 			{Name: "fx", Doc: "the field that holds x", Min: 0, Max: 15, Default: 0},
 			{Name: "fv", Doc: "the field that holds vx, not fx", Min: 0, Max: 15, Default: 3},
@@ -41,17 +41,17 @@ func aosSoA() *Exercise {
 
 func (aosSoAImpl) typ() reflect.Type { return reflect.TypeFor[AoSSoAKernel]() }
 
-func (aosSoAImpl) draw(r *rand.Rand) map[string]int {
-	fields := between(r, 3, 16)
+// draw draws fields first: fx and fv are two different fields of it, within
+// the ranges the Params state for the largest struct.
+func (aosSoAImpl) draw(r *rand.Rand, ps params) map[string]int {
+	fields := ps.draw(r, "fields")
 	fx := r.IntN(fields)
 	fv := (fx + 1 + r.IntN(fields-1)) % fields
-	return map[string]int{"n": 256 * between(r, 32, 256), "fields": fields, "fx": fx, "fv": fv}
+	return map[string]int{"n": ps.draw(r, "n"), "fields": fields, "fx": fx, "fv": fv}
 }
 
 func (aosSoAImpl) valid(p map[string]int) error {
 	switch {
-	case p["n"]%256 != 0:
-		return fmt.Errorf("n=%d: want a multiple of 256", p["n"])
 	case p["fx"] >= p["fields"] || p["fv"] >= p["fields"]:
 		return fmt.Errorf("fx=%d, fv=%d: want fields of the %d", p["fx"], p["fv"], p["fields"])
 	case p["fx"] == p["fv"]:

@@ -42,12 +42,32 @@ type Exercise struct {
 
 // Param is one seeded parameter of an exercise: its name (a key of
 // Variant.Params), what it is, the range it is drawn from (Min to Max,
-// both included) and its value for the empty learner.
+// both included, in multiples of Step when Step is above 1) and its value
+// for the empty learner. The range is written here only: an exercise's
+// draw takes it from its Params (params.draw).
 type Param struct {
 	Name     string
 	Doc      string
 	Min, Max int
+	Step     int
 	Default  int
+}
+
+// params is an exercise's parameters, as its draw reads their ranges.
+type params []Param
+
+// draw returns parameter name drawn from r, uniform over its range (Min to
+// Max, in Steps). A name the exercise has no Param for is a mistake in
+// the exercise's table, which every variant would show: it panics, and
+// the package's tests, which draw every exercise, fail.
+func (ps params) draw(r *rand.Rand, name string) int {
+	for _, p := range ps {
+		if p.Name == name {
+			step := max(p.Step, 1)
+			return step * between(r, p.Min/step, p.Max/step)
+		}
+	}
+	panic("exercises: no parameter " + name)
 }
 
 // Variant is one learner's copy of an exercise: its parameters and the
@@ -79,9 +99,10 @@ func (v Variant) String() string {
 type impl interface {
 	// typ is the kernel's Go type.
 	typ() reflect.Type
-	// draw fills in the parameters from r, within the documented ranges
-	// and constraints; valid says why params are not a variant.
-	draw(r *rand.Rand) map[string]int
+	// draw fills in the parameters from r, each within its range in ps
+	// (ps.draw) and the constraints between them; valid says why params
+	// are not a variant.
+	draw(r *rand.Rand, ps params) map[string]int
 	valid(params map[string]int) error
 	// prepare builds the variant's data, its launch and its key.
 	prepare(v Variant) *instance
@@ -160,7 +181,7 @@ func (e *Exercise) Variant(learner string) Variant {
 		}
 		return v
 	}
-	v.Params = e.impl.draw(rand.New(rand.NewPCG(a, b)))
+	v.Params = e.impl.draw(rand.New(rand.NewPCG(a, b)), e.Params)
 	return v
 }
 
@@ -177,6 +198,9 @@ func (e *Exercise) check(v Variant) error {
 		}
 		if x < p.Min || x > p.Max {
 			return fmt.Errorf("exercises: %s: %s=%d: want %d to %d", e.ID, p.Name, x, p.Min, p.Max)
+		}
+		if p.Step > 1 && x%p.Step != 0 {
+			return fmt.Errorf("exercises: %s: %s=%d: want a multiple of %d", e.ID, p.Name, x, p.Step)
 		}
 	}
 	if len(v.Params) != len(e.Params) {

@@ -52,8 +52,10 @@ func gather() *Exercise {
 
 func (gatherImpl) typ() reflect.Type { return reflect.TypeFor[Gather]() }
 
-func (gatherImpl) draw(r *rand.Rand) map[string]int {
-	m := between(r, 8192, 65536)
+// draw draws m, then n from m to 4m: the Params' range of n is what that
+// gives for every m.
+func (gatherImpl) draw(r *rand.Rand, ps params) map[string]int {
+	m := ps.draw(r, "m")
 	return map[string]int{"m": m, "n": between(r, m, 4*m)}
 }
 

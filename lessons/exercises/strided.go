@@ -37,8 +37,8 @@ func stridedCopy() *Exercise {
 
 func (strided) typ() reflect.Type { return reflect.TypeFor[StridedCopyKernel]() }
 
-func (strided) draw(r *rand.Rand) map[string]int {
-	return map[string]int{"n": between(r, 50_000, 300_000), "k": between(r, 3, 12)}
+func (strided) draw(r *rand.Rand, ps params) map[string]int {
+	return map[string]int{"n": ps.draw(r, "n"), "k": ps.draw(r, "k")}
 }
 
 func (strided) valid(map[string]int) error { return nil }

@@ -45,8 +45,8 @@ func transpose() *Exercise {
 
 func (transposeImpl) typ() reflect.Type { return reflect.TypeFor[TransposeKernel]() }
 
-func (transposeImpl) draw(r *rand.Rand) map[string]int {
-	return map[string]int{"rows": between(r, 96, 768), "cols": between(r, 96, 768)}
+func (transposeImpl) draw(r *rand.Rand, ps params) map[string]int {
+	return map[string]int{"rows": ps.draw(r, "rows"), "cols": ps.draw(r, "cols")}
 }
 
 func (transposeImpl) valid(map[string]int) error { return nil }

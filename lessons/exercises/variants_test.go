@@ -244,3 +244,18 @@ func TestStarterGo(t *testing.T) {
 		})
 	}
 }
+
+// A variant's parameters are held to the ranges the Params state, Step
+// included: the draw reads its ranges from them, and check refuses what
+// is outside (aos-soa's n is a multiple of 256 particles).
+func TestParamRanges(t *testing.T) {
+	e, err := Lookup("10-kernels/aos-soa")
+	require.NoError(t, err)
+	v := e.Variant("ada")
+	require.NoError(t, e.check(v))
+	v.Params["n"] = 8192 + 1
+	assert.ErrorContains(t, e.check(v), "n=8193: want a multiple of 256")
+	v.Params["n"] = 65536 + 256
+	assert.ErrorContains(t, e.check(v), "n=65792: want 8192 to 65536")
+	assert.Panics(t, func() { params(e.Params).draw(nil, "no such") }, "a draw of a parameter the table lacks")
+}

@@ -11,7 +11,7 @@
 // Set's label, and nothing else makes one up.
 //
 // A Measurer gives Sets: this machine's GPU (package cuda), a recording
-// built into the course (cuda.Recorded), or a file written by `coalesce
+// built into the course (package cuda/reference), or a file written by `coalesce
 // run` (ReadFile). FromSet turns a Set into a Measurer that looks launches
 // up instead of running them; cuda.OpenMeasurer picks live or recorded.
 //

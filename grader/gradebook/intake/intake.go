@@ -1,4 +1,4 @@
-package gradebook
+package intake
 
 import (
 	"cmp"
@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/grader/gradebook/answers"
 	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/coalescing-course/coalesce/internal/words"
 )
@@ -194,7 +195,7 @@ type Submission struct {
 	Flags []Flag
 	Notes []string
 	// Found holds the calls and mentions read from its cells.
-	Found Found
+	Found answers.Found
 	// Problem says why the file cannot be graded (malformed JSON, not a
 	// notebook, another kernel or course, too large, not a regular file,
 	// not read in time); "" when it can.
@@ -379,12 +380,12 @@ func (r Reader) fromNotebook(in Input, nb *notebook.Notebook, err error) Submiss
 		s.flag(FlagUnreadable, s.Problem)
 		return s
 	}
-	s.Found = FindCalls(nb)
+	s.Found = answers.FindCalls(nb)
 	if s.Lesson == "" {
 		s.Lesson = r.lessonOfCalls(s.Found.Calls)
 	}
 	if !nb.Metadata.Coalesce && !s.Found.Course && len(s.Found.Calls) == 0 {
-		s.Problem = fmt.Sprintf("not a notebook of this course: no metadata.coalesce, no import of %s and no lab.Check call", ModulePath)
+		s.Problem = fmt.Sprintf("not a notebook of this course: no metadata.coalesce, no import of %s and no lab.Check call", answers.ModulePath)
 		s.flag(FlagUnreadable, s.Problem)
 	}
 	return s
@@ -392,7 +393,7 @@ func (r Reader) fromNotebook(in Input, nb *notebook.Notebook, err error) Submiss
 
 // lessonOfCalls is the lesson every call with a bank id belongs to; "" for
 // none or several.
-func (r Reader) lessonOfCalls(calls []Call) string {
+func (r Reader) lessonOfCalls(calls []answers.Call) string {
 	lesson := ""
 	for _, c := range calls {
 		e, err := r.Bank.Question(c.ID)
@@ -532,8 +533,8 @@ func sizeStr(n int64) string {
 	return words.Plural(int(n), "byte")
 }
 
-// sortedLearners returns the learners of subs, sorted.
-func sortedLearners(subs []Submission) []string {
+// Learners returns the learners of subs, sorted.
+func Learners(subs []Submission) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, s := range subs {
@@ -546,11 +547,11 @@ func sortedLearners(subs []Submission) []string {
 	return names
 }
 
-// settle gives every submission of a batch its Role and flags what one
+// Settle gives every submission of a batch its Role and flags what one
 // learner's notebooks say of another: a metadata name that is not the
 // learner's (FlagPossibleCopy), a second notebook of a lesson
 // (FlagDuplicate). Whose a notebook is never changes.
-func settle(subs []Submission) {
+func Settle(subs []Submission) {
 	learners := map[string]bool{}
 	for _, s := range subs {
 		learners[s.Learner] = true
@@ -607,7 +608,7 @@ func preferred(a, b *Submission, lesson string) int {
 	written := func(s *Submission) int {
 		n := 0
 		for _, c := range s.Found.Calls {
-			if c.Form != FormUnreadable && c.Form != FormPlaceholder {
+			if c.Form != answers.FormUnreadable && c.Form != answers.FormPlaceholder {
 				n++
 			}
 		}
@@ -643,10 +644,10 @@ func compareTimes(a, b time.Time) int {
 	return a.Compare(b)
 }
 
-// gradingOrder sorts one learner's submissions into the order their calls
+// GradingOrder sorts one learner's submissions into the order their calls
 // are taken in: graded notebooks before duplicates, then the earliest
 // first attempt recorded (the prediction made first in time), then path.
-func gradingOrder(subs []*Submission) {
+func GradingOrder(subs []*Submission) {
 	rank := func(s *Submission) int {
 		if s.Role == RoleDuplicate {
 			return 1

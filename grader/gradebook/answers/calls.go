@@ -1,4 +1,4 @@
-package gradebook
+package answers
 
 import (
 	"encoding/json"
@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/internal/attempt"
 	"github.com/coalescing-course/coalesce/internal/constexpr"
 	"github.com/coalescing-course/coalesce/internal/notebook"
@@ -61,6 +60,23 @@ const (
 
 // Placeholder is the name of the placeholder prediction in lab.
 const Placeholder = "YourPrediction"
+
+// What the reader takes of lab, by name: the calls a notebook answers
+// with. TestReaderMatchesLab reads lab's exported API and fails when one
+// of them is no longer what the reader takes it for, or when lab gains an
+// entry point that takes an id the reader does not know.
+const (
+	// checkFunc is lab.Check(id string, prediction float64): a prediction.
+	checkFunc = "Check"
+	// tryFunc is lab.Try(id string, kernel any): a kernel exercise
+	// answered in Go, with the name of the learner's func, or a Gather.
+	tryFunc = "Try"
+	// gatherType is lab.Gather{Order: O, Kernel: K}, the gather's answer,
+	// given to Try: two funcs.
+	gatherType, gatherOrder, gatherKernel = "Gather", "Order", "Kernel"
+	// callArgs is how many arguments Check and Try take.
+	callArgs = 2
+)
 
 func (f Form) String() string {
 	switch f {
@@ -155,7 +171,8 @@ type Call struct {
 	// Arg is the prediction as written; Value its value when Form is not
 	// FormUnreadable; Problem says why it cannot be read. For FormText,
 	// Text is the string, unquoted, and Value is read from it against the
-	// question (ReadText).
+	// question (gradebook reads it with grader.ReadPrediction, as lab.Check
+	// did).
 	Arg     string
 	Text    string
 	Value   float64
@@ -293,12 +310,12 @@ func FindCalls(nb *notebook.Notebook) Found {
 	}
 	for i, c := range nb.Cells {
 		if c.Type != notebook.Code {
-			if strings.Contains(c.Source, "Check") {
+			if strings.Contains(c.Source, checkFunc) {
 				f.Mentions = append(f.Mentions, mentionsIn(c.Source, i, 0, "a "+cellTypeName(c.Type)+" cell")...)
 			}
 			continue
 		}
-		if !strings.Contains(c.Source, "Check") {
+		if !strings.Contains(c.Source, checkFunc) {
 			continue
 		}
 		if parsed[i] == nil {
@@ -545,7 +562,7 @@ func (ca *cellAST) calls(cell int, names, shadowed map[string]bool, dot bool) []
 					c.Arg = text(call.Args[1])
 				}
 				c.Problem = "never ran: a call outside %% does not run (GoNB needs %% before statements, and fails to compile the cell); put %% on a line above it"
-			case len(call.Args) != 2 || call.Ellipsis.IsValid():
+			case len(call.Args) != callArgs || call.Ellipsis.IsValid():
 				c.Problem = fmt.Sprintf("Check takes an exercise id and a number; this call has %s", words.Plural(len(call.Args), "argument"))
 				if len(call.Args) > 1 {
 					c.Arg = text(call.Args[1])
@@ -583,22 +600,6 @@ func isString(x ast.Expr) bool {
 	return ok && lit.Kind == token.STRING
 }
 
-// ReadText reads a FormText call's prediction against question q, as
-// lab.Check read it (grader.ReadPrediction): the call's Value, or its
-// Problem and FormUnreadable. It returns what the text was read as.
-func (c *Call) ReadText(q *grader.Question) string {
-	if c.Form != FormText {
-		return ""
-	}
-	r, err := grader.ReadPrediction(q, c.Text)
-	if err != nil {
-		c.Form, c.Value, c.Problem = FormUnreadable, 0, strings.TrimPrefix(err.Error(), "grader: "+q.ID+": ")
-		return ""
-	}
-	c.Value = r.Value
-	return r.As
-}
-
 // isPlaceholder reports whether x is lab.YourPrediction (under any name
 // the cell calls lab by, or bare after a dot import).
 func isPlaceholder(x ast.Expr, names map[string]bool, dot bool) bool {
@@ -618,9 +619,9 @@ func isCheck(fun ast.Expr, names map[string]bool, dot bool) bool {
 	switch f := fun.(type) {
 	case *ast.SelectorExpr:
 		id, ok := f.X.(*ast.Ident)
-		return ok && f.Sel.Name == "Check" && names[id.Name]
+		return ok && f.Sel.Name == checkFunc && names[id.Name]
 	case *ast.Ident:
-		return dot && f.Name == "Check"
+		return dot && f.Name == checkFunc
 	case *ast.ParenExpr:
 		return isCheck(f.X, names, dot)
 	}
@@ -660,7 +661,7 @@ func scanTokens(src string, mk func(line int, id, idText string) Call, names map
 		}
 		// Look for [NAME .] Check ( STRING
 		n := len(win)
-		if n < 2 || win[n-1].tok != token.LPAREN || win[n-2].tok != token.IDENT || win[n-2].lit != "Check" {
+		if n < 2 || win[n-1].tok != token.LPAREN || win[n-2].tok != token.IDENT || win[n-2].lit != checkFunc {
 			continue
 		}
 		start := win[n-2]
@@ -693,7 +694,7 @@ func scanTokens(src string, mk func(line int, id, idText string) Call, names map
 }
 
 // checkInText finds Check("id" in free text: comments, markdown.
-var checkInText = regexp.MustCompile(`Check\s*\(\s*"([^"\n]*)"`)
+var checkInText = regexp.MustCompile(checkFunc + `\s*\(\s*"([^"\n]*)"`)
 
 func mentionsIn(text string, cell, line0 int, where string) []Mention {
 	var out []Mention
@@ -709,7 +710,7 @@ func (ca *cellAST) comments(cell int) []Mention {
 	for fi, f := range ca.files {
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
-				if !strings.Contains(c.Text, "Check") {
+				if !strings.Contains(c.Text, checkFunc) {
 					continue
 				}
 				line := ca.fset.Position(c.Pos()).Line - ca.offset[fi]

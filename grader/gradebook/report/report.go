@@ -1,6 +1,7 @@
-package gradebook
+package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,9 +10,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/coalescing-course/coalesce/internal/words"
-
 	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/grader/gradebook"
+	"github.com/coalescing-course/coalesce/grader/gradebook/answers"
+	"github.com/coalescing-course/coalesce/grader/gradebook/csvsafe"
+	"github.com/coalescing-course/coalesce/internal/words"
 )
 
 // GradebookHeader is the header of gradebook.csv.
@@ -38,78 +41,78 @@ var ItemsHeader = []string{
 }
 
 // WriteCSV writes the gradebook's rows as CSV, header first. Every text
-// cell is neutralised against formula injection (SafeText); numbers are
+// cell is neutralised against formula injection (csvsafe.Safe); numbers are
 // written from the gradebook's numbers, never from learner text.
-func (gb *Gradebook) WriteCSV(w io.Writer) error {
-	cw := &csvWriter{w: w}
-	cw.header(GradebookHeader)
+func WriteCSV(gb *gradebook.Gradebook, w io.Writer) error {
+	cw := csvsafe.NewWriter(w)
+	cw.Header(GradebookHeader)
 	for _, r := range gb.Rows {
-		pred := numPtr(r.Prediction)
+		pred := csvsafe.NumPtrCell(r.Prediction)
 		if r.Prediction == nil && r.PredictionText != "" {
-			pred = txt(r.PredictionText) // as written: learner text
+			pred = csvsafe.TextCell(r.PredictionText) // as written: learner text
 		}
-		cw.write([]cell{
-			txt(r.Learner), txt(filepath.ToSlash(r.Notebook)), txt(r.ID), txt(r.Lesson), pred, numPtr(r.Model), numPtr(r.Measured),
-			txt(r.Origin), txt(string(r.Status)), num(r.Points), num(r.MaxPoints), txt(r.Note),
-			numPtr(r.FirstAttempt), attemptsCell(r.Attempts),
+		cw.Write([]csvsafe.Cell{
+			csvsafe.TextCell(r.Learner), csvsafe.TextCell(filepath.ToSlash(r.Notebook)), csvsafe.TextCell(r.ID), csvsafe.TextCell(r.Lesson), pred, csvsafe.NumPtrCell(r.Model), csvsafe.NumPtrCell(r.Measured),
+			csvsafe.TextCell(r.Origin), csvsafe.TextCell(string(r.Status)), csvsafe.NumCell(r.Points), csvsafe.NumCell(r.MaxPoints), csvsafe.TextCell(r.Note),
+			csvsafe.NumPtrCell(r.FirstAttempt), attemptsCell(r.Attempts),
 		})
 	}
-	return cw.err
+	return cw.Err()
 }
 
 // WriteTotalsCSV writes totals.csv: the points-possible row, then one row
 // per learner (TotalsHeader).
-func (gb *Gradebook) WriteTotalsCSV(w io.Writer) error {
-	cw := &csvWriter{w: w}
-	cw.header(TotalsHeader)
-	cw.write([]cell{txt(PointsPossibleRow), txt(gb.Assignment), num(gb.PointsPossible), num(gb.PointsPossible), num(100),
-		txt(""), txt(""), txt(""), txt(""), txt("")})
+func WriteTotalsCSV(gb *gradebook.Gradebook, w io.Writer) error {
+	cw := csvsafe.NewWriter(w)
+	cw.Header(TotalsHeader)
+	cw.Write([]csvsafe.Cell{csvsafe.TextCell(PointsPossibleRow), csvsafe.TextCell(gb.Assignment), csvsafe.NumCell(gb.PointsPossible), csvsafe.NumCell(gb.PointsPossible), csvsafe.NumCell(100),
+		csvsafe.TextCell(""), csvsafe.TextCell(""), csvsafe.TextCell(""), csvsafe.TextCell(""), csvsafe.TextCell("")})
 	for _, t := range gb.Totals {
-		cw.write([]cell{txt(t.Learner), txt(t.Assignment), num(t.Points), num(t.MaxPoints), num(t.Percent),
-			txt(string(t.Status)), txt(t.Submitted), txt(t.LastRun), num(float64(t.Notebooks)), txt(strings.Join(t.Flags, "; "))})
+		cw.Write([]csvsafe.Cell{csvsafe.TextCell(t.Learner), csvsafe.TextCell(t.Assignment), csvsafe.NumCell(t.Points), csvsafe.NumCell(t.MaxPoints), csvsafe.NumCell(t.Percent),
+			csvsafe.TextCell(string(t.Status)), csvsafe.TextCell(t.Submitted), csvsafe.TextCell(t.LastRun), csvsafe.NumCell(float64(t.Notebooks)), csvsafe.TextCell(strings.Join(t.Flags, "; "))})
 	}
-	return cw.err
+	return cw.Err()
 }
 
 // WriteItemsCSV writes item_analysis.csv: one row per exercise (Item).
-func (gb *Gradebook) WriteItemsCSV(w io.Writer) error {
-	cw := &csvWriter{w: w}
-	cw.header(ItemsHeader)
+func WriteItemsCSV(gb *gradebook.Gradebook, w io.Writer) error {
+	cw := csvsafe.NewWriter(w)
+	cw.Header(ItemsHeader)
 	for _, it := range gb.Items {
-		count := func(n int) cell { return num(float64(n)) }
-		common := numPtr(it.CommonWrong)
-		cw.write([]cell{txt(it.ID), txt(it.Lesson), num(it.MaxPoints), count(it.Learners), count(it.Answered), count(it.Right),
+		count := func(n int) csvsafe.Cell { return csvsafe.NumCell(float64(n)) }
+		common := csvsafe.NumPtrCell(it.CommonWrong)
+		cw.Write([]csvsafe.Cell{csvsafe.TextCell(it.ID), csvsafe.TextCell(it.Lesson), csvsafe.NumCell(it.MaxPoints), count(it.Learners), count(it.Answered), count(it.Right),
 			count(it.Wrong), count(it.Missing), count(it.Unreadable), count(it.Overridden),
-			numPtr(it.Median), numPtr(it.Model), numPtr(it.Measured), common, count(it.CommonWrongCount), txt(it.Misconception)})
+			csvsafe.NumPtrCell(it.Median), csvsafe.NumPtrCell(it.Model), csvsafe.NumPtrCell(it.Measured), common, count(it.CommonWrongCount), csvsafe.TextCell(it.Misconception)})
 	}
-	return cw.err
+	return cw.Err()
 }
 
 // Summary returns the class summary in markdown: the totals by status,
 // the learners who need a look, and the item analysis.
-func (gb *Gradebook) Summary() string {
+func Summary(gb *gradebook.Gradebook) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Class summary: %s\n\n", mdText(gb.Assignment))
 	fmt.Fprintf(&b, "%s of %s; %s points possible; lessons %s. Measurements: %s.\n\n",
 		words.Plural(len(gb.Totals), "learner"), words.Plural(gb.Notebooks, "notebook"), grader.Number(gb.PointsPossible),
 		strings.Join(gb.Lessons, ", "), mdText(gb.Origin))
-	byStatus := map[LearnerStatus]int{}
+	byStatus := map[gradebook.LearnerStatus]int{}
 	var pct []float64
 	for _, t := range gb.Totals {
 		byStatus[t.Status]++
-		if t.Status != StatusMissing {
+		if t.Status != gradebook.StatusMissing {
 			pct = append(pct, t.Percent)
 		}
 	}
 	b.WriteString("| status | learners |\n|---|---:|\n")
-	for _, st := range []LearnerStatus{StatusGraded, StatusPartial, StatusFlagged, StatusUnreadable, StatusMissing} {
+	for _, st := range []gradebook.LearnerStatus{gradebook.StatusGraded, gradebook.StatusPartial, gradebook.StatusFlagged, gradebook.StatusUnreadable, gradebook.StatusMissing} {
 		fmt.Fprintf(&b, "| %s | %d |\n", st, byStatus[st])
 	}
 	if len(pct) > 0 {
 		slices.Sort(pct)
-		fmt.Fprintf(&b, "\nMedian score of those who submitted: %s%%.\n", csvNum(median(pct)))
+		fmt.Fprintf(&b, "\nMedian score of those who submitted: %s%%.\n", csvsafe.Number(median(pct)))
 	}
-	if att := gb.attention(); len(att) > 0 {
+	if att := attention(gb); len(att) > 0 {
 		b.WriteString("\n## Needs a look\n\n")
 		for _, t := range att {
 			fmt.Fprintf(&b, "- %s: %s (%s)\n", mdText(t.Learner), t.Status, mdText(strings.Join(t.Flags, "; ")))
@@ -157,7 +160,7 @@ func mdText(s string) string {
 
 // WriteJSON writes the whole gradebook as one indented JSON document (see
 // the package documentation for its schema).
-func (gb *Gradebook) WriteJSON(w io.Writer) error {
+func WriteJSON(gb *gradebook.Gradebook, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(gb)
@@ -168,12 +171,12 @@ func (gb *Gradebook) WriteJSON(w io.Writer) error {
 // missing, unreadable). Then each row: a right answer in a line or two;
 // any other with the question, the prediction, the answers, the notes and,
 // for a wrong answer, the case's explanation, collapsed (<details>).
-func (gb *Gradebook) Feedback(learner string) string {
+func Feedback(gb *gradebook.Gradebook, learner string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Feedback for %s\n\n", mdText(learner))
 	for _, t := range gb.Totals {
 		if t.Learner == learner {
-			fmt.Fprintf(&b, "**Score: %s of %s points (%s%%)** on %s.\n\n", grader.Number(t.Points), grader.Number(t.MaxPoints), csvNum(t.Percent), mdText(t.Assignment))
+			fmt.Fprintf(&b, "**Score: %s of %s points (%s%%)** on %s.\n\n", grader.Number(t.Points), grader.Number(t.MaxPoints), csvsafe.Number(t.Percent), mdText(t.Assignment))
 		}
 	}
 	var review, missingIn []string
@@ -181,9 +184,9 @@ func (gb *Gradebook) Feedback(learner string) string {
 	for _, r := range gb.Rows {
 		switch {
 		case r.Learner != learner || r.ID == "":
-		case r.Status == Wrong || r.Status == Unreadable:
+		case r.Status == gradebook.Wrong || r.Status == gradebook.Unreadable:
 			review = append(review, fmt.Sprintf("%s (%s)", mdText(r.ID), r.Status))
-		case r.Status == Missing:
+		case r.Status == gradebook.Missing:
 			missing++
 			if !slices.Contains(missingIn, r.Lesson) {
 				missingIn = append(missingIn, r.Lesson)
@@ -205,22 +208,22 @@ func (gb *Gradebook) Feedback(learner string) string {
 			continue
 		}
 		b.WriteString("\n")
-		gb.feedbackRow(&b, r)
+		feedbackRow(gb, &b, r)
 	}
 	return b.String()
 }
 
-func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
+func feedbackRow(gb *gradebook.Gradebook, b *strings.Builder, r gradebook.Row) {
 	title := mdText(r.ID)
 	if title == "" {
 		title = "A call without an exercise id"
 	}
 	note := mdText(r.Note)
 	switch r.Status {
-	case BadNotebook:
+	case gradebook.BadNotebook:
 		fmt.Fprintf(b, "## %s: not graded\n\n%s\n", mdText(filepath.ToSlash(r.Notebook)), note)
 		return
-	case UnknownQuestion:
+	case gradebook.UnknownQuestion:
 		fmt.Fprintf(b, "## %s: unknown exercise\n\n%s\n", title, note)
 		return
 	}
@@ -229,21 +232,21 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 		points = ", " + grader.Points(r.Points, r.MaxPoints)
 	}
 	fmt.Fprintf(b, "## %s: %s%s\n\n", title, r.Status, points)
-	k := gb.keys[r.ID]
+	k := gb.Key(r.ID)
 	if k == nil {
 		fmt.Fprintf(b, "%s\n", note)
 		return
 	}
 	if r.Override != nil {
-		fmt.Fprintf(b, "**%s**\n\n", mdText(OverrideNote(*r.Override, r.MaxPoints)))
+		fmt.Fprintf(b, "**%s**\n\n", mdText(gradebook.OverrideNote(*r.Override, r.MaxPoints)))
 	}
-	if r.Status == Right && r.Prediction != nil {
-		fmt.Fprintf(b, "%s\n\n- Your prediction: %s, right.\n", k.Question.Text, FormatNumber(*r.Prediction))
+	if r.Status == gradebook.Right && r.Prediction != nil {
+		fmt.Fprintf(b, "%s\n\n- Your prediction: %s, right.\n", k.Question.Text, answers.FormatNumber(*r.Prediction))
 		return // right: no need of the explanation
 	}
 	fmt.Fprintf(b, "%s\n\n", k.Question.Text)
 	if r.Prediction != nil {
-		fmt.Fprintf(b, "- Your prediction: %s\n", FormatNumber(*r.Prediction))
+		fmt.Fprintf(b, "- Your prediction: %s\n", answers.FormatNumber(*r.Prediction))
 	} else if r.PredictionText != "" {
 		fmt.Fprintf(b, "- Your prediction: %s (not read)\n", mdText(r.PredictionText))
 	} else {
@@ -258,7 +261,7 @@ func (gb *Gradebook) feedbackRow(b *strings.Builder, r Row) {
 	if r.Note != "" {
 		fmt.Fprintf(b, "- Note: %s\n", note)
 	}
-	if r.Status == Missing || r.Prediction == nil {
+	if r.Status == gradebook.Missing || r.Prediction == nil {
 		return // the answer is above; the explanation is for an attempt
 	}
 	b.WriteString("\n<details><summary>Explanation</summary>\n")
@@ -282,7 +285,7 @@ const (
 // item_analysis.csv, summary.md and feedback/LEARNER.md into dir, creating it. Learner names become file
 // names with every character but letters, digits, '.', '-' and '_'
 // replaced by '_'; two learners whose names collide get -2, -3...
-func (gb *Gradebook) WriteDir(dir string) error {
+func WriteDir(gb *gradebook.Gradebook, dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, FeedbackDir), 0o755); err != nil {
 		return fmt.Errorf("gradebook: %w", err)
 	}
@@ -297,23 +300,23 @@ func (gb *Gradebook) WriteDir(dir string) error {
 		}
 		return file.Close()
 	}
-	if err := write(GradebookCSV, gb.WriteCSV); err != nil {
+	if err := write(GradebookCSV, func(w io.Writer) error { return WriteCSV(gb, w) }); err != nil {
 		return err
 	}
-	if err := write(TotalsCSV, gb.WriteTotalsCSV); err != nil {
+	if err := write(TotalsCSV, func(w io.Writer) error { return WriteTotalsCSV(gb, w) }); err != nil {
 		return err
 	}
-	if err := write(GradebookJSON, gb.WriteJSON); err != nil {
+	if err := write(GradebookJSON, func(w io.Writer) error { return WriteJSON(gb, w) }); err != nil {
 		return err
 	}
-	if err := write(ItemsCSV, gb.WriteItemsCSV); err != nil {
+	if err := write(ItemsCSV, func(w io.Writer) error { return WriteItemsCSV(gb, w) }); err != nil {
 		return err
 	}
-	if err := write(SummaryMD, func(w io.Writer) error { _, err := io.WriteString(w, gb.Summary()); return err }); err != nil {
+	if err := write(SummaryMD, func(w io.Writer) error { _, err := io.WriteString(w, Summary(gb)); return err }); err != nil {
 		return err
 	}
-	for learner, name := range gb.FeedbackFiles() {
-		text := gb.Feedback(learner)
+	for learner, name := range FeedbackFiles(gb) {
+		text := Feedback(gb, learner)
 		if err := os.WriteFile(filepath.Join(dir, FeedbackDir, name), []byte(text), 0o644); err != nil {
 			return fmt.Errorf("gradebook: %w", err)
 		}
@@ -322,7 +325,7 @@ func (gb *Gradebook) WriteDir(dir string) error {
 }
 
 // FeedbackFiles maps each learner to the name of their feedback file.
-func (gb *Gradebook) FeedbackFiles() map[string]string {
+func FeedbackFiles(gb *gradebook.Gradebook) map[string]string {
 	out := map[string]string{}
 	used := map[string]bool{}
 	for _, t := range gb.Totals {
@@ -359,9 +362,23 @@ func fileName(s string) string {
 }
 
 // attemptsCell is the attempts column: empty when there is no record.
-func attemptsCell(n int) cell {
+func attemptsCell(n int) csvsafe.Cell {
 	if n == 0 {
-		return cell{num: true}
+		return csvsafe.NumPtrCell(nil)
 	}
-	return num(float64(n))
+	return csvsafe.NumCell(float64(n))
+}
+
+// attention returns the totals whose status needs the instructor, the
+// most urgent first, then by learner.
+func attention(gb *gradebook.Gradebook) []gradebook.Total {
+	rank := map[gradebook.LearnerStatus]int{gradebook.StatusMissing: 0, gradebook.StatusUnreadable: 1, gradebook.StatusFlagged: 2}
+	var out []gradebook.Total
+	for _, t := range gb.Totals {
+		if _, ok := rank[t.Status]; ok {
+			out = append(out, t)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b gradebook.Total) int { return cmp.Compare(rank[a.Status], rank[b.Status]) })
+	return out
 }

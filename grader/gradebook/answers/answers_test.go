@@ -1,11 +1,6 @@
-package gradebook
+package answers
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"go/types"
-
 	"encoding/json"
 	"errors"
 	"math"
@@ -13,12 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coalescing-course/coalesce/internal/attempt"
-	"github.com/coalescing-course/coalesce/internal/notebook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/coalescing-course/coalesce/grader"
+	"github.com/coalescing-course/coalesce/internal/attempt"
+	"github.com/coalescing-course/coalesce/internal/notebook"
 )
 
 func TestParsePrediction(t *testing.T) {
@@ -445,96 +439,4 @@ func FuzzFormatNumber(f *testing.F) {
 			t.Fatalf("%v written %q, read back %v (%v)", v, s, got, err)
 		}
 	})
-}
-
-// TestTemplateRows: in the gradebook an untouched first-build 0 is
-// missing with its reason, a 0 in a cell the learner changed is graded
-// (wrong: a slowdown is at least 1), and a call outside %% is unreadable
-// as never run.
-func TestTemplateRows(t *testing.T) {
-	sub := func(learner, src string) Submission {
-		return Submission{Path: learner + ".ipynb", Learner: learner, Lesson: "03-strided", Found: FindCalls(cellsNotebook(src))}
-	}
-	subs := []Submission{
-		sub("untouched", "%%\nlab.Check(\"03-strided/slowdown-stride-32\", 0)"),
-		sub("typed", "%%\nlab.Check(\"03-strided/slowdown-stride-32\", 0) // my guess"),
-		sub("nomain", "lab.Check(\"03-strided/slowdown-stride-32\", 4)"),
-	}
-	gb, err := Grade(testGrader(t), subs, Options{})
-	require.NoError(t, err)
-	want := map[string]struct {
-		status Status
-		note   string
-	}{
-		"untouched": {Missing, "missing (untouched template)"},
-		"typed":     {Wrong, "cell 1, line 2"},
-		"nomain":    {Unreadable, "never ran: a call outside %%"},
-	}
-	seen := 0
-	for _, r := range gb.Rows {
-		if r.ID != "03-strided/slowdown-stride-32" {
-			continue
-		}
-		w, ok := want[r.Learner]
-		require.True(t, ok, r.Learner)
-		seen++
-		assert.Equal(t, w.status, r.Status, r.Learner)
-		assert.Contains(t, r.Note, w.note, r.Learner)
-	}
-	assert.Equal(t, len(want), seen)
-}
-
-// A prediction written with its unit is read by the grader's one reader,
-// as lab.Check read it in the notebook.
-func TestReadText(t *testing.T) {
-	b, err := grader.Questions()
-	require.NoError(t, err)
-	q, err := b.Question("03-strided/sectors-stride-32")
-	require.NoError(t, err)
-	found := FindCalls(cellsNotebook("import \"" + labPath + "\"\n%%\nlab.Check(\"03-strided/sectors-stride-32\", \"32 sectors\")\nlab.Check(\"03-strided/sectors-stride-32\", \"32 bytes\")\n"))
-	require.Len(t, found.Calls, 2)
-	c := found.Calls[0]
-	require.Equal(t, FormText, c.Form)
-	assert.Equal(t, "32 sectors", c.Text)
-	assert.Equal(t, "32 sectors per request", c.ReadText(q))
-	assert.Equal(t, 32.0, c.Value)
-	assert.Equal(t, FormText, c.Form)
-
-	bad := found.Calls[1]
-	assert.Empty(t, bad.ReadText(q))
-	assert.Equal(t, FormUnreadable, bad.Form)
-	assert.Contains(t, bad.Problem, `"32 bytes" is not a prediction: "bytes" is not this question's unit`)
-}
-
-// TestReaderFollowsLabCheck ties the reader to lab.Check's real
-// signature: an id, then a prediction of type any, which takes a number
-// written in the call or a text with its unit. Should Check change, the
-// forms this reader accepts must change with it.
-func TestReaderFollowsLabCheck(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "../../lab/check.go", nil, 0)
-	require.NoError(t, err)
-	var check *ast.FuncDecl
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "Check" {
-			check = fd
-		}
-	}
-	require.NotNil(t, check, "lab.Check is in lab/check.go")
-	var params []string
-	for _, p := range check.Type.Params.List {
-		for range max(1, len(p.Names)) {
-			params = append(params, types.ExprString(p.Type))
-		}
-	}
-	assert.Equal(t, []string{"string", "any"}, params, "Check(id string, prediction any): FindCalls reads the id as a string literal and the prediction as a number, a constant expression, a text (FormText) or the placeholder")
-	var placeholder bool
-	ast.Inspect(f, func(n ast.Node) bool {
-		if vs, ok := n.(*ast.ValueSpec); ok {
-			for _, name := range vs.Names {
-				placeholder = placeholder || name.Name == Placeholder
-			}
-		}
-		return true
-	})
-	assert.True(t, placeholder, "lab.%s, the placeholder the reader counts as missing, is declared beside Check", Placeholder)
 }

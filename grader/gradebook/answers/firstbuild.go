@@ -1,4 +1,4 @@
-package gradebook
+package answers
 
 import "strings"
 

@@ -1,9 +1,9 @@
-package gradebook_test
+package answers_test
 
 import (
 	"fmt"
 
-	"github.com/coalescing-course/coalesce/grader/gradebook"
+	"github.com/coalescing-course/coalesce/grader/gradebook/answers"
 	"github.com/coalescing-course/coalesce/internal/notebook"
 )
 
@@ -11,7 +11,7 @@ import (
 // evaluated as Go evaluates constants; anything else is not read.
 func ExampleParsePrediction() {
 	for _, src := range []string{"32", "64/2", "1/8", "1.0/8", "x"} {
-		v, form, err := gradebook.ParsePrediction(src)
+		v, form, err := answers.ParsePrediction(src)
 		if err != nil {
 			fmt.Printf("%-6s %v\n", src, err)
 			continue
@@ -32,7 +32,7 @@ func ExampleFindCalls() {
 	nb, _ := notebook.Parse([]byte(`{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
 		{"cell_type": "code", "source": ["import \"github.com/coalescing-course/coalesce/lab\"\n"]},
 		{"cell_type": "code", "source": ["%%\n", "// lab.Check(\"03-strided/efficiency-stride-2\", 0.5)\n", "lab.Check(\"03-strided/sectors-stride-32\", 32)\n"]}]}`))
-	found := gradebook.FindCalls(nb)
+	found := answers.FindCalls(nb)
 	for _, c := range found.Calls {
 		fmt.Printf("cell %d, line %d: %s = %v\n", c.Cell+1, c.Line, c.ID, c.Value)
 	}
