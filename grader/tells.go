@@ -20,7 +20,7 @@ import (
 // This file says what gives a question's answer away: which values a
 // display may show before the learner has answered, and which it must
 // hold back. lab asks it for every value it displays (a Gate); the leak
-// test of `make test` (internal/notebook/cmd/leaks) asks it for every
+// test of `make test` (cmd/leaks) asks it for every
 // value the executed notebooks showed.
 
 // Tell is one value a display shows, with what it is a value of: a

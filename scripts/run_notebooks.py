@@ -31,7 +31,7 @@ cell writes or prints and that is no definition of the allow-list (course issue
 Definitions` lists the allow-list).
 
 When they have all run, the executed notebooks, in course order, go through the
-leak test (internal/notebook/cmd/leaks, course issue 23): the run fails when one
+leak test (cmd/leaks, course issue 23): the run fails when one
 shows a question's answer before the learner answered it, in that notebook or an
 earlier one (the shipped placeholders answer nothing): a value lab's outputs say
 they showed (their grader.Shown record), a number stated in a markdown cell or
@@ -257,7 +257,7 @@ def check_leaks(checker: Path, executed: list[Path]) -> str:
     if res.returncode == 0:
         return ""
     return ("the leak test found answers shown before their question was answered "
-            f"(internal/notebook/cmd/leaks):\n{(res.stdout + res.stderr).strip()}")
+            f"(cmd/leaks):\n{(res.stdout + res.stderr).strip()}")
 
 
 def cell_times(executed: list[Path]) -> list[tuple[float, str]]:
@@ -408,7 +408,7 @@ def main() -> int:
         die("--update-specs needs every notebook to run (give no notebook names)")
     args.numbers = args.out / "numbers"
     args.leaks = args.out / "leaks"
-    for tool, pkg in ((args.numbers, "./internal/notebook/cmd/numbers"), (args.leaks, "./internal/notebook/cmd/leaks")):
+    for tool, pkg in ((args.numbers, "./internal/notebook/cmd/numbers"), (args.leaks, "./cmd/leaks")):
         build = subprocess.run(["go", "build", "-o", str(tool), pkg], cwd=ROOT, capture_output=True, text=True)
         if build.returncode != 0:
             die(f"building {pkg} failed:\n{build.stdout}{build.stderr}")
