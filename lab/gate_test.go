@@ -290,3 +290,28 @@ func TestLoadTotals(t *testing.T) {
 	assert.Contains(t, out.String(), "  1,048,576 requests × 8 sectors per request = 8,388,608 sectors\n")
 	assert.Contains(t, out.String(), "so 2× the minimum\n")
 }
+
+// A verdict shows its own answer; a part of its explanation that tells
+// another question not answered yet waits for it.
+func TestCheckHoldsBackSections(t *testing.T) {
+	recorded(t)
+	out := notebook(t, "08-h200")
+	text := func() string {
+		var b strings.Builder
+		for _, o := range *out {
+			b.WriteString(o.Data[protocol.MIMETextPlain].(string))
+		}
+		return b.String()
+	}
+	Check("08-h200/dram-stride-32", 16)
+	got := text()
+	assert.Contains(t, got, "RIGHT 08-h200/dram-stride-32", "its own answer shows")
+	assert.Contains(t, got, "This part gives away an answer you have not given yet")
+	assert.Contains(t, got, Hidden+": answer 08-h200/fetch-granularity-ratio in this notebook first")
+
+	Check("08-h200/fetch-granularity-ratio", 2)
+	*out = nil
+	Check("08-h200/dram-stride-32", 16)
+	assert.NotContains(t, text(), "This part gives away")
+	assert.NotContains(t, text(), Hidden)
+}
