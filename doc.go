@@ -12,6 +12,7 @@
 //
 //	8  cmd/coalesce        the command line over all of it
 //	   internal/notebook/cmd/numbers  the notebooks' numbers check (scripts/run_notebooks.py runs it)
+//	   cmd/leaks           the leak test: no answer shown before its question is answered (run_notebooks runs it)
 //	7  grader/gradebook/report  a graded class written out: gradebook.csv and .json, totals, items, summary, feedback
 //	6  lab                 the notebook face: what cells call; the only package that talks to GoNB
 //	   grader/gradebook    an instructor's batch grading: each learner's rows (questions, kernels), totals, items

@@ -58,6 +58,7 @@ var layers = map[string]int{
 	"cmd/coalesce":                  8,
 	"deploy":                        8,
 	"internal/notebook/cmd/numbers": 8,
+	"cmd/leaks":                     8,
 	".":                             8,
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -65,6 +66,21 @@ type Question struct {
 	GradedBy  Judge     `json:"graded_by"`
 	Tolerance Tolerance `json:"tolerance"`
 	Points    float64   `json:"points"`
+	// ToldBy lists what gives the answer away besides the question's own
+	// launches and their equivalents (Tells works those out): a device
+	// fact, or a figure of another launch that makes the answer
+	// near-trivial. Displays withhold them until the question is answered.
+	ToldBy []Giveaway `json:"told_by,omitempty"`
+}
+
+// Giveaway is a value that makes a question's answer near-trivial: a
+// device fact (one of Facts), or the figure Quantity of the launch Spec.
+// Why says how, for the reader of questions.json.
+type Giveaway struct {
+	Fact     string     `json:"fact,omitempty"`
+	Spec     *spec.Spec `json:"spec,omitempty"`
+	Quantity string     `json:"quantity,omitempty"`
+	Why      string     `json:"why"`
 }
 
 // Ratio is the only value Combine takes besides "".
@@ -266,6 +282,29 @@ func (b *Bank) validate(e *Question, i int) error {
 	}
 	if !(e.Points > 0) {
 		return bad("points", "%s: want more than 0", units.AsWritten(e.Points))
+	}
+	for j, g := range e.ToldBy {
+		field := fmt.Sprintf("told_by[%d]", j)
+		switch {
+		case strings.TrimSpace(g.Why) == "":
+			return bad(field, "no why: say how it gives the answer away")
+		case g.Fact != "" && (g.Spec != nil || g.Quantity != ""):
+			return bad(field, "a fact, or a spec and a quantity, not both")
+		case g.Fact != "":
+			if !slices.Contains(Facts, g.Fact) {
+				return bad(field, "fact %q: want one of %s", g.Fact, strings.Join(Facts, ", "))
+			}
+		case g.Spec == nil || g.Quantity == "":
+			return bad(field, "want a fact, or a spec and the quantity of it that gives the answer away")
+		default:
+			f, ok := figures.Lookup(g.Quantity)
+			if !ok {
+				return bad(field, "quantity %q: want a figure of lessons/figures: %s", g.Quantity, strings.Join(figures.Names(), ", "))
+			}
+			if err := f.Applies(*g.Spec); err != nil {
+				return bad(field, "%v", err)
+			}
+		}
 	}
 	return nil
 }

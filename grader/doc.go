@@ -36,6 +36,24 @@
 // addresses of one warp's lanes, the sectors they touch, the arithmetic
 // that gives the answer, and where model and measurement disagree, why.
 //
+// A verdict opens with one line, Headline: right or wrong, the
+// prediction, the answer that grades and the one reason; the rest (the
+// other answer, for information, the hints and the explanation of the
+// question's own quantity) is detail a notebook folds. A prediction may be
+// written as text with its unit, "32 sectors", "50%", "3.1x":
+// ReadPrediction is the one reader of it, for lab and the gradebook.
+//
+// # What gives an answer away
+//
+// Tells says whether a value a display shows (a Tell) gives a question's
+// answer away: a figure of the question's figure's family on a launch
+// with the same counts, one warp instruction that is the question's
+// warp, or what its told_by lists. A Gate guards the questions of a
+// lesson and the later ones that the learner has not answered; lab
+// withholds what it says, and the leak test (cmd/leaks) holds executed
+// notebooks to it. tells.json keeps the model's counts of every
+// question's launches, which the relation compares.
+//
 // A question graded by the measurement when there is none is not graded:
 // its verdict shows the model's answer for information, and it counts for
 // neither points nor maximum.

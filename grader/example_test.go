@@ -15,15 +15,13 @@ func ExampleGrader_modelOnly() {
 	g, _ := grader.New(grader.Options{NoMeasurer: "COALESCE_MEASURE=none"})
 	fmt.Print(g.Grade("01-sectors/sectors-float", 4))
 	// Output:
-	// 01-sectors/sectors-float: RIGHT (1 of 1 point, graded against the model)
+	// RIGHT 01-sectors/sectors-float (1 of 1 point): your 4; the answer is 4 sectors per request (the model's, exact): warp 0's load touches 4 sectors for its 128 bytes.
 	// A warp of coalesced_copy loads 32 consecutive 4-byte floats, one per lane. How many 32-byte sectors does that one load request touch?
-	//   your prediction  4
-	//   model            4 sectors per request, exact: right
+	//   model            4 sectors per request: grades, exact: right
 	//   measured         none: COALESCE_MEASURE=none
 	//
 	// One warp of coalesced_copy
-	// Spec: {"kernel":"coalesced_copy","n":67108864,"block":256,"elem_bytes":4,"l2_fetch_granularity":64,"device":"h200"}
-	// Warp 0 of block 0 (threads 0–31) issues 2 memory instructions:
+	// Warp 0 (threads 0–31) issues 1 load:
 	// load in[t], 4 bytes a lane; byte offsets from the start of in:
 	//   lanes  0– 7:   0   4   8  12  16  20  24  28
 	//   lanes  8–15:  32  36  40  44  48  52  56  60
@@ -32,11 +30,9 @@ func ExampleGrader_modelOnly() {
 	//   → 4 sectors (1 128-byte line): 0, 1, 2, 3
 	//   → 32 of each sector's 32 bytes used (sector k holds bytes 32k to 32k+31)
 	//   → 128 bytes used of 4 × 32 = 128 fetched: 100%
-	// (1 more instruction not shown: the question counts loads only.)
 	//
 	// The arithmetic
-	// coalesced_copy launches 67,108,864 threads in 262,144 blocks of 256: 2,097,152 warps.
-	// The model counts 8,388,608 load sectors in 2,097,152 load requests: 8,388,608 ÷ 2,097,152 = 4 sectors per request.
+	// coalesced_copy: 1 load request a warp, touching 4 sectors a warp: 4 sectors per request.
 	//
 	// Model and measurement
 	// No measured answer: COALESCE_MEASURE=none.

@@ -21,14 +21,23 @@ import (
 type Section struct {
 	Title string
 	Lines []string
+	// Tells are the values the section shows besides the question's own
+	// answer: a display withholds the section while one of them tells
+	// another question the learner has not answered (Gate).
+	Tells []Tell
 }
 
-// explain builds the exercise-level explanation of a key. Its numbers
-// are one units.System: a number stated twice (a time, then the bandwidth
-// it gives, then a ratio of two bandwidths) is written one way, with the
-// digits every equation it is in needs to hold as printed. The sections
-// are built twice, the first time only to put every equation in the
-// system, so that a line written early has the digits a later one needs.
+// explain builds the question-level explanation of a key, about the
+// question's own quantity: the warp's sectors for a question about the
+// L1, its banks for one about shared memory, DRAM's bytes and the time
+// for one about DRAM or time; then the arithmetic, and model against
+// measurement. Each section says which values it shows (Tells), so that a
+// notebook holds back a section that would answer another question the
+// learner has not answered. Its numbers are one units.System: a number
+// stated twice is written one way, with the digits every equation it is
+// in needs to hold as printed. The sections are built twice, the first
+// time only to put every equation in the system, so that a line written
+// early has the digits a later one needs.
 func explain(k *Key, sys *units.System) []Section {
 	sections(k, sys)
 	secs := sections(k, sys)
@@ -40,15 +49,22 @@ func sections(k *Key, sys *units.System) []Section {
 	e := k.Question
 	fig := e.figure()
 	var secs []Section
-	for i := range k.Parts {
-		secs = append(secs, warpSection(e, &k.Parts[i], len(k.Parts)))
+	switch fig.Level {
+	case figures.L1:
+		for i := range k.Parts {
+			secs = append(secs, warpSection(e, &k.Parts[i], len(k.Parts)))
+		}
+	case figures.Shared:
+		for i := range k.Parts {
+			secs = append(secs, bankSection(e, &k.Parts[i], len(k.Parts)))
+		}
 	}
 	secs = append(secs, arithmetic(k, fig, sys))
 	switch fig.Level {
 	case figures.DRAM:
-		secs = append(secs, dramSection(k, sys))
+		secs = append(secs, dramSection(k))
 	case figures.Time:
-		secs = append(secs, dramSection(k, sys), timeSection(k))
+		secs = append(secs, dramSection(k), timeSection(k))
 	}
 	secs = append(secs, comparison(k, fig, sys))
 	return secs
@@ -56,6 +72,59 @@ func sections(k *Key, sys *units.System) []Section {
 
 // equation adds e to sys and writes it.
 func equation(sys *units.System, e units.Equation) string { return sys.String(sys.Add(e)) }
+
+// partTell is the model's value of figure f for a part, as a section
+// shows it.
+func partTell(p *Part, f figures.Figure) Tell {
+	v := figures.Model(p.Modelled)
+	x, _ := f.Of(v)
+	return Tell{Spec: p.Spec, Figure: f.Name, Judge: Model, Value: x, Counts: CountsOf(v)}
+}
+
+// quantityTells are the question's quantity of each part, the model's and
+// the measured: what the arithmetic and the comparison show.
+func quantityTells(k *Key) []Tell {
+	var ts []Tell
+	fig := k.Question.figure()
+	for i := range k.Parts {
+		p := &k.Parts[i]
+		ts = append(ts, partTell(p, fig))
+		if p.HasMeasured {
+			v := figures.Measured(p.Launch, &p.Modelled)
+			ts = append(ts, Tell{Spec: p.Spec, Figure: fig.Name, Judge: Measurement, Value: p.Measured, Counts: CountsOf(v)})
+		}
+	}
+	return ts
+}
+
+// InstructionTells are what a picture or a list of one instruction of the
+// launch s shows: its sectors (or shared wavefronts) per request, and a
+// global access's efficiency, of that launch.
+func InstructionTells(s spec.Spec, in sectors.Instruction) []Tell {
+	sh, err := InstructionShape(in)
+	if err != nil {
+		return []Tell{{Spec: s, Figure: figures.LdSectorsPerRequest.Name}}
+	}
+	v := float64(sh.Sectors)
+	switch {
+	case in.Shared && in.Store:
+		return []Tell{{Spec: s, Figure: figures.ShStWavefrontsPerRequest.Name, Judge: Model, Value: v, Warp: &sh}}
+	case in.Shared:
+		return []Tell{{Spec: s, Figure: figures.ShLdWavefrontsPerRequest.Name, Judge: Model, Value: v, Warp: &sh}}
+	}
+	fig := figures.LdSectorsPerRequest
+	if in.Store {
+		fig = figures.StSectorsPerRequest
+	}
+	eff := 0.0
+	if sh.Sectors > 0 {
+		eff = float64(sh.Useful) / float64(sh.Sectors*sectors.SectorBytes)
+	}
+	return []Tell{
+		{Spec: s, Figure: fig.Name, Judge: Model, Value: v, Warp: &sh},
+		{Spec: s, Figure: figures.Efficiency.Name, Judge: Model, Value: eff, Warp: &sh},
+	}
+}
 
 // model returns the model's value of f for a part, NaN when it has none.
 func model(f figures.Figure, p Part) float64 {
@@ -91,37 +160,113 @@ func warpSection(e *Question, p *Part, n int) Section {
 	if n > 1 {
 		title = "One warp of " + specLabel(s, e.Specs)
 	}
-	sec := Section{Title: title, Lines: []string{"Spec: " + s.String()}}
-	idx := p.idx
+	sec := Section{Title: title}
 	if p.idxErr != nil {
 		sec.Lines = append(sec.Lines, "The indices could not be generated: "+p.idxErr.Error())
 		return sec
 	}
-	ins := warpInstrs(s, idx, 0, 0)
-	lanes := min(int64(s.Block), sectors.WarpSize, s.Threads())
-	sec.Lines = append(sec.Lines, fmt.Sprintf("Warp 0 of block 0 (threads 0–%d) issues %s:",
-		lanes-1, words.Plural(len(ins), "memory instruction")))
-	shown := 0
+	ins, err := sectors.WarpInstructions(s, p.idx, 0)
+	if err != nil {
+		sec.Lines = append(sec.Lines, err.Error())
+		return sec
+	}
+	var relevantIns []sectors.Instruction
 	for _, in := range ins {
-		if !relevant(e.Quantity, in) {
+		if in.Shared || in.Warp.Active == 0 || !relevantInstr(e.Quantity, in.Store) {
 			continue
 		}
-		shown++
-		sec.Lines = append(sec.Lines, instrLines(in)...)
+		relevantIns = append(relevantIns, in)
 	}
-	if shown < len(ins) {
-		sec.Lines = append(sec.Lines, fmt.Sprintf("(%d more %s not shown: the question counts %s only.)",
-			len(ins)-shown, words.Noun(len(ins)-shown, "instruction"), map[bool]string{true: "stores", false: "loads"}[strings.HasPrefix(e.Quantity, "st_") || strings.Contains(e.Quantity, "_op_st")]))
+	lanes := min(int64(s.Block), sectors.WarpSize, s.Threads())
+	what := "load"
+	if store, ok := Asked(e.Quantity); ok && store {
+		what = "store"
+	} else if !ok {
+		what = "global access"
+	}
+	sec.Lines = append(sec.Lines, fmt.Sprintf("Warp 0 (threads 0–%d) issues %s:", lanes-1, words.Plural(len(relevantIns), what)))
+	const shownMax = 2
+	for i, in := range relevantIns {
+		sec.Tells = append(sec.Tells, InstructionTells(s, in)...)
+		if i >= shownMax {
+			continue
+		}
+		sec.Lines = append(sec.Lines, instrLines(instr{Store: in.Store, Buffer: in.Buffer, Expr: in.Access, Warp: in.Warp})...)
+	}
+	if more := len(relevantIns) - shownMax; more > 0 {
+		sec.Lines = append(sec.Lines, fmt.Sprintf("(%s more like them.)", words.Plural(more, "instruction")))
 	}
 	if r := s.Block % sectors.WarpSize; r != 0 {
-		warps := (s.Block + sectors.WarpSize - 1) / sectors.WarpSize
-		last := "the last"
-		if warps == 1 {
-			last = "it"
-		}
-		sec.Lines = append(sec.Lines, fmt.Sprintf("Blocks of %s run as %s; %s has %s, and still issues a whole request for each instruction.",
-			words.Plural(s.Block, "thread"), words.Plural(warps, "warp"), last, words.Plural(r, "active lane")))
+		sec.Lines = append(sec.Lines, fmt.Sprintf("Blocks of %s leave the last warp of each %s: it still issues a whole request for each instruction.",
+			words.Plural(s.Block, "thread"), words.Plural(r, "active lane")))
 	}
+	return sec
+}
+
+// relevantInstr reports whether a global load (store false) or store
+// bears on the quantity.
+func relevantInstr(quantity string, store bool) bool {
+	want, ok := Asked(quantity)
+	return !ok || want == store
+}
+
+// bankSection explains a question about shared memory by its banks: the
+// first shared instruction of the asked kind in warp 0, the bank each
+// lane's word falls in, and the busiest bank, whose distinct words are
+// the wavefronts the bank rule charges.
+func bankSection(e *Question, p *Part, n int) Section {
+	s := p.Spec
+	title := "Warp 0's shared accesses, bank by bank"
+	if n > 1 {
+		title += ": " + specLabel(s, e.Specs)
+	}
+	sec := Section{Title: title}
+	ins, err := sectors.WarpInstructions(s, p.idx, 0)
+	if err != nil {
+		sec.Lines = append(sec.Lines, err.Error())
+		return sec
+	}
+	store := strings.Contains(e.Quantity, "_st_")
+	for _, in := range ins {
+		if !in.Shared || in.Store != store || in.Warp.Active == 0 {
+			continue
+		}
+		sec.Tells = append(sec.Tells, InstructionTells(s, in)...)
+		verb := "load"
+		if store {
+			verb = "store"
+		}
+		sec.Lines = append(sec.Lines, fmt.Sprintf("Shared memory is %d banks of %d bytes: word w lives in bank w %% %d. The %s %s, lane by lane (word: bank):", sectors.Banks, sectors.BankBytes, sectors.Banks, verb, in.Access))
+		perBank := map[uint64]map[uint64]bool{}
+		for row := 0; row < sectors.WarpSize; row += 8 {
+			var b strings.Builder
+			fmt.Fprintf(&b, "  lanes %2d–%2d:", row, row+7)
+			for l := row; l < row+8; l++ {
+				if in.Warp.Active&(1<<l) == 0 {
+					b.WriteString("      ·")
+					continue
+				}
+				word := in.Warp.Addr[l] / sectors.BankBytes
+				bank := word % sectors.Banks
+				if perBank[bank] == nil {
+					perBank[bank] = map[uint64]bool{}
+				}
+				perBank[bank][word] = true
+				fmt.Fprintf(&b, " %4d:%-2d", word, bank)
+			}
+			sec.Lines = append(sec.Lines, b.String())
+		}
+		busiest, most := uint64(0), 0
+		for bank, ws := range perBank {
+			if len(ws) > most || len(ws) == most && bank < busiest {
+				busiest, most = bank, len(ws)
+			}
+		}
+		sec.Lines = append(sec.Lines, fmt.Sprintf("  → %s in use; the busiest, bank %d, holds %s: %s for this request (%s).",
+			words.Plural(len(perBank), "bank"), busiest, words.Plural(most, "distinct word"), words.Plural(most, "wavefront"), words.Plural(most-1, "bank conflict")))
+		return sec
+	}
+	sec.Lines = append(sec.Lines, "Warp 0 issues no such shared access.")
 	return sec
 }
 
@@ -167,8 +312,8 @@ func instrLines(in instr) []string {
 	}
 	lines = append(lines, fmt.Sprintf("  → %s (%s): %s", words.Plural(len(a.Sectors), "sector"), words.Plural(a.Lines, "128-byte line"), list))
 	lines = append(lines, "  → "+usedLine(used))
-	lines = append(lines, fmt.Sprintf("  → %s used of %s × 32 = %s fetched: %s",
-		words.Plural(a.UsefulBytes, "byte"), count(float64(len(a.Sectors))), count(float64(a.FetchedBytes())), units.Percent.Format(a.Efficiency())))
+	lines = append(lines, fmt.Sprintf("  → %s used of %d × 32 = %d fetched: %s",
+		words.Plural(a.UsefulBytes, "byte"), len(a.Sectors), a.FetchedBytes(), pct(a.Efficiency())))
 	return lines
 }
 
@@ -192,9 +337,9 @@ func usedLine(used []int) string {
 
 func arithmetic(k *Key, fig figures.Figure, sys *units.System) Section {
 	e := k.Question
-	sec := Section{Title: "The arithmetic"}
-	for _, p := range k.Parts {
-		sec.Lines = append(sec.Lines, partArithmetic(e, p, sys)...)
+	sec := Section{Title: "The arithmetic", Tells: quantityTells(k)}
+	for i := range k.Parts {
+		sec.Lines = append(sec.Lines, partArithmetic(e, &k.Parts[i])...)
 	}
 	if e.Combine == Ratio {
 		a, b, u := k.Parts[0], k.Parts[1], unitOf(e.Quantity)
@@ -207,187 +352,104 @@ func arithmetic(k *Key, fig figures.Figure, sys *units.System) Section {
 	return sec
 }
 
-func partArithmetic(e *Question, p Part, sys *units.System) []string {
+// partArithmetic works one launch's value of the question's quantity out,
+// in the quantity's own terms: per request for a figure per request, per
+// warp for an efficiency, the requests times their sectors for a total.
+func partArithmetic(e *Question, p *Part) []string {
 	s, pr := p.Spec, p.Modelled
 	m := pr.Metrics
-	useful := float64(s.UsefulBytes())
-	launch := fmt.Sprintf("%s launches %s in %s of %d: %s.",
-		specLabel(s, e.Specs), units.With(count(float64(s.Threads())), "threads"), units.With(count(float64(s.GridBlocks())), "blocks"), s.Block,
-		units.With(count(float64(pr.Warps)), "warps"))
+	label := specLabel(s, e.Specs)
+	perWarp := func(name string) float64 {
+		if pr.Warps == 0 {
+			return 0
+		}
+		return m[name] / float64(pr.Warps)
+	}
 	switch e.Quantity {
-	case figures.LdSectorsPerRequest.Name:
-		return []string{launch, fmt.Sprintf("The model counts %s in %s: %s.",
-			units.With(count(m[metrics.LdSectors]), "load sectors"), units.With(count(m[metrics.LdRequests]), "load requests"),
-			equation(sys, units.Quotient(units.Term{V: p.Model, Unit: units.Ratio, Noun: "sectors per request"}, units.Term{V: m[metrics.LdSectors], Unit: units.Count}, units.Term{V: m[metrics.LdRequests], Unit: units.Count})))}
-	case figures.StSectorsPerRequest.Name:
-		return []string{launch, fmt.Sprintf("The model counts %s in %s: %s.",
-			units.With(count(m[metrics.StSectors]), "store sectors"), units.With(count(m[metrics.StRequests]), "store requests"),
-			equation(sys, units.Quotient(units.Term{V: p.Model, Unit: units.Ratio, Noun: "sectors per request"}, units.Term{V: m[metrics.StSectors], Unit: units.Count}, units.Term{V: m[metrics.StRequests], Unit: units.Count})))}
+	case figures.LdSectorsPerRequest.Name, figures.StSectorsPerRequest.Name:
+		sec, req, what := metrics.LdSectors, metrics.LdRequests, "load"
+		if e.Quantity == figures.StSectorsPerRequest.Name {
+			sec, req, what = metrics.StSectors, metrics.StRequests, "store"
+		}
+		return []string{fmt.Sprintf("%s: %s a warp, touching %s a warp: %s.",
+			label, units.With(fmtNum(perWarp(req)), what+" requests"), units.With(fmtNum(perWarp(sec)), "sectors"), units.With(fmtNum(p.Model), "sectors per request"))}
 	case figures.Efficiency.Name:
-		fetched := sectors.SectorBytes * (m[metrics.LdSectors] + m[metrics.StSectors])
-		return []string{launch, fmt.Sprintf("Bytes the lanes use (each instruction's distinct bytes, loads and stores): %s. Bytes of the sectors they touch: 32 × (%s + %s) = %s. %s (%s).",
-			count(float64(pr.L1UsefulBytes)), count(m[metrics.LdSectors]), count(m[metrics.StSectors]), count(fetched),
-			equation(sys, units.Quotient(units.Term{V: p.Model, Unit: units.Ratio}, units.Term{V: float64(pr.L1UsefulBytes), Unit: units.Count}, units.Term{V: fetched, Unit: units.Count})),
-			units.Percent.Format(p.Model))}
-	case metrics.LdRequests, metrics.StRequests, metrics.LdSectors, metrics.StSectors:
-		return []string{launch, fmt.Sprintf("%s = %s, counted over every warp (warp 0 is drawn above).", e.Quantity, count(m[e.Quantity]))}
-	case metrics.DRAMRead, metrics.DRAMWrite:
-		return []string{launch, fmt.Sprintf("The model's L2 turns its %s load and %s store sectors into %s = %s.",
-			count(m[metrics.LdSectors]), count(m[metrics.StSectors]), e.Quantity, fmtQ(e.Quantity, m[e.Quantity], false))}
-	case figures.DRAMBytesPerUsefulByte.Name:
-		return []string{launch, fmt.Sprintf("DRAM read %s + written %s, over the %s useful bytes the kernel must move (%s): %s.",
-			bytesStr(m[metrics.DRAMRead]), bytesStr(m[metrics.DRAMWrite]), count(useful), spec.UsefulDoc(s.Kernel), sys.Text(units.Term{V: p.Model, Unit: units.Ratio}))}
+		fetched := sectors.SectorBytes * (perWarp(metrics.LdSectors) + perWarp(metrics.StSectors))
+		used := float64(pr.L1UsefulBytes) / float64(max(pr.Warps, 1))
+		return []string{fmt.Sprintf("%s, per warp: the lanes use %s of the %s bytes in the sectors they touch (32 × %s sectors): %s / %s = %s (%s).",
+			label, fmtNum(used), fmtNum(fetched), fmtNum(fetched/sectors.SectorBytes), fmtNum(used), fmtNum(fetched), fmtNum(p.Model), pct(p.Model))}
+	case figures.ShLdWavefrontsPerRequest.Name, figures.ShStWavefrontsPerRequest.Name, figures.ShLdConflictsPerRequest.Name, figures.ShStConflictsPerRequest.Name:
+		req, wav := metrics.ShLdRequests, metrics.ShLdWavefronts
+		if strings.Contains(e.Quantity, "_st_") {
+			req, wav = metrics.ShStRequests, metrics.ShStWavefronts
+		}
+		return []string{fmt.Sprintf("%s: the bank rule gives its %s %s: %s / %s = %s.",
+			label, units.With(fmtNum(m[req]), "shared requests"), units.With(fmtNum(m[wav]), "wavefronts"), fmtNum(m[wav]), fmtNum(m[req]), units.With(fmtNum(p.Model), e.Unit))}
+	case metrics.LdRequests, metrics.StRequests:
+		return []string{fmt.Sprintf("%s launches %s (%s of %d threads), each issuing %s: %s = %s.",
+			label, units.With(fmtNum(float64(pr.Warps)), "warps"), units.With(fmtNum(float64(s.GridBlocks())), "blocks"), s.Block,
+			units.With(fmtNum(perWarp(e.Quantity)), "requests"), e.Quantity, fmtNum(m[e.Quantity]))}
+	case metrics.LdSectors, metrics.StSectors:
+		req := metrics.LdRequests
+		if e.Quantity == metrics.StSectors {
+			req = metrics.StRequests
+		}
+		return []string{fmt.Sprintf("%s: %s × %s = %s.",
+			label, units.With(fmtNum(m[req]), "requests"), units.With(fmtNum(m[e.Quantity]/math.Max(m[req], 1)), "sectors per request"), units.With(fmtNum(m[e.Quantity]), "sectors"))}
+	case metrics.DRAMRead, metrics.DRAMWrite, figures.DRAMBytesPerUsefulByte.Name:
+		useful := float64(s.UsefulBytes())
+		return []string{fmt.Sprintf("%s: the model's L2 reads %s from DRAM and writes %s, for %s useful bytes: %s DRAM bytes per useful byte.",
+			label, bytesStr(m[metrics.DRAMRead]), bytesStr(m[metrics.DRAMWrite]), fmtNum(useful), fmtNum((m[metrics.DRAMRead]+m[metrics.DRAMWrite])/useful))}
 	case figures.TimeSeconds.Name, figures.UsefulBandwidth.Name, figures.FractionOfMemcpy.Name:
-		return append([]string{launch}, timeArithmetic(e, p, sys)...)
+		d, _ := devices.Lookup(s.Device)
+		line := fmt.Sprintf("%s: the time model says %s, set by %s.", label, duration(pr.TimeSeconds), pr.Time.Bound)
+		dram := m[metrics.DRAMRead] + m[metrics.DRAMWrite]
+		if plain := dram / d.Time.CopyBandwidth; pr.Time.Bandwidth > 1.005*plain {
+			what := "its sparse accesses occupy"
+			if slices.ContainsFunc(pr.Traffic.Rewrite.Blocks[:], func(b float64) bool { return b > 0 }) {
+				what = "its sparse accesses, and the write-backs of lines its warps have just read, occupy"
+			}
+			line += fmt.Sprintf(" Its %s of DRAM traffic take %s at cudaMemcpy's bandwidth; it charges %s, as %s DRAM longer than their bytes.", bytesStr(dram), duration(plain), duration(pr.Time.Bandwidth), what)
+		}
+		if e.Quantity != figures.TimeSeconds.Name {
+			line += fmt.Sprintf(" Useful bandwidth: %s useful bytes / %s = %s.", fmtNum(float64(s.UsefulBytes())), duration(pr.TimeSeconds), bandwidth(model(figures.UsefulBandwidth, *p)))
+		}
+		if e.Quantity == figures.FractionOfMemcpy.Name {
+			line += fmt.Sprintf(" Over cudaMemcpy's %s: %s.", bandwidth(d.Time.CopyBandwidth), fmtNum(model(figures.FractionOfMemcpy, *p)))
+		}
+		return []string{line}
 	}
-	return []string{launch}
+	return []string{fmt.Sprintf("%s: %s.", label, fmtQ(e.Quantity, p.Model, false))}
 }
 
-// timeArithmetic works out the time model's estimate of a part, and the
-// useful bandwidth and share of cudaMemcpy it gives, each as equations of
-// sys: the launch overhead and the longest limit add up to the time as
-// printed, the DRAM bytes over the copy bandwidth come to the DRAM time,
-// the useful bytes over the time to the bandwidth.
-func timeArithmetic(e *Question, p Part, sys *units.System) []string {
-	s, pr := p.Spec, p.Modelled
-	m, tp := pr.Metrics, pr.Time
-	d, _ := devices.Lookup(s.Device)
-	sec := func(v float64) units.Term { return units.Term{V: v, Unit: units.Seconds} }
-	longest := max(tp.Bandwidth, tp.Latency, tp.Blocks, tp.L1Lines, tp.L2Stores, tp.Shared)
-	sum := sys.Add(units.Equation{Terms: []units.Term{sec(tp.Launch), sec(longest)}, Ops: []units.Op{units.Plus}, Result: sec(pr.TimeSeconds)})
-	limit := func(v float64) string { return sys.Text(sec(v)) }
-
-	dram := m[metrics.DRAMRead] + m[metrics.DRAMWrite]
-	copyBW := d.Time.CopyBandwidth
-	plain := sys.Add(units.Quotient(sec(dram/copyBW), units.Term{V: dram, Unit: units.Count}, units.Term{V: copyBW, Unit: units.Bandwidth}))
-	dramLimit := fmt.Sprintf("DRAM %s at %s (%s)", bytesStr(dram), sys.Terms(plain)[1], sys.Result(plain))
-	if tp.Bandwidth > dram/copyBW*(1+1e-9) {
-		what := "its sparse accesses occupy"
-		if slices.ContainsFunc(pr.Traffic.Rewrite.Blocks[:], func(b float64) bool { return b > 0 }) {
-			what = "its sparse accesses, and the write-backs of lines its warps have just read, occupy"
-		}
-		dramLimit += fmt.Sprintf(", charged %s as %s DRAM longer than their bytes", limit(tp.Bandwidth), what)
-	}
-	// The limits of lines, store packets and banks, where they count.
-	var more string
-	for _, l := range []struct {
-		what    string
-		n       float64
-		seconds float64
-	}{
-		{"lines the L1s look up", float64(pr.Traffic.LdLines + pr.Traffic.StLines), tp.L1Lines},
-		{"store packets to the L2", float64(pr.Traffic.StPackets), tp.L2Stores},
-		{"shared-memory wavefronts", m[metrics.ShLdWavefronts] + m[metrics.ShStWavefronts], tp.Shared},
-	} {
-		if l.seconds > 0 {
-			more += fmt.Sprintf(", %s %s (%s)", count(l.n), l.what, limit(l.seconds))
-		}
-	}
-	lines := []string{fmt.Sprintf("Time model: %s launch overhead + the longest of %s, waiting out the loads with %s in flight per SM at %s each (%s)%s, and starting %s blocks (%s): %s bound, %s.",
-		sys.Terms(sum)[0], dramLimit, bytesStr(tp.InFlightPerSM), units.Seconds.Format(tp.Latency1), limit(tp.Latency), more,
-		count(float64(s.GridBlocks())), limit(tp.Blocks), tp.Bound, sys.Result(sum))}
-	if e.Quantity == figures.TimeSeconds.Name {
-		return lines
-	}
-	bw := model(figures.UsefulBandwidth, p)
-	line := fmt.Sprintf("Useful bandwidth (%s): %s.", spec.UsefulDoc(s.Kernel), equation(sys, units.Quotient(units.Term{V: bw, Unit: units.Bandwidth},
-		units.Term{V: float64(s.UsefulBytes()), Unit: units.Count, Noun: "useful bytes"}, sec(pr.TimeSeconds))))
-	if e.Quantity == figures.FractionOfMemcpy.Name {
-		f := model(figures.FractionOfMemcpy, p)
-		line += fmt.Sprintf(" Over cudaMemcpy's: %s (%s).", equation(sys, units.Quotient(units.Term{V: f, Unit: units.Ratio},
-			units.Term{V: bw, Unit: units.Bandwidth}, units.Term{V: copyBW, Unit: units.Bandwidth})), units.Percent.Format(f))
-	}
-	return append(lines, line)
-}
-
-func dramSection(k *Key, sys *units.System) Section {
+func dramSection(k *Key) Section {
 	sec := Section{Title: "Below the L1: DRAM"}
 	s := k.Parts[0].Spec
 	d, _ := devices.Lookup(s.Device)
 	sec.Lines = append(sec.Lines, fmt.Sprintf(
-		"The L1 counts 32-byte sectors; DRAM moves what the L2 misses. On a load miss the %s's L2 fetches the whole aligned block of l2_fetch_granularity bytes (%d here) that holds the sector, so a lane that uses a sector alone costs a whole block.",
+		"On a miss the %s's L2 fetches the aligned block of %d bytes (l2_fetch_granularity) around the sector, so a lane with a sector to itself costs a whole block; a store that fills a sector only in part makes the L2 read it first.",
 		d.GPU, s.L2Fetch))
-	for _, p := range k.Parts {
-		if line := coldWarpLine(p.Spec, k.Question.Specs); line != "" {
-			sec.Lines = append(sec.Lines, line)
-		}
-	}
-	if len(k.Parts) > 1 || k.Question.figure().Level == figures.Time {
-		var per []float64
-		for _, p := range k.Parts {
-			per = append(per, model(figures.DRAMBytesPerUsefulByte, p))
-		}
-		// The second's DRAM bytes per useful byte as a multiple of the
-		// first's, with the digits that make the listed values give it.
-		texts := make([]string, len(per))
-		var multiple string
-		for i, v := range per {
-			texts[i] = units.Ratio.Format(v)
-		}
-		if len(per) == 2 && per[0] > 0 && per[1] > 0 {
-			i := sys.Add(units.Quotient(units.Term{V: per[1] / per[0], Unit: units.Multiple},
-				units.Term{V: per[1], Unit: units.Ratio}, units.Term{V: per[0], Unit: units.Ratio}))
-			multiple = sys.Result(i)
-		}
-		for i, v := range per {
-			texts[i] = sys.Text(units.Term{V: v, Unit: units.Ratio})
-		}
-		for i, p := range k.Parts {
-			sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s (model)", specLabel(p.Spec, k.Question.Specs), units.With(texts[i], "DRAM bytes per useful byte")))
-		}
-		if multiple != "" {
-			dram := func(p Part) float64 {
-				return p.Modelled.Metrics[metrics.DRAMRead] + p.Modelled.Metrics[metrics.DRAMWrite]
-			}
-			switch k.Question.Quantity {
-			case figures.UsefulBandwidth.Name:
-				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: per useful byte the second moves %s the DRAM bytes of the first.", multiple))
-			case figures.TimeSeconds.Name:
-				sec.Lines = append(sec.Lines, fmt.Sprintf("A streaming kernel's time follows its DRAM bytes, not its sectors: the first moves %s the DRAM bytes of the second.", units.Multiple.Format(dram(k.Parts[0])/dram(k.Parts[1]))))
-			}
-		}
-	}
-	hasStore := false
-	for _, p := range k.Parts {
-		hasStore = hasStore || p.Modelled.Metrics[metrics.StRequests] > 0
-	}
-	if hasStore {
-		sec.Lines = append(sec.Lines, fmt.Sprintf(
-			"Stores allocate their sector in the L2 without reading DRAM; a sector written only in part is read first and written back whole (32 + 32 bytes). Written bytes still in the L2 when the launch ends are not written back within it: those with less than %s of traffic after them, and no more than %s in all.",
-			bytesStr(float64(d.DRAM.DirtyL2Bytes)), bytesStr(float64(d.DRAM.DirtyWatermarkBytes))))
+	for i := range k.Parts {
+		p := &k.Parts[i]
+		t := partTell(p, figures.DRAMBytesPerUsefulByte)
+		sec.Tells = append(sec.Tells, t)
+		sec.Lines = append(sec.Lines, fmt.Sprintf("  %s: %s DRAM bytes per useful byte (model)", specLabel(p.Spec, k.Question.Specs), fmtNum(t.Value)))
 	}
 	return sec
 }
 
-// coldWarpLine says what warp 0's loads cost from a cold L2, as the
-// model's L2 works it out (sectors.ColdWarp): the fetch blocks they touch.
-func coldWarpLine(s spec.Spec, all []spec.Spec) string {
-	if s.Kernel == spec.GatherCopy {
-		return ""
-	}
-	fetched, used, err := sectors.ColdWarp(s, nil, 0)
-	if err != nil || used == 0 {
-		return ""
-	}
-	blocks := int(fetched) / s.L2Fetch
-	return fmt.Sprintf("Warp 0 of %s, from a cold L2: its loads touch %s of %d bytes = %s bytes from DRAM for %s bytes used: %s per useful byte.",
-		specLabel(s, all), words.Plural(blocks, "fetch block"), s.L2Fetch, count(float64(fetched)), count(float64(used)), units.Ratio.Format(float64(fetched)/float64(used)))
-}
-
 func timeSection(k *Key) Section {
-	s := k.Parts[0].Spec
-	d, _ := devices.Lookup(s.Device)
-	return Section{Title: "What the time model leaves out", Lines: []string{
-		fmt.Sprintf("The time model's latency limit is Little's law: an SM finishes (bytes in flight) / (latency) bytes a second, and on the %s the latency grows from %s with what is in flight. It charges a sparse access the DRAM time it occupies, by how far apart its request's blocks lie, and the sparse write-back of a line a warp has just read (a read-modify-write) more, but not DRAM refresh or the clocks of the run.",
-			d.GPU, units.Seconds.Format(d.Time.LatencySeconds)),
-		fmt.Sprintf("A copy with one 4-byte load per thread has at most %s threads × 4 bytes = %s in flight per SM, and fewer when small blocks cap the threads an SM holds (at most %d resident blocks per SM on the %s: blocks of 32 threads fill %s of its %s thread slots).",
-			count(float64(d.MaxThreadsPerSM)), bytesStr(float64(4*d.MaxThreadsPerSM)), d.MaxBlocksPerSM, d.GPU, count(float64(min(d.MaxThreadsPerSM, 32*d.MaxBlocksPerSM))), count(float64(d.MaxThreadsPerSM))),
-	}}
+	sec := Section{Title: "What the time model counts"}
+	for i := range k.Parts {
+		sec.Tells = append(sec.Tells, partTell(&k.Parts[i], figures.TimeSeconds))
+	}
+	sec.Lines = append(sec.Lines, "The model takes the longest of its limits: DRAM's bytes at cudaMemcpy's bandwidth (a sparse access charged the DRAM time it occupies), Little's law on the load bytes an SM keeps in flight, and the rate blocks start. It leaves out DRAM's pages and the clocks of the run.")
+	return sec
 }
 
 func comparison(k *Key, fig figures.Figure, sys *units.System) Section {
 	e := k.Question
-	sec := Section{Title: "Model and measurement"}
+	sec := Section{Title: "Model and measurement", Tells: quantityTells(k)}
 	if !k.HasMeasured {
 		sec.Lines = append(sec.Lines, "No measured answer: "+k.NoMeasurement+".")
 		if !k.Graded() {
@@ -472,13 +534,13 @@ func timeMisses(k *Key) []string {
 		}
 	}
 	if slower {
-		lines = append(lines, "Where the GPU is slower than the model: the model charges DRAM for bytes only, but sparse accesses (a sector or two per 128-byte line, strides of 32 floats and more, structs of 64 bytes and more, random gathers) spread the same bytes over many more DRAM pages and bursts, which DRAM serves more slowly; and it does not model the clocks of the run.")
+		lines = append(lines, "Where the GPU is slower than the model: sparse accesses spread the same bytes over more DRAM pages, which DRAM serves more slowly, and the model times bytes only.")
 	}
 	if faster {
-		lines = append(lines, "Where the GPU is faster than the model: the model's Little's-law limit waits out every load at DRAM's latency, one dependent step after another. Loads that hit in the L1 or L2 (the later field loads of a whole-struct sum, a dense gather's reads of lines its neighbours just fetched, the index loads of a gather) return far sooner, and the GPU keeps more of them in flight than the model assumes, so the launch beats the limit. On the H200 this is so for dense gathers (identity, warp_shuffle, sorted indices), strided_read at strides 2 to 16 and sum_fields_aos (the lessons/sectors documentation lists them).")
+		lines = append(lines, "Where the GPU is faster than the model: loads that hit in the L1 or L2 return sooner than the DRAM latency the model waits out (go doc ./lessons/sectors lists the launches).")
 	}
 	if !slower && !faster && len(lines) > 1 {
-		lines = append(lines, fmt.Sprintf("No launch is off by more than %s on its own: the ratio of two launches compounds their misses when one runs faster than the model and the other slower.", units.Percent.Format(k.Question.Tolerance.Measured)))
+		lines = append(lines, fmt.Sprintf("No launch is off by more than %s on its own: the ratio of two launches compounds their misses when one runs faster than the model and the other slower.", pct(k.Question.Tolerance.Measured)))
 	}
 	return lines
 }
@@ -619,4 +681,141 @@ func bytesStr(b float64) string {
 		return fmt.Sprintf("%s B (%s)", count(b), units.Bytes.Format(b))
 	}
 	return count(b) + " B"
+}
+
+// fmtNum writes a number the explanations compute: a whole one as a
+// Count (8,388,608), another as a Ratio (4.5), through units.
+func fmtNum(v float64) string {
+	if v == math.Trunc(v) && !math.IsInf(v, 0) {
+		return count(v)
+	}
+	return units.Ratio.Format(v)
+}
+
+// pct writes a fraction as a percentage: 12.5%.
+func pct(v float64) string { return units.Percent.Format(v) }
+
+// duration writes seconds with their prefix: 197 µs.
+func duration(sec float64) string { return units.Seconds.Format(sec) }
+
+// bandwidth writes bytes a second with their prefix: 1.36 TB/s.
+func bandwidth(bps float64) string { return units.Bandwidth.Format(bps) }
+
+// reason is the one sentence a verdict gives after its answer: why the
+// answer is what it is, in the question's own terms.
+func reason(k *Key) string {
+	e := k.Question
+	fig := e.figure()
+	p := &k.Parts[0]
+	switch fig.Level {
+	case figures.L1:
+		return l1Reason(e, p)
+	case figures.Shared:
+		return sharedReason(e, p)
+	case figures.DRAM:
+		if e.Combine == Ratio {
+			return fmt.Sprintf("a lane with a sector to itself costs DRAM a whole fetch block: %d bytes against %d", k.Parts[0].Spec.L2Fetch, k.Parts[1].Spec.L2Fetch)
+		}
+		return fmt.Sprintf("its loads touch %s, and on a miss the L2 fetches %d bytes around each",
+			units.With(fmtNum(model(figures.LdSectorsPerRequest, *p)), "sectors per request"), p.Spec.L2Fetch)
+	case figures.Time:
+		return timeReason(k)
+	}
+	return ""
+}
+
+func l1Reason(e *Question, p *Part) string {
+	ins, err := sectors.WarpInstructions(p.Spec, p.idx, 0)
+	if err != nil {
+		return err.Error()
+	}
+	var counts []string
+	var first int
+	used, fetched := 0, 0
+	for _, in := range ins {
+		if in.Shared || in.Warp.Active == 0 || !relevantInstr(e.Quantity, in.Store) {
+			continue
+		}
+		a, err := sectors.Coalesce(in.Warp)
+		if err != nil {
+			return err.Error()
+		}
+		if len(counts) == 0 {
+			first = len(a.Sectors)
+		}
+		counts = append(counts, fmt.Sprint(len(a.Sectors)))
+		used += a.UsefulBytes
+		fetched += a.FetchedBytes()
+	}
+	pr := p.Modelled
+	switch e.Quantity {
+	case figures.Efficiency.Name, figures.SectorBytesPerUsefulByte.Name:
+		return fmt.Sprintf("warp 0's lanes use %d of the %d bytes in the sectors they touch", used, fetched)
+	case metrics.LdRequests, metrics.StRequests:
+		return fmt.Sprintf("%s each issue %s", units.With(fmtNum(float64(pr.Warps)), "warps"), units.With(fmtNum(pr.Metrics[e.Quantity]/float64(max(pr.Warps, 1))), "requests"))
+	case metrics.LdSectors, metrics.StSectors:
+		req := metrics.LdRequests
+		if e.Quantity == metrics.StSectors {
+			req = metrics.StRequests
+		}
+		return fmt.Sprintf("%s touch %s each", units.With(fmtNum(pr.Metrics[req]), "requests"), units.With(fmtNum(pr.Metrics[e.Quantity]/math.Max(pr.Metrics[req], 1)), "sectors"))
+	}
+	what := "load"
+	if store, _ := Asked(e.Quantity); store {
+		what = "store"
+	}
+	r := fmt.Sprintf("warp 0's %s touches %s for its %s", what, words.Plural(first, "sector"), words.Plural(used, "byte"))
+	if len(counts) > 1 {
+		r = fmt.Sprintf("warp 0's %d %ss touch %s sectors", len(counts), what, strings.Join(counts, " and "))
+	}
+	return r
+}
+
+func sharedReason(e *Question, p *Part) string {
+	ins, err := sectors.WarpInstructions(p.Spec, p.idx, 0)
+	if err != nil {
+		return err.Error()
+	}
+	store := strings.Contains(e.Quantity, "_st_")
+	for _, in := range ins {
+		if !in.Shared || in.Store != store || in.Warp.Active == 0 {
+			continue
+		}
+		n, err := sectors.Wavefronts(in.Warp)
+		if err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("in warp 0's %s, the busiest of the %d banks holds %s, each a wavefront of its own", in.Access, sectors.Banks, words.Plural(n, "distinct word"))
+	}
+	return "warp 0 issues no such shared access"
+}
+
+func timeReason(k *Key) string {
+	e := k.Question
+	measured := k.HasMeasured
+	var parts []string
+	for _, p := range k.Parts {
+		v := p.Model
+		if measured {
+			v = p.Measured
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", fmtQ(e.Quantity, v, false), specShort(p.Spec, e.Specs)))
+	}
+	src := "the model gives"
+	if measured {
+		src = "measured: "
+	}
+	if e.Combine == Ratio {
+		return fmt.Sprintf("%s %s against %s", strings.TrimSpace(src), parts[0], parts[1])
+	}
+	return strings.TrimSpace(src) + " " + parts[0]
+}
+
+// specShort names a spec by what sets it apart from the others of its
+// question, for a sentence: "at stride 32"; "" when nothing does.
+func specShort(s spec.Spec, all []spec.Spec) string {
+	if diff := s.Differences(all); len(diff) > 0 {
+		return "(" + strings.Join(diff, ", ") + ")"
+	}
+	return ""
 }

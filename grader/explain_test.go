@@ -28,9 +28,9 @@ func TestTimeMissesPointTheWay(t *testing.T) {
 		not      []string
 	}{
 		// 40 µs / 100 µs = 0.4: faster by more than the 25 % tolerance.
-		{"faster", 40e-6, []string{"0.4× the model's time (faster", "faster than the model: the model's Little's-law limit"}, []string{"slower than the model: "}},
+		{"faster", 40e-6, []string{"0.4× the model's time (faster", "faster than the model: loads that hit"}, []string{"slower than the model: "}},
 		// 200 µs / 100 µs = 2: slower.
-		{"slower", 200e-6, []string{"2× the model's time (slower", "slower than the model: the model charges DRAM"}, []string{"faster than the model: "}},
+		{"slower", 200e-6, []string{"2× the model's time (slower", "slower than the model: sparse accesses"}, []string{"faster than the model: "}},
 		// 110 µs / 100 µs = 1.1: within 25 %.
 		{"within", 110e-6, []string{"1.1× the model's time (slower"}, []string{"faster than the model: ", "slower than the model: "}},
 	}
@@ -76,7 +76,7 @@ func TestTimeArithmeticNamesRewrites(t *testing.T) {
 			pr, err := sectors.Model(s)
 			require.NoError(t, err)
 			e := &Question{Quantity: figures.TimeSeconds.Name, Specs: []spec.Spec{s}}
-			text := strings.Join(partArithmetic(e, Part{Spec: s, Modelled: pr, Model: pr.TimeSeconds}, new(units.System)), "\n")
+			text := strings.Join(partArithmetic(e, &Part{Spec: s, Modelled: pr, Model: pr.TimeSeconds}), "\n")
 			assert.Contains(t, text, "DRAM longer than their bytes")
 			if c.rewrite {
 				assert.Contains(t, text, "the write-backs of lines its warps have just read")

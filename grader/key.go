@@ -37,6 +37,9 @@ type Key struct {
 	// Explanation is the case's explanation: one warp's addresses and
 	// sectors, the arithmetic, and why model and measurement differ.
 	Explanation []Section
+	// Reason is the one sentence a verdict gives for the answer: "warp 0's
+	// load touches 32 sectors for its 128 bytes".
+	Reason string
 	// numbers are the explanation's numbers, written one way each: an
 	// answer a verdict states is written as its explanation writes it.
 	numbers *units.System
@@ -191,6 +194,7 @@ func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) 
 	}
 	k.numbers = new(units.System)
 	k.Explanation = explain(k, k.numbers)
+	k.Reason = reason(k)
 	return k, nil
 }
 

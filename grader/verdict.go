@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/units"
@@ -46,6 +47,11 @@ type Verdict struct {
 	// Hints are remarks on this prediction: a percentage given for a
 	// fraction, a ratio upside down.
 	Hints []string
+	// Reason is the one sentence that says why the answer is what it is.
+	Reason string
+	// Read says what a prediction written as text was read as ("32
+	// sectors per request", ReadPrediction); "" for a number.
+	Read string
 	// Explanation is the case's explanation, the same for every learner.
 	Explanation []Section
 	// numbers write the answers as the explanation writes them.
@@ -58,6 +64,21 @@ type Verdict struct {
 	// Err is why there is no verdict: an unknown question, a model that
 	// failed. The other fields are then empty.
 	Err error
+}
+
+// Rule says how question e is graded, for the learner who has yet to
+// answer: "Graded against the model, exactly; a number, or one with its
+// unit in quotes: 32 or "32 sectors"." It holds nothing of the answer.
+func Rule(e *Question) string {
+	tol := e.Tolerance.Model
+	if e.GradedBy == Measurement {
+		tol = e.Tolerance.Measured
+	}
+	how := "exactly"
+	if tol > 0 {
+		how = "within " + pct(tol)
+	}
+	return fmt.Sprintf("Graded against the %s, %s, for %s.", e.GradedBy, how, words.Plural(int(e.Points), "point"))
 }
 
 // WritePredictionFirst is what an unanswered verdict says.
@@ -88,6 +109,7 @@ func (k *Key) Verdict(prediction float64) *Verdict {
 		Graded:        k.Graded(),
 		Explanation:   k.Explanation,
 		numbers:       k.numbers,
+		Reason:        k.Reason,
 	}
 	if k.HasMeasured {
 		v.Measurement = &Judgement{Value: k.Measured, Tolerance: e.Tolerance.Measured, Right: Within(prediction, k.Measured, e.Tolerance.Measured)}
@@ -205,8 +227,53 @@ func linesPerRequest(k *Key) (float64, bool) {
 	return float64(lines) / float64(requests), true
 }
 
-// String renders the verdict as text: the verdict line, the prediction
-// against each answer, the hints and the explanation.
+// Headline is the verdict in one line: right or wrong, the prediction,
+// the answer that grades it, and the one reason (for a wrong prediction
+// that makes a known slip, the hint that names it):
+//
+//	RIGHT 03-strided/sectors-stride-32 (1 of 1 point): your 32; the answer is 32 sectors per request (the model's, exact): warp 0's load touches 32 sectors for its 128 bytes.
+func (v *Verdict) Headline() string {
+	if v.Err != nil {
+		return fmt.Sprintf("%s: no verdict: %v", v.ID, v.Err)
+	}
+	e := v.Question
+	if v.Unanswered {
+		return fmt.Sprintf("YOUR PREDICTION? %s: %s", v.ID, WritePredictionFirst)
+	}
+	yours := prediction(v.Prediction)
+	if v.Read != "" {
+		yours = v.Read
+	}
+	head := strings.ToUpper(v.word()) + " " + e.ID
+	if v.Graded {
+		head += " (" + pointsText(v.Points, v.MaxPoints) + ")"
+	}
+	var answer string
+	switch {
+	case !v.Graded:
+		answer = fmt.Sprintf("it is graded against the measurement, and there is none; the model says %s", withUnit(v.numbers, e, v.Model.Value, v.Model.Tolerance))
+	case v.GradedBy == Measurement:
+		answer = fmt.Sprintf("the answer is %s (measured, %s)", withUnit(v.numbers, e, v.Measurement.Value, v.Measurement.Tolerance), tolText(v.Measurement.Tolerance))
+	default:
+		answer = fmt.Sprintf("the answer is %s (the model's, %s)", withUnit(v.numbers, e, v.Model.Value, v.Model.Tolerance), tolText(v.Model.Tolerance))
+	}
+	why := v.Reason
+	if !v.Right && len(v.Hints) > 0 {
+		// The hint's first sentence: the slip it names.
+		why, _, _ = strings.Cut(v.Hints[0], ". ")
+		why = strings.TrimSuffix(why, ".")
+	}
+	line := fmt.Sprintf("%s: your %s; %s", head, yours, answer)
+	if why != "" {
+		line += ": " + why
+	}
+	return line + "."
+}
+
+// String renders the verdict as text: the headline, then the detail a
+// notebook keeps folded: the question, the prediction against each
+// answer (the one that grades, and the other for information), the hints
+// and the explanation.
 func (v *Verdict) String() string {
 	var b strings.Builder
 	if v.Err != nil {
@@ -217,22 +284,14 @@ func (v *Verdict) String() string {
 	if v.Unanswered {
 		fmt.Fprintf(&b, "%s: %s\n", v.ID, WritePredictionFirst)
 		if e != nil {
-			fmt.Fprintf(&b, "%s\n", e.Text)
+			fmt.Fprintf(&b, "%s\n%s\n", e.Text, Rule(e))
 		}
 		return b.String()
 	}
-	if v.Graded {
-		fmt.Fprintf(&b, "%s: %s (%s, %s)\n", e.ID, strings.ToUpper(v.word()), pointsText(v.Points, v.MaxPoints), v.gradedLine())
-	} else {
-		fmt.Fprintf(&b, "%s: %s (%s)\n", e.ID, strings.ToUpper(v.word()), v.gradedLine())
-	}
+	fmt.Fprintf(&b, "%s\n", v.Headline())
 	fmt.Fprintf(&b, "%s\n", e.Text)
-	fmt.Fprintf(&b, "  your prediction  %s\n", prediction(v.Prediction))
-	fmt.Fprintf(&b, "  model            %s, %s: %s\n", withUnit(v.numbers, e, v.Model.Value, v.Model.Tolerance), tolText(v.Model.Tolerance), rightWord(v.Model.Right))
-	if v.Measurement != nil {
-		fmt.Fprintf(&b, "  measured         %s, %s: %s  [%s]\n", withUnit(v.numbers, e, v.Measurement.Value, v.Measurement.Tolerance), tolText(v.Measurement.Tolerance), rightWord(v.Measurement.Right), v.Origin)
-	} else {
-		fmt.Fprintf(&b, "  measured         none: %s\n", v.NoMeasurement)
+	for _, r := range v.rows() {
+		fmt.Fprintf(&b, "  %-16s %s: %s%s\n", r.name, r.value, r.judge, r.src)
 	}
 	for _, h := range v.Hints {
 		fmt.Fprintf(&b, "Hint: %s\n", h)
@@ -245,6 +304,57 @@ func (v *Verdict) String() string {
 	}
 	return b.String()
 }
+
+// row is one answer a verdict holds the prediction against.
+type row struct {
+	name, value, judge, src string
+	grades, right           bool
+}
+
+// rows are the model's and the measurement's answers: the one that grades
+// says right or wrong, the other is for information.
+func (v *Verdict) rows() []row {
+	e := v.Question
+	out := []row{{name: "model", value: withUnit(v.numbers, e, v.Model.Value, v.Model.Tolerance), src: ""}}
+	out[0].grades, out[0].right = v.Graded && v.GradedBy == Model, v.Model.Right
+	if v.Measurement != nil {
+		out = append(out, row{name: "measured", value: withUnit(v.numbers, e, v.Measurement.Value, v.Measurement.Tolerance), src: "  [" + v.Origin + "]",
+			grades: v.Graded && v.GradedBy == Measurement, right: v.Measurement.Right})
+	} else {
+		out = append(out, row{name: "measured", value: "none", src: "", judge: v.NoMeasurement})
+	}
+	for i := range out {
+		r := &out[i]
+		if r.value == "none" {
+			continue
+		}
+		tol := v.Model.Tolerance
+		if r.name == "measured" {
+			tol = v.Measurement.Tolerance
+		}
+		switch {
+		case r.grades:
+			r.judge = fmt.Sprintf("grades, %s: %s", tolText(tol), rightWord(r.right))
+		case r.right:
+			r.judge = fmt.Sprintf("for information: your prediction is %s of it", tolPhrase(tol))
+		default:
+			r.judge = fmt.Sprintf("for information: your prediction is not %s of it", tolPhrase(tol))
+		}
+	}
+	return out
+}
+
+// tolPhrase is "within 5%" or, for an exact answer, "exactly that".
+func tolPhrase(tol float64) string {
+	if tol == 0 {
+		return "exactly"
+	}
+	return "within " + units.Percent.Format(tol)
+}
+
+// Outcome is the verdict in a word, as its headline starts: "RIGHT",
+// "WRONG" or "NOT GRADED".
+func (v *Verdict) Outcome() string { return strings.ToUpper(v.word()) }
 
 func (v *Verdict) word() string {
 	if !v.Graded {
@@ -289,8 +399,9 @@ func rightWord(ok bool) string {
 	return "wrong"
 }
 
-// HTML renders the verdict for a notebook: a coloured verdict line, a
-// table of the answers and the explanation, preformatted lines in <pre>.
+// HTML renders the verdict for a notebook: the headline, coloured, and
+// the detail folded under it (<details>): the question, the answers,
+// the hints and the explanation, preformatted lines in <pre>.
 func (v *Verdict) HTML() string {
 	var b strings.Builder
 	esc := html.EscapeString
@@ -303,45 +414,45 @@ func (v *Verdict) HTML() string {
 	if v.Unanswered {
 		fmt.Fprintf(&b, `<div><b style="color:#666">YOUR PREDICTION?</b> <code>%s</code> — %s</div>`, esc(v.ID), esc(WritePredictionFirst))
 		if e != nil {
-			fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p>`, esc(e.Text))
+			fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p><p style="margin:0.3em 0;color:#555">%s</p>`, esc(e.Text), esc(Rule(e)))
 		}
 		b.WriteString(`</div>`)
 		return b.String()
 	}
-	color, points := "#a00", pointsText(v.Points, v.MaxPoints)+", "
+	color := "#a00"
 	switch {
 	case !v.Graded:
-		color, points = "#666", ""
+		color = "#666"
 	case v.Right:
 		color = "#070"
 	}
-	fmt.Fprintf(&b, `<div><b style="color:%s">%s</b> <code>%s</code> — %s%s</div>`,
-		color, strings.ToUpper(v.word()), esc(e.ID), esc(points), esc(v.gradedLine()))
+	word := strings.ToUpper(v.word())
+	rest := strings.TrimPrefix(v.Headline(), word+" "+e.ID)
+	fmt.Fprintf(&b, `<div><b style="color:%s">%s</b> <code>%s</code>%s</div>`, color, word, esc(e.ID), esc(rest))
+	b.WriteString(`<details><summary>Details</summary>`)
 	fmt.Fprintf(&b, `<p style="margin:0.3em 0">%s</p>`, esc(e.Text))
 	b.WriteString(`<table style="border-collapse:collapse;margin:0.3em 0">`)
-	row := func(name, value, judge, src string) {
-		fmt.Fprintf(&b, `<tr><td style="padding:0 1em 0 0;text-align:left">%s</td><td style="padding:0 1em 0 0;text-align:left"><b>%s</b></td><td style="padding:0 1em 0 0;text-align:left">%s</td><td style="text-align:left;color:#555">%s</td></tr>`,
-			esc(name), esc(value), judge, esc(src))
+	yours := prediction(v.Prediction)
+	if v.Read != "" {
+		yours = v.Read
 	}
-	judge := func(j Judgement) string {
-		c := "#a00"
-		if j.Right {
-			c = "#070"
+	fmt.Fprintf(&b, `<tr><td style="padding:0 1em 0 0;text-align:left">your prediction</td><td style="padding:0 1em 0 0;text-align:left"><b>%s</b></td><td></td><td></td></tr>`, esc(yours))
+	for _, r := range v.rows() {
+		judge := `<span style="color:#555">` + esc(r.judge) + `</span>`
+		if r.grades {
+			c := "#a00"
+			if r.right {
+				c = "#070"
+			}
+			judge = fmt.Sprintf(`<span style="color:%s">%s</span>`, c, esc(r.judge))
 		}
-		return fmt.Sprintf(`%s: <span style="color:%s">%s</span>`, esc(tolText(j.Tolerance)), c, rightWord(j.Right))
-	}
-	row("your prediction", prediction(v.Prediction), "", "")
-	row("model", withUnit(v.numbers, e, v.Model.Value, v.Model.Tolerance), judge(v.Model), "sector model")
-	if v.Measurement != nil {
-		row("measured", withUnit(v.numbers, e, v.Measurement.Value, v.Measurement.Tolerance), judge(*v.Measurement), v.Origin)
-	} else {
-		row("measured", "none", "", v.NoMeasurement)
+		fmt.Fprintf(&b, `<tr><td style="padding:0 1em 0 0;text-align:left">%s</td><td style="padding:0 1em 0 0;text-align:left"><b>%s</b></td><td style="padding:0 1em 0 0;text-align:left">%s</td><td style="text-align:left;color:#555">%s</td></tr>`,
+			esc(r.name), esc(r.value), judge, esc(strings.TrimSpace(strings.Trim(r.src, " []"))))
 	}
 	b.WriteString(`</table>`)
 	for _, h := range v.Hints {
 		fmt.Fprintf(&b, `<p style="margin:0.3em 0"><b>Hint:</b> %s</p>`, esc(h))
 	}
-	b.WriteString(`<details><summary>Why</summary>`)
 	for _, s := range v.Explanation {
 		fmt.Fprintf(&b, `<h4 style="margin:0.6em 0 0.2em">%s</h4>`, esc(s.Title))
 		writeLinesHTML(&b, s.Lines)

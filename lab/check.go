@@ -51,13 +51,18 @@ func newGrader() (*grader.Grader, error) {
 }
 
 // Check records a prediction and answers it at once: the verdict against
-// the model and the measurement, with the case's explanation, displayed as
-// HTML in a notebook and printed as text elsewhere. The prediction must be
-// a number written in the call,
+// the model and the measurement, its one line open and the explanation
+// folded under it, displayed as HTML in a notebook and printed as text
+// elsewhere. The prediction is a number written in the call, or the
+// number with its unit in quotes,
 //
 //	lab.Check("03-strided/sectors-stride-32", 32)
+//	lab.Check("03-strided/sectors-stride-32", "32 sectors")
+//	lab.Check("03-strided/efficiency-stride-2", "50%")
+//	lab.Check("03-strided/slowdown-stride-32", "3.1x")
 //
-// so that `coalesce grade` can read it from the saved notebook; the
+// read by grader.ReadPrediction, as `coalesce grade` reads the same call
+// from the saved notebook; the verdict says what a text was read as. The
 // measured answers come from the notebook's own source (Measure's).
 //
 // Every real prediction is an attempt: Check counts them per question in
@@ -65,45 +70,110 @@ func newGrader() (*grader.Grader, error) {
 // .coalesce/attempts/) and puts the record, first and last prediction and
 // count, in the cell's output as well (attempt.MIMEType), where the saved
 // notebook keeps it for the instructor. The placeholder YourPrediction
-// shows the question only and records nothing.
-func Check(id string, prediction float64) *grader.Verdict {
+// shows the question only and records nothing. A verdict's explanation
+// holds back a part that would answer another question not yet answered.
+func Check(id string, prediction any) *grader.Verdict {
 	g, err := theGrader.value()
 	var v *grader.Verdict
-	if err != nil {
-		v = &grader.Verdict{ID: id, Prediction: prediction, Err: err}
-	} else {
-		v = g.Grade(id, prediction)
+	switch {
+	case err != nil:
+		v = &grader.Verdict{ID: id, Err: err}
+	default:
+		value, read, perr := predictionOf(g, id, prediction)
+		if perr != nil {
+			v = &grader.Verdict{ID: id, Err: perr}
+			break
+		}
+		done := func() {}
+		if grader.Answered(value) {
+			done = working(fmt.Sprintf("grading %s: the model replays every warp of its launches, and the measurement is looked up", id))
+		}
+		v = g.Grade(id, value)
+		done()
+		if v.Err == nil && !v.Unanswered {
+			v.Read = read
+		}
 	}
+	prediction = v.Prediction
 	if v.Unanswered || v.Err != nil {
-		showHTML(v.HTML(), v.String())
+		newDisplay().emit(output{text: v.String(), html: v.HTML()})
 		return v
-	}
-	if len(v.Hints) > 0 && g != nil {
-		// The hint names the wrong model; the picture shows the right one.
-		defer misconceptionDiagram(g, id)
 	}
 	store, ok := attempts()
-	if !ok {
-		showHTML(v.HTML(), v.String())
-		return v
+	var note, record string
+	if ok {
+		rec, err := store.Add(id, v.Prediction, now())
+		switch {
+		case rec.Attempts == 0: // nothing recorded: say why, under the verdict
+			note = fmt.Sprintf("(This attempt was not recorded: %v)", err)
+		default:
+			note = attemptNote(rec)
+			if err != nil { // recorded, in a new file: the old one did not parse
+				note += fmt.Sprintf(" (%v)", err)
+			}
+			if js, jerr := json.Marshal(rec); jerr == nil {
+				record = string(js)
+			}
+		}
 	}
-	rec, err := store.Add(id, prediction, now())
-	if rec.Attempts == 0 { // nothing recorded: say why, under the verdict
-		note := fmt.Sprintf("(This attempt was not recorded: %v)", err)
-		showHTML(v.HTML()+noteHTML(note), v.String()+note+"\n")
-		return v
+	d := newDisplay()
+	shown := gated(d, v)
+	o := output{text: shown.String(), html: shown.HTML(), attempt: record}
+	if note != "" {
+		o.text += note + "\n"
+		o.html += noteHTML(note)
 	}
-	note := attemptNote(rec)
-	if err != nil { // recorded, in a new file: the old one did not parse
-		note += fmt.Sprintf(" (%v)", err)
+	d.emit(o)
+	if len(v.Hints) > 0 && g != nil {
+		// The hint names the wrong model; the picture shows the right one.
+		misconceptionDiagram(g, id)
 	}
-	js, jerr := json.Marshal(rec)
-	if jerr != nil {
-		showHTML(v.HTML()+noteHTML(note), v.String()+note+"\n")
-		return v
-	}
-	showAttempt(v.HTML()+noteHTML(note), v.String()+note+"\n", string(js))
 	return v
+}
+
+// predictionOf reads a Check's prediction: a number as it is, a text
+// (grader.ReadPrediction) with what it was read as. Anything else is an
+// error that says what Check takes.
+func predictionOf(g *grader.Grader, id string, p any) (float64, string, error) {
+	switch x := p.(type) {
+	case float64:
+		return x, "", nil
+	case float32:
+		return float64(x), "", nil
+	case int:
+		return float64(x), "", nil
+	case int64:
+		return float64(x), "", nil
+	case int32:
+		return float64(x), "", nil
+	case uint:
+		return float64(x), "", nil
+	case string:
+		q, err := g.Bank().Question(id)
+		if err != nil {
+			return 0, "", err
+		}
+		r, err := grader.ReadPrediction(q, x)
+		if err != nil {
+			return 0, "", err
+		}
+		return r.Value, fmt.Sprintf("%q, read as %s", x, r.As), nil
+	}
+	return 0, "", fmt.Errorf("lab: Check(%q, %v): the prediction is a %T; want a number (32, 0.5) or one with its unit in quotes (\"32 sectors\", \"50%%\", \"3.1x\")", id, p, p)
+}
+
+// gated returns v with the sections of its explanation that tell another
+// question the learner owes replaced by a line saying so.
+func gated(d *display, v *grader.Verdict) *grader.Verdict {
+	out := *v
+	out.Explanation = nil
+	for _, s := range v.Explanation {
+		if !d.showAll(s.Tells) {
+			s = grader.Section{Title: s.Title, Lines: []string{"This part gives away an answer you have not given yet; it shows once you have (see the note below)."}}
+		}
+		out.Explanation = append(out.Explanation, s)
+	}
+	return &out
 }
 
 // attemptNote says which attempt this was and, from the second on, what
@@ -129,8 +199,8 @@ func Questions() (*grader.Bank, error) { return grader.Questions() }
 // then with wrong, and prints the first line of each verdict and the hints
 // of the wrong one:
 //
-//	planted right answer 4: 01-sectors/sectors-float: RIGHT (1 of 1 point, graded against the model)
-//	planted wrong answer 128: 01-sectors/sectors-float: WRONG (0 of 1 point, graded against the model)
+//	planted right answer 4: 01-sectors/sectors-float: RIGHT (1 of 1 point)
+//	planted wrong answer 128: 01-sectors/sectors-float: WRONG (0 of 1 point)
 //	  Hint: That counts bytes: divide by 32 bytes per sector.
 //
 // It records nothing: it makes no Check call, so `coalesce grade` does not
@@ -150,14 +220,16 @@ func Planted(id string, wrong float64) {
 			if err != nil {
 				msg += fmt.Sprintf(" (Your attempts cannot be read: %v)", err)
 			}
-			fmt.Fprintln(stdout(), msg)
+			printf("%s\n", msg)
 			flush()
 			return
 		}
 	}
 	g, err := theGrader.value()
 	if err == nil {
+		done := working("grading " + id + " with the grader's own answer and a wrong one")
 		err = planted(g, id, wrong)
+		done()
 	}
 	Must(0, err)
 }
@@ -171,6 +243,10 @@ func planted(g *grader.Grader, id string, wrong float64) error {
 	if !ok {
 		right = k.Model
 	}
+	// The right answer is the verdict's, which the learner has seen:
+	// Planted waits for their attempt (above) and shows nothing more.
+	d := newDisplay()
+	var b strings.Builder
 	for _, c := range []struct {
 		what  string
 		value float64
@@ -179,14 +255,18 @@ func planted(g *grader.Grader, id string, wrong float64) error {
 		if v.Err != nil {
 			return fmt.Errorf("lab: %w", v.Err)
 		}
-		first, _, _ := strings.Cut(v.String(), "\n")
-		fmt.Fprintf(stdout(), "planted %s answer %s: %s\n", c.what, units.AsWritten(c.value), first)
+		outcome := v.Outcome()
+		if v.Graded {
+			outcome += " (" + grader.Points(v.Points, v.MaxPoints) + ")"
+		}
+		fmt.Fprintf(&b, "planted %s answer %s: %s: %s\n", c.what, units.AsWritten(c.value), id, outcome)
 		if c.what == "wrong" {
 			for _, h := range v.Hints {
-				fmt.Fprintf(stdout(), "  Hint: %s\n", h)
+				fmt.Fprintf(&b, "  Hint: %s\n", h)
 			}
 		}
 	}
+	d.emit(output{text: b.String()})
 	return nil
 }
 
@@ -217,11 +297,10 @@ func misconceptionDiagram(g *grader.Grader, id string) {
 		if in.Op != want {
 			continue
 		}
-		p, err := plots.InstructionDiagram(s, 0, i)
-		if err != nil {
-			return
+		d := newDisplay()
+		if !showInstruction(d, s, 0, i) {
+			d.emit(output{text: "The picture of this warp waits for your prediction of another question."})
 		}
-		showPNG(plots.Diagram, p)
 		return
 	}
 }

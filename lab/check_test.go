@@ -135,3 +135,40 @@ func TestCheckDrawsTheMisconception(t *testing.T) {
 		})
 	}
 }
+
+// A prediction with its unit, in quotes, is read by the grader's one
+// reader and the verdict says what it was read as; a text that is not the
+// question's unit is an error that says what is allowed, and records
+// nothing.
+func TestCheckText(t *testing.T) {
+	recorded(t)
+	store := attemptsIn(t)
+	out := capture(t)
+	v := Check("01-sectors/sectors-float", "4 sectors")
+	require.NoError(t, v.Err)
+	assert.True(t, v.Right)
+	assert.Equal(t, 4.0, v.Prediction)
+	assert.Contains(t, out.String(), `your "4 sectors", read as 4 sectors per request;`)
+	r, ok, err := store.Get("01-sectors/sectors-float")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, 4.0, r.First.Value, "the number is recorded")
+
+	out.Reset()
+	v = Check("02-coalescing/efficiency-coalesced", "100%")
+	require.NoError(t, v.Err)
+	assert.Equal(t, 1.0, v.Prediction)
+
+	out.Reset()
+	v = Check("01-sectors/sectors-double", "8 bytes")
+	require.ErrorIs(t, v.Err, grader.ErrPredictionText)
+	assert.Contains(t, out.String(), `"8 bytes" is not a prediction: "bytes" is not this question's unit (sectors per request); write a number (32), or one with the question's unit, in quotes: "32 sectors"`)
+	_, ok, err = store.Get("01-sectors/sectors-double")
+	require.NoError(t, err)
+	assert.False(t, ok, "an unreadable prediction is no attempt")
+
+	v = Check("01-sectors/sectors-double", true)
+	assert.ErrorContains(t, v.Err, "the prediction is a bool; want a number")
+	assert.True(t, math.IsNaN(YourPrediction))
+	assert.True(t, Check("01-sectors/sectors-double", YourPrediction).Unanswered)
+}

@@ -40,10 +40,24 @@
 // recording, the course's H200.
 //
 // Check(id, prediction) records a learner's prediction and shows the
-// verdict at once; `coalesce grade` later reads the same call from the
-// saved notebook, so the prediction must be a number written in the call.
+// verdict at once, in one line with the detail folded; `coalesce grade`
+// later reads the same call from the saved notebook, so the prediction is
+// a number written in the call, or the number with its unit in quotes
+// ("32 sectors", "50%"), which both read with grader.ReadPrediction.
 // Planted grades an exercise's own answer and a wrong one, to show that
 // the grader tells them apart.
+//
+// Nothing a cell shows gives an answer away before the learner has
+// predicted it: every display goes through one gate (gate.go), built of
+// values that know what they are (grader.Tell: a figure of a launch, one
+// warp instruction, a device fact), and a value that tells a question of
+// this lesson or a later one that has no recorded attempt shows as
+// Hidden, with a short note saying what to answer first; the rest of the
+// table or chart still shows, and the next run after the answer shows it
+// all. A cell's own numbers go through it too: Printf with Modelled and
+// MeasuredValue cells. COALESCE_REVEAL=all opens the gate, for an
+// instructor. Every output carries what it showed (grader.Shown), which
+// the leak test of make test (cmd/leaks) reads.
 //
 // Functions that can fail return an error; Must turns one into the end of
 // the cell, with the error printed, which is what a notebook wants. Spec

@@ -14,8 +14,11 @@ import (
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/cuda/twin"
 	"github.com/coalescing-course/coalesce/cuda/usercuda"
+	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/plots"
+	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/simt"
 	"github.com/coalescing-course/coalesce/units"
 )
@@ -60,7 +63,8 @@ func Exercise(id string) {
 	fmt.Fprintf(&b, `<p>Targets: %s.</p>`, esc(strings.Join(e.Metrics, ", ")))
 	fmt.Fprintf(&b, `<pre style="font-size:90%%">%s</pre></div>`, esc(e.StarterGo))
 	fmt.Fprintf(&t, "Targets: %s\n%s\n", strings.Join(e.Metrics, ", "), e.StarterGo)
-	showHTML(b.String(), t.String())
+	// The exercise's text and parameters are no value of a launch.
+	newDisplay().emit(output{text: t.String(), html: b.String()})
 }
 
 // fail ends the cell with err, as Must does.
@@ -101,18 +105,40 @@ func Try(id string, kernel any) *exercises.Outcome {
 		fail(err)
 		return nil
 	}
+	done := working(fmt.Sprintf("running your kernel for %s through the model, thread by thread", e.ID))
 	out, err := e.Run(v, kernel)
+	done()
 	if err != nil {
 		fail(err)
 		return nil
 	}
-	showHTML(outcomeHTML(e, out, kernel), outcomeText(e, out, kernel))
-	if d := diagramOf(out); d != nil {
-		if p, err := plots.TracedDiagram(*d); err == nil {
-			showPNG(plots.Diagram, p)
+	// A learner's own kernel is no launch a question asks about; the
+	// picture of its warp is told like any warp's.
+	newDisplay().emit(output{text: outcomeText(e, out, kernel), html: outcomeHTML(e, out, kernel)})
+	if tr := diagramOf(out); tr != nil {
+		if p, err := plots.TracedDiagram(*tr); err == nil {
+			d := newDisplay()
+			if sh, err := grader.InstructionShape(tr.Instruction); err == nil && !d.show(grader.Tell{Figure: instructionFigure(tr.Instruction), Judge: grader.Model, Value: float64(sh.Sectors), Warp: &sh}) {
+				d.emit(output{text: "The picture of this warp waits for your prediction."})
+				return out
+			}
+			d.emit(output{text: "[warp diagram] " + strings.ReplaceAll(p.Title.Text, "\n", " ") + "\n", png: renderPNG(plots.Diagram, p)})
 		}
 	}
 	return out
+}
+
+// instructionFigure is the figure a picture of one instruction shows.
+func instructionFigure(in sectors.Instruction) string {
+	switch {
+	case in.Shared && in.Store:
+		return figures.ShStWavefrontsPerRequest.Name
+	case in.Shared:
+		return figures.ShLdWavefrontsPerRequest.Name
+	case in.Store:
+		return figures.StSectorsPerRequest.Name
+	}
+	return figures.LdSectorsPerRequest.Name
 }
 
 func outcomeText(e *exercises.Exercise, out *exercises.Outcome, kernel any) string {
@@ -321,7 +347,7 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 	g, why := liveGPU()
 	if g == nil {
 		note := noGPUNote(why)
-		showHTML(`<p class="coalesce-nogpu">`+esc(note)+`</p>`, note+"\n")
+		newDisplay().emit(output{text: note + "\n", html: `<p class="coalesce-nogpu">` + esc(note) + `</p>`})
 		return res
 	}
 	k := userKernel(p, body)
@@ -333,7 +359,7 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 	line.Close()
 	if err != nil {
 		if note, ok := kernelFailure(err); ok {
-			showHTML(`<pre class="coalesce-cuda-failed" style="color:#b00">`+esc(note)+`</pre>`, note+"\n")
+			newDisplay().emit(output{text: note + "\n", html: `<pre class="coalesce-cuda-failed" style="color:#b00">` + esc(note) + `</pre>`})
 			res.Wrong = err
 			return res
 		}
@@ -352,7 +378,8 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 		res.Targets = judgeCUDA(e, res, res.Lines)
 	}
 	res.Pass = cudaPass(res) && run.CountersErr == nil
-	showHTML(cudaHTML(e, p, res, goKernel), cudaText(e, p, res, goKernel))
+	// The GPU's counts of a learner's own kernel answer no question.
+	newDisplay().emit(output{text: cudaText(e, p, res, goKernel), html: cudaHTML(e, p, res, goKernel)})
 	return res
 }
 

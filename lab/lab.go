@@ -4,16 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"io"
+	"math/bits"
 	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/devices"
+	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/units"
@@ -26,13 +31,6 @@ var Output io.Writer
 // Stderr is where Must prints the error that ends a cell; nil is the
 // standard error as it is at the time.
 var Stderr io.Writer
-
-func stdout() io.Writer {
-	if Output != nil {
-		return Output
-	}
-	return os.Stdout
-}
 
 func stderr() io.Writer {
 	if Stderr != nil {
@@ -113,13 +111,21 @@ func Lanes(base, step uint64, size int) sectors.Warp {
 //
 //	4 sectors in 1 line: 128 bytes fetched for 128 bytes used, efficiency 100%
 //
-// It returns the access, for the cell to use further.
+// It returns the access, for the cell to use further. A warp that is the
+// warp of a question the learner has not answered yet (lab.Lanes(0, 4, 4)
+// is coalesced_copy's) is not printed until they have.
 func Explain(w sectors.Warp) (sectors.Access, error) {
 	a, err := sectors.Coalesce(w)
 	if err != nil {
 		return a, fmt.Errorf("lab: %w", err)
 	}
-	tw := tabwriter.NewWriter(stdout(), 0, 0, 2, ' ', 0)
+	d := newDisplay()
+	if !d.showAll(warpTells(w, a)) {
+		d.emit(output{text: "The sectors of this warp wait for your prediction."})
+		return a, nil
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "sector (bytes)\tline\tlanes\tbytes used")
 	const maxRows = 12
 	rows := a.Sectors
@@ -134,11 +140,75 @@ func Explain(w sectors.Warp) (sectors.Access, error) {
 		return a, err
 	}
 	if more := len(a.Sectors) - len(rows); more > 0 {
-		fmt.Fprintf(stdout(), "... and %s more\n", words.Plural(more, "sector"))
+		fmt.Fprintf(&b, "... and %s more\n", words.Plural(more, "sector"))
 	}
-	_, err = fmt.Fprintf(stdout(), "%s in %s: %s fetched for %s used, efficiency %s\n",
+	fmt.Fprintf(&b, "%s in %s: %s fetched for %s used, efficiency %s\n",
 		words.Plural(len(a.Sectors), "sector"), words.Plural(a.Lines, "line"), words.Plural(a.FetchedBytes(), "byte"), words.Plural(a.UsefulBytes, "byte"), Percent(a.Efficiency()))
-	return a, err
+	d.emit(output{text: b.String()})
+	return a, nil
+}
+
+// LoadTotals works out, for the launch s, the load totals Nsight Compute
+// reports, as lesson 7 builds them: warps × loads per warp = requests,
+// requests × sectors per request = sectors, and the minimum a request of
+// that many bytes could cost. Each line waits, like any value, for the
+// answer of a question it would give away.
+func LoadTotals(s spec.Spec) error {
+	done := working("model: replaying every warp of " + s.Brief())
+	p, err := sectors.Model(s)
+	done()
+	if err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	v := figures.Model(p)
+	tell := func(f figures.Figure) grader.Tell {
+		x, _ := f.Of(v)
+		return grader.Tell{Spec: s, Figure: f.Name, Judge: grader.Model, Value: x, Counts: grader.CountsOf(v)}
+	}
+	requests, sectorsTotal := tell(figures.Metric(metrics.LdRequests)), tell(figures.Metric(metrics.LdSectors))
+	perReq := tell(figures.LdSectorsPerRequest)
+	warps, req, secs := float64(p.Warps), p.Metrics[metrics.LdRequests], p.Metrics[metrics.LdSectors]
+	// The fewest sectors: each request's bytes side by side, in whole
+	// sectors (a warp's active lanes times the element size, rounded up
+	// to 32 bytes).
+	least := 0.0
+	for w := int64(0); w < p.Warps; w++ {
+		t0, lanes := sectors.FirstThread(s, w)
+		if active := min(int64(lanes), s.Threads()-t0); active > 0 {
+			least += math.Ceil(float64(active*int64(s.ElemBytes)) / sectors.SectorBytes)
+		}
+	}
+	d := newDisplay()
+	var b strings.Builder
+	b.WriteString(Describe(s) + "\n")
+	line := func(text string, tells ...grader.Tell) {
+		if !d.showAll(tells) {
+			text = Hidden
+		}
+		b.WriteString("  " + text + "\n")
+	}
+	// Each equation is written true as printed: units gives a factor
+	// that rounds the digits its product needs.
+	count := func(v float64, noun string) units.Term { return units.Term{V: v, Unit: units.Count, Noun: noun} }
+	line(units.Product(count(req, "requests"), count(warps, "warps"), units.Term{V: req / warps, Unit: units.Ratio, Noun: "loads per warp"}).String(), requests)
+	line(units.Product(count(secs, "sectors"), count(req, "requests"), units.Term{V: perReq.Value, Unit: units.Ratio, Noun: "sectors per request"}).String(), requests, perReq, sectorsTotal)
+	line(fmt.Sprintf("minimum: %s, each request's bytes side by side; so %s", units.With(Count(least), "sectors"),
+		units.Quotient(units.Term{V: secs / least, Unit: units.Multiple, Noun: "the minimum"}, count(secs, "sectors"), count(least, "sectors"))), sectorsTotal, perReq)
+	d.emit(output{text: b.String()})
+	return nil
+}
+
+// warpTells are what a picture or a list of one warp's sectors shows:
+// its sectors per request, as a load or a store (a warp built by hand may
+// stand for either), and its efficiency.
+func warpTells(w sectors.Warp, a sectors.Access) []grader.Tell {
+	sh := grader.Shape{Sectors: len(a.Sectors), Useful: a.UsefulBytes, Lanes: bits.OnesCount32(w.Active)}
+	n := float64(len(a.Sectors))
+	return []grader.Tell{
+		{Figure: figures.LdSectorsPerRequest.Name, Judge: grader.Model, Value: n, Warp: &sh},
+		{Figure: figures.StSectorsPerRequest.Name, Judge: grader.Model, Value: n, Warp: &sh},
+		{Figure: figures.Efficiency.Name, Judge: grader.Model, Value: a.Efficiency(), Warp: &sh},
+	}
 }
 
 // laneList writes a lane mask as ranges: "0-7", "0, 2, 4".
@@ -166,30 +236,38 @@ func laneList(mask uint32) string {
 // and why (devices.Current: the course's H200, or the profile chosen for
 // this machine's GPU, and whether its numbers are measured or a
 // datasheet's estimate), and where this notebook's measurements come
-// from: the label every measured figure of the notebook carries.
+// from: the label every measured figure of the notebook carries. The L2's
+// fetch granularity, which tells lesson 8's answers, waits for them.
 func Status() {
 	// The source first: opening a live GPU chooses the profile.
 	src, srcErr := measurer()
-	d, why := devices.Current()
-	if err := d.Validate(); err != nil {
-		fmt.Fprintf(stdout(), "Model: no device profile: %v\n", err)
+	dev, why := devices.Current()
+	disp := newDisplay()
+	var b strings.Builder
+	if err := dev.Validate(); err != nil {
+		fmt.Fprintf(&b, "Model: no device profile: %v\n", err)
 	} else {
-		fmt.Fprintf(stdout(), "Model: the sector model of the %s (device %q): %d SMs, %s of L2, %d-byte sectors in %d-byte lines, L2 fetch granularity %d bytes.\n",
-			d.GPU, d.Name, d.SMs, units.BinaryBytes.Format(float64(d.L2Bytes)), d.SectorBytes, d.LineBytes, d.DefaultL2Fetch)
-		fmt.Fprintf(stdout(), "Profile: %s%s.\n", why, estimateNote(d))
+		fetch := fmt.Sprintf("L2 fetch granularity %d bytes", dev.DefaultL2Fetch)
+		if !disp.show(grader.Tell{Fact: grader.FactL2Fetch, Value: float64(dev.DefaultL2Fetch)}) {
+			fetch = "L2 fetch granularity " + Hidden
+		}
+		fmt.Fprintf(&b, "Model: the sector model of the %s (device %q): %d SMs, %s of L2, %d-byte sectors in %d-byte lines, %s.\n",
+			dev.GPU, dev.Name, dev.SMs, units.BinaryBytes.Format(float64(dev.L2Bytes)), dev.SectorBytes, dev.LineBytes, fetch)
+		fmt.Fprintf(&b, "Profile: %s%s.\n", why, estimateNote(dev))
 	}
 	switch {
 	case srcErr != nil:
-		fmt.Fprintf(stdout(), "Measurements: none: %v\n", srcErr)
+		fmt.Fprintf(&b, "Measurements: none: %v\n", srcErr)
 	default:
 		o := src.Origin()
 		if o.Why == "" {
-			fmt.Fprintf(stdout(), "Measurements: %s: this machine's GPU runs the kernels.\n", o)
+			fmt.Fprintf(&b, "Measurements: %s: this machine's GPU runs the kernels.\n", o)
 		} else {
-			fmt.Fprintf(stdout(), "Measurements: %s (the course's recording; %s).\n", o, o.Why)
+			fmt.Fprintf(&b, "Measurements: %s (the course's recording; %s).\n", o, o.Why)
 		}
-		statusCounters(src)
+		b.WriteString(statusCounters(src))
 	}
+	disp.emit(output{text: b.String()})
 	flush()
 }
 
@@ -200,25 +278,26 @@ func Status() {
 // GPU (COALESCE_MEASURE=strict) that cannot count says so on stderr,
 // which fails the cell in a headless run (make test-gpu) even where the
 // lesson measures nothing.
-func statusCounters(src measure.Measurer) {
+func statusCounters(src measure.Measurer) string {
 	p, ok := src.(counterProber)
 	if !ok {
-		return
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	err := p.ProbeCounters(ctx)
 	if err != nil && isStrict(src) {
 		fmt.Fprintf(stderr(), "Counters: %s=%s, but Nsight Compute cannot read this GPU's counters: %v\n", cuda.ModeEnv, cuda.StrictMode, err)
-		return
+		return ""
 	}
 	switch {
 	case errors.Is(err, toolkit.ErrCountersDenied):
-		fmt.Fprintf(stdout(), "Counters: %v\n", err)
+		return fmt.Sprintf("Counters: %v\n", err)
 	// Without ncu there is nothing to check: the captions say so.
 	case err != nil && !errors.Is(err, measure.ErrNoCounters):
-		fmt.Fprintf(stdout(), "Counters: could not check whether Nsight Compute may read them: %v\n", err)
+		return fmt.Sprintf("Counters: could not check whether Nsight Compute may read them: %v\n", err)
 	}
+	return ""
 }
 
 // estimateNote says, after a profile's reason, how much of it is an

@@ -168,7 +168,7 @@ func TestMeasureRecorded(t *testing.T) {
 	l, ok := m.Lookup(s1)
 	require.True(t, ok)
 	assert.Greater(t, l.TimeMs, 0.0)
-	assert.Equal(t, cell{v: 4, ok: true}, LdSectorsPerRequest.measuredCell(l))
+	assert.Equal(t, "4", LdSectorsPerRequest.measuredValue(l).Text)
 	assert.Regexp(t, `^Measured: recorded on NVIDIA H200, \d{4}-\d{2}-\d{2} \(no GPU here: nvcc not found at /nonexistent/nvcc \(set by COALESCE_NVCC\)\)\.$`, m.Caption())
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/coalescing-course/coalesce/calibrate"
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/cuda/reference"
+	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
@@ -196,7 +197,7 @@ func noticeDenied(why error) {
 		return
 	}
 	deniedNotice.said = true
-	fmt.Fprintf(stdout(), "Counters: %v\nUntil then the times are live, and counters marked (recorded) are the course's recording of the same launch on this GPU, those marked (model) the sector model's, which no exercise grades as a measurement.\n", why)
+	printf("Counters: %v\nUntil then the times are live, and counters marked (recorded) are the course's recording of the same launch on this GPU, those marked (model) the sector model's, which no exercise grades as a measurement.\n", why)
 }
 
 func measureOn(src measure.Measurer, specs []spec.Spec, want measure.Want) (*Measurements, error) {
@@ -250,7 +251,7 @@ func (m *Measurements) Caption() string {
 func (m *Measurements) Table() *Table {
 	cols := []Column{TimeMicroseconds, UsefulGBps, OfMemcpy, LdSectorsPerRequest, StSectorsPerRequest, DRAMPerUseful}
 	header := []string{"launch"}
-	columns := make([][]string, len(cols))
+	columns := make([][]Value, len(cols))
 	for j, c := range cols {
 		cells := make([]cell, len(m.Launches))
 		for i, l := range m.Launches {
@@ -263,11 +264,11 @@ func (m *Measurements) Table() *Table {
 	t := NewTable(header...)
 	t.Caption = m.Caption()
 	for i, l := range m.Launches {
-		row := []string{l.Spec.Brief()}
+		var row []Value
 		for j := range cols {
 			row = append(row, columns[j][i])
 		}
-		t.addRow(row)
+		t.addRow(l.Spec.Brief(), row)
 	}
 	if cmd := m.Profiling(); cmd != "" && anyProfiled(m.Launches) {
 		t.Notes = append(t.Notes, "Counters: "+cmd)
@@ -298,15 +299,16 @@ func (m *Measurements) Counters() *Table {
 	t := NewTable(header...)
 	t.Caption = m.Caption()
 	for _, l := range m.Launches {
-		row := []string{l.Spec.Brief()}
+		var row []Value
+		lv := figures.Measured(l, nil)
 		for _, name := range metrics.All {
 			if v, ok := l.Metrics[name]; ok {
-				row = append(row, Count(v)+borrowedMark(l.Counters, nil))
+				row = append(row, Value{Text: Count(v) + borrowedMark(l.Counters, nil), Tells: figureTells(figures.Metric(name), lv, grader.Measurement, v, nil)})
 			} else {
-				row = append(row, Missing)
+				row = append(row, Value{Text: Missing})
 			}
 		}
-		t.addRow(row)
+		t.addRow(l.Spec.Brief(), row)
 	}
 	if cmd := m.Profiling(); cmd != "" {
 		t.Notes = append(t.Notes, "Counters: "+cmd)

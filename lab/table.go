@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
@@ -23,11 +24,50 @@ const Missing = "—"
 // Table is a small table for a notebook: a caption above, a header row,
 // rows of text, notes below. Build one with NewTable and AddRow, or with
 // Compare, ModelTable, Versus or Counters.
+//
+// A table's cells are gated as they are added: a Value that tells the
+// answer of a question the learner has not answered yet is stored as
+// Hidden (see Check), so that nothing of a table, printed or shown,
+// gives it away; Show says under the table what to answer first.
 type Table struct {
 	Caption string
 	Header  []string
 	Rows    [][]string
 	Notes   []string
+
+	d *display
+}
+
+// Value is a table cell that knows what it shows: its text, and the
+// values (of figures of launches) it is made of. Compare and the other
+// tables make their cells so; a cell may make its own with Modelled and
+// MeasuredValue.
+type Value struct {
+	Text  string
+	Tells []grader.Tell
+}
+
+// String returns the value's text.
+func (v Value) String() string { return v.Text }
+
+// Modelled is the model's value of figure f for the launch p, as a
+// table cell: lab.NewTable(...).AddRow(name, lab.Modelled(p, figures.TimeSeconds)).
+func Modelled(p sectors.Launch, f figures.Figure) Value {
+	return FigureColumn(f).modelValue(p)
+}
+
+// MeasuredValue is the measured value of figure f for the launch l, as a
+// table cell.
+func MeasuredValue(l measure.Launch, f figures.Figure) Value {
+	return FigureColumn(f).measuredValue(l)
+}
+
+// display returns the table's display, made on first use.
+func (t *Table) display() *display {
+	if t.d == nil {
+		t.d = newDisplay()
+	}
+	return t.d
 }
 
 // NewTable returns an empty table with the given column names.
@@ -37,24 +77,40 @@ func NewTable(header ...string) *Table {
 
 // AddRow appends a row; values are formatted with Format. A row shorter
 // than the header is padded with Missing, a longer one is cut.
+//
+// A Value shows as Hidden while it tells an answer the learner owes; any
+// other number is noted as one the table cannot vouch for, which the
+// leak test of `make test` then reads by its column.
 func (t *Table) AddRow(values ...any) *Table {
+	d := t.display()
 	row := make([]string, len(t.Header))
 	for i := range row {
-		if i < len(values) {
-			row[i] = Format(values[i])
-		} else {
+		if i >= len(values) {
 			row[i] = Missing
+			continue
+		}
+		switch v := values[i].(type) {
+		case Value:
+			row[i] = v.Text
+			if !d.showAll(v.Tells) {
+				row[i] = Hidden
+			}
+		default:
+			row[i] = Format(v)
+			if i > 0 && numeric(row[i]) && row[i] != Missing {
+				d.untaggedCell(t.Header[i], row[i])
+			}
 		}
 	}
 	t.Rows = append(t.Rows, row)
 	return t
 }
 
-// addRow appends a row of cells already formatted.
-func (t *Table) addRow(cells []string) {
-	row := make([]any, len(cells))
-	for i, c := range cells {
-		row[i] = c
+// addRow appends a row: its name, then cells that know their values.
+func (t *Table) addRow(name string, cells []Value) {
+	row := []any{name}
+	for _, c := range cells {
+		row = append(row, c)
 	}
 	t.AddRow(row...)
 }
@@ -140,7 +196,7 @@ func cellStyle(col int) string {
 // numeric reports whether a cell holds a figure: it starts with a digit,
 // a sign, "×" or is Missing.
 func numeric(c string) bool {
-	if c == Missing {
+	if c == Missing || c == Hidden {
 		return true
 	}
 	for _, r := range c {
@@ -152,7 +208,7 @@ func numeric(c string) bool {
 // Show displays the table: as HTML in a GoNB notebook, with its text as
 // the plain-text alternative (what a text export or a headless check
 // reads); as text on Output elsewhere.
-func (t *Table) Show() { showHTML(t.HTML(), t.String()) }
+func (t *Table) Show() { t.display().emit(output{text: t.String(), html: t.HTML()}) }
 
 // Case is one row of a comparison: a name and the launch.
 type Case struct {
@@ -199,7 +255,8 @@ type Column struct {
 	fig  figures.Figure
 	// model and measured say which sides of fig the column shows.
 	model, measured bool
-	// working, when set, is the model's own value, in words.
+	// working, when set, is the model's own value, in words: a piece of
+	// its arithmetic no question asks for.
 	working func(sectors.Launch) (string, bool)
 }
 
@@ -243,12 +300,11 @@ var (
 	// profile's copy bandwidth.
 	OfMemcpy = FigureColumn(figures.FractionOfMemcpy)
 	// InFlightPerSM is the time model's count of the load bytes one SM
-	// keeps in flight (sectors.TimeParts.InFlightPerSM): resident warps
-	// times the loads each has outstanding times the sector bytes each
-	// load request touches (a float4 request of 32 lanes: 512). It is the
-	// model's side of Little's law; no counter measures it.
+	// keeps in flight (sectors.TimeParts): resident warps times the loads
+	// each has outstanding times the bytes each load request touches. It
+	// is the model's side of Little's law; no counter measures it.
 	InFlightPerSM = Column{Name: "load bytes in flight per SM", working: func(p sectors.Launch) (string, bool) {
-		return units.Count.Format(p.Time.InFlightPerSM), p.Time.InFlightPerSM > 0
+		return Count(p.Time.InFlightPerSM), p.Time.InFlightPerSM > 0
 	}}
 	// TimeBound names the limit that sets the model's time for a launch
 	// (sectors.TimeParts.Bound): "bandwidth" (DRAM bytes at the copy
@@ -264,12 +320,14 @@ var (
 func Metric(name string) Column { return FigureColumn(figures.Metric(name)) }
 
 // cell is one value of a column before the column's scaler writes it: a
-// number, or the words of the model's working, or nothing (Missing).
+// number, or the words of the model's working, or nothing (Missing); and
+// what it tells (grader.Tell), for the gate.
 type cell struct {
-	v    float64
-	ok   bool
-	text string // the working's words, when the column has no figure
-	mark string // whose counters a measured value takes: borrowedMark
+	v     float64
+	ok    bool
+	text  string // the working's words, when the column has no figure
+	mark  string // whose counters a measured value takes: borrowedMark
+	tells []grader.Tell
 }
 
 func numberCell(v float64, err error) cell {
@@ -283,7 +341,27 @@ func (c Column) modelCell(p sectors.Launch) cell {
 		}
 		return cell{}
 	}
-	return numberCell(c.fig.Of(figures.Model(p)))
+	v := figures.Model(p)
+	x, err := c.fig.Of(v)
+	out := numberCell(x, err)
+	out.tells = figureTells(c.fig, v, grader.Model, x, err)
+	return out
+}
+
+// modelValue is the column's model value of p alone, as a table cell.
+func (c Column) modelValue(p sectors.Launch) Value {
+	x := c.modelCell(p)
+	s, ok := c.scaler([]cell{x})
+	return write(s, ok, []cell{x})[0]
+}
+
+// figureTells is what a cell of figure f of the values v shows: nothing
+// when it shows no value.
+func figureTells(f figures.Figure, v figures.Values, j grader.Judge, x float64, err error) []grader.Tell {
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return []grader.Tell{{Spec: v.Spec, Figure: f.Name, Judge: j, Value: x, Counts: grader.CountsOf(v)}}
 }
 
 // measuredCell is the column's figure of l; the model's prediction of l
@@ -302,7 +380,16 @@ func (c Column) measuredCell(l measure.Launch) cell {
 	}
 	out := numberCell(x, err)
 	out.mark = borrowedMark(c.fig.Borrowed(v), err)
+	out.tells = figureTells(c.fig, v, grader.Measurement, x, err)
 	return out
+}
+
+// measuredValue is the column's measured value of l alone, as a table
+// cell.
+func (c Column) measuredValue(l measure.Launch) Value {
+	x := c.measuredCell(l)
+	s, ok := c.scaler([]cell{x})
+	return write(s, ok, []cell{x})[0]
 }
 
 // scaler returns the one scaler of a column's cells, of every side shown
@@ -332,17 +419,17 @@ func (c Column) header(s units.Scaler, ok bool) string {
 	return s.Header(c.Name)
 }
 
-// write writes a column's cells with its scaler.
-func write(s units.Scaler, ok bool, cells []cell) []string {
-	out := make([]string, len(cells))
+// write writes a column's cells with its scaler, each with what it tells.
+func write(s units.Scaler, ok bool, cells []cell) []Value {
+	out := make([]Value, len(cells))
 	for i, x := range cells {
 		switch {
 		case x.text != "":
-			out[i] = x.text
+			out[i] = Value{Text: x.text}
 		case !x.ok || !ok:
-			out[i] = Missing
+			out[i] = Value{Text: Missing}
 		default:
-			out[i] = s.Cell(x.v) + x.mark
+			out[i] = Value{Text: s.Cell(x.v) + x.mark, Tells: x.tells}
 		}
 	}
 	return out
@@ -369,7 +456,7 @@ func ModelTable(cases []Case, cols ...Column) (*Table, error) {
 		return nil, err
 	}
 	header := []string{"case"}
-	columns := make([][]string, len(cols))
+	columns := make([][]Value, len(cols))
 	for j, c := range cols {
 		cells := make([]cell, len(preds))
 		for i, p := range preds {
@@ -382,11 +469,11 @@ func ModelTable(cases []Case, cols ...Column) (*Table, error) {
 	t := NewTable(header...)
 	t.Caption = modelCaption(cases)
 	for i := range preds {
-		row := []string{cases[i].Name}
+		var row []Value
 		for j := range cols {
 			row = append(row, columns[j][i])
 		}
-		t.addRow(row)
+		t.addRow(cases[i].Name, row)
 	}
 	return t, nil
 }
@@ -407,7 +494,7 @@ func Compare(cases []Case, cols ...Column) (*Table, error) {
 	// column, a figure with no model side likewise; the two sides of a
 	// figure share one scaler.
 	header := []string{"case"}
-	var columns [][]string
+	var columns [][]Value
 	for _, c := range cols {
 		var model, measured []cell
 		for i, p := range preds {
@@ -432,11 +519,11 @@ func Compare(cases []Case, cols ...Column) (*Table, error) {
 	t := NewTable(header...)
 	t.Caption = modelCaption(cases) + " " + m.Caption()
 	for i := range preds {
-		row := []string{cases[i].Name}
+		var row []Value
 		for _, col := range columns {
 			row = append(row, col[i])
 		}
-		t.addRow(row)
+		t.addRow(cases[i].Name, row)
 	}
 	return t, nil
 }
@@ -454,7 +541,7 @@ func predict(cases []Case) ([]sectors.Launch, error) {
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("lab: no case to tabulate")
 	}
-	preds, err := sectors.ModelAll(specsOf(cases)...)
+	preds, err := modelAll(specsOf(cases)...)
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
@@ -464,7 +551,23 @@ func predict(cases []Case) ([]sectors.Launch, error) {
 // Model runs the sector model on each spec, several at a time
 // (sectors.ModelAll), for a cell that draws the model's charts.
 func Model(specs ...spec.Spec) ([]sectors.Launch, error) {
+	return modelAll(specs...)
+}
+
+// modelAll is sectors.ModelAll with a status line while it runs.
+func modelAll(specs ...spec.Spec) ([]sectors.Launch, error) {
+	done := working(fmt.Sprintf("model: replaying every warp of %s", launchesText(specs)))
+	defer done()
 	return sectors.ModelAll(specs...)
+}
+
+// launchesText names launches for a status line: "strided_copy, stride
+// 32, n 2^26" or "9 launches".
+func launchesText(specs []spec.Spec) string {
+	if len(specs) == 1 {
+		return specs[0].Brief()
+	}
+	return fmt.Sprintf("%d launches", len(specs))
 }
 
 // modelCaption names the model and the device(s) of the cases.
@@ -507,11 +610,12 @@ func Versus(a, b Case) (*Table, error) {
 	t.Caption = modelCaption([]Case{a, b}) + " " + m.Caption()
 	for _, f := range costs {
 		// A row is a figure: its four values share one scaler.
-		ma, errMA := f.Of(figures.Model(preds[0]))
-		mb, errMB := f.Of(figures.Model(preds[1]))
-		va, vb := figures.Measured(la, &preds[0]), figures.Measured(lb, &preds[1])
-		xa, errA := f.Of(va)
-		xb, errB := f.Of(vb)
+		va, vb := figures.Model(preds[0]), figures.Model(preds[1])
+		ma, errMA := f.Of(va)
+		mb, errMB := f.Of(vb)
+		wa, wb := figures.Measured(la, &preds[0]), figures.Measured(lb, &preds[1])
+		xa, errA := f.Of(wa)
+		xb, errB := f.Of(wb)
 		var vals []float64
 		for _, x := range []struct {
 			v   float64
@@ -522,14 +626,14 @@ func Versus(a, b Case) (*Table, error) {
 			}
 		}
 		s := f.Unit.Scale(vals...)
-		row := append([]string{s.Header(f.Label)}, pair(s, ma, mb, errMA == nil, errMB == nil)...)
-		cells := pair(s, xa, xb, errA == nil, errB == nil)
-		cells[0] += borrowedMark(f.Borrowed(va), errA)
-		cells[1] += borrowedMark(f.Borrowed(vb), errB)
+		row := pair(s, ma, mb, errMA == nil, errMB == nil, figureTells(f, va, grader.Model, ma, errMA), figureTells(f, vb, grader.Model, mb, errMB))
+		cells := pair(s, xa, xb, errA == nil, errB == nil, figureTells(f, wa, grader.Measurement, xa, errA), figureTells(f, wb, grader.Measurement, xb, errB))
+		cells[0].Text += borrowedMark(f.Borrowed(wa), errA)
+		cells[1].Text += borrowedMark(f.Borrowed(wb), errB)
 		if errA == nil && errB == nil {
-			cells[2] += borrowedMark(either(f.Borrowed(va), f.Borrowed(vb)), nil)
+			cells[2].Text += borrowedMark(either(f.Borrowed(wa), f.Borrowed(wb)), nil)
 		}
-		t.addRow(append(row, cells...))
+		t.addRow(s.Header(f.Label), append(row, cells...))
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("%s: %s. %s: %s.", a.Name, a.Spec.Brief(), b.Name, b.Spec.Brief()))
 	return t, nil
@@ -549,20 +653,21 @@ func either(a, b string) string {
 }
 
 // pair writes a and b with s and b÷a as a multiple (16×), with Missing
-// for what is not known. The three are one equation (units.Quotient):
-// b and a keep the digits that make the printed multiple theirs.
-func pair(s units.Scaler, a, b float64, okA, okB bool) []string {
-	out := []string{Missing, Missing, Missing}
+// for what is not known, each with what it tells (the multiple tells what
+// both do). The three are one equation (units.Quotient): b and a keep the
+// digits that make the printed multiple theirs.
+func pair(s units.Scaler, a, b float64, okA, okB bool, tellsA, tellsB []grader.Tell) []Value {
+	out := []Value{{Text: Missing}, {Text: Missing}, {Text: Missing}}
 	ta, tb := units.Term{V: a, Unit: s.Unit(), In: s}, units.Term{V: b, Unit: s.Unit(), In: s}
 	var sys units.System
 	if okA && okB && a != 0 {
-		out[2] = sys.Result(sys.Add(units.Quotient(units.Term{V: b / a, Unit: units.Multiple}, tb, ta)))
+		out[2] = Value{Text: sys.Result(sys.Add(units.Quotient(units.Term{V: b / a, Unit: units.Multiple}, tb, ta))), Tells: append(slices.Clone(tellsA), tellsB...)}
 	}
 	if okA {
-		out[0] = sys.Scaler(ta).Cell(a)
+		out[0] = Value{Text: sys.Scaler(ta).Cell(a), Tells: tellsA}
 	}
 	if okB {
-		out[1] = sys.Scaler(tb).Cell(b)
+		out[1] = Value{Text: sys.Scaler(tb).Cell(b), Tells: tellsB}
 	}
 	return out
 }
@@ -584,23 +689,47 @@ func Counters(cases []Case) (*Table, error) {
 	t.Caption = modelCaption(cases) + " " + m.Caption()
 	for i, p := range preds {
 		l, _ := m.Lookup(cases[i].Spec)
+		mv, lv := figures.Model(p), figures.Measured(l, nil)
 		for _, name := range metrics.All {
 			kind := "an estimate"
 			if metrics.Exact(name) {
 				kind = "exact"
 			}
-			mv, ncu := Missing, Missing
+			model, ncu := Value{Text: Missing}, Value{Text: Missing}
 			if v, ok := p.Metrics[name]; ok {
-				mv = units.Count.Format(v)
+				model = Value{Text: units.Count.Format(v), Tells: figureTells(figures.Metric(name), mv, grader.Model, v, nil)}
 			}
 			if v, ok := l.Metrics[name]; ok {
-				ncu = units.Count.Format(v) + borrowedMark(l.Counters, nil)
+				ncu = Value{Text: units.Count.Format(v) + borrowedMark(l.Counters, nil), Tells: figureTells(figures.Metric(name), lv, grader.Measurement, v, nil)}
 			}
-			t.addRow([]string{cases[i].Name, name, mv, ncu, kind})
+			t.AddRow(cases[i].Name, name, model, ncu, kind)
 		}
 	}
 	if cmd := m.Profiling(); cmd != "" {
 		t.Notes = append(t.Notes, "Counters: "+cmd)
 	}
 	return t, nil
+}
+
+// Printf prints a line of a cell's own through the gate: arguments that
+// are Values (Modelled, MeasuredValue) print as their text, or as Hidden
+// while they tell an answer the learner owes, with the note under the
+// line; other arguments print as fmt prints them. A cell that prints a
+// launch's numbers prints them so:
+//
+//	p := lab.Must(lab.Model(s))[0]
+//	lab.Printf("%s requests\n", lab.Modelled(p, figures.Metric(metrics.LdRequests)))
+func Printf(format string, args ...any) {
+	d := newDisplay()
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a
+		if v, ok := a.(Value); ok {
+			out[i] = v.Text
+			if !d.showAll(v.Tells) {
+				out[i] = Hidden
+			}
+		}
+	}
+	d.emit(output{text: fmt.Sprintf(format, out...)})
 }

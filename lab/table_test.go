@@ -222,8 +222,8 @@ func TestPlanted(t *testing.T) {
 	require.NoError(t, planted(g, "01-sectors/sectors-float", 128))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 3)
-	assert.Equal(t, "planted right answer 4: 01-sectors/sectors-float: RIGHT (1 of 1 point, graded against the model)", lines[0])
-	assert.Equal(t, "planted wrong answer 128: 01-sectors/sectors-float: WRONG (0 of 1 point, graded against the model)", lines[1])
+	assert.Equal(t, "planted right answer 4: 01-sectors/sectors-float: RIGHT (1 of 1 point)", lines[0])
+	assert.Equal(t, "planted wrong answer 128: 01-sectors/sectors-float: WRONG (0 of 1 point)", lines[1])
 	assert.Contains(t, lines[2], "Hint: ")
 
 	assert.ErrorIs(t, planted(g, "01-sectors/no-such-exercise", 1), grader.ErrUnknownQuestion)
@@ -236,7 +236,7 @@ func TestPlantedMeasured(t *testing.T) {
 	require.NoError(t, err)
 	out := capture(t)
 	require.NoError(t, planted(g, "08-h200/dram-stride-32", 1))
-	assert.Regexp(t, `^planted right answer \S+: 08-h200/dram-stride-32: RIGHT \(2 of 2 points, graded against the measurement\)\n`, out.String())
+	assert.Regexp(t, `^planted right answer \S+: 08-h200/dram-stride-32: RIGHT \(2 of 2 points\)\n`, out.String())
 	assert.Contains(t, out.String(), "planted wrong answer 1: 08-h200/dram-stride-32: WRONG")
 }
 
@@ -248,7 +248,7 @@ func TestCheckUsesTheNotebooksSource(t *testing.T) {
 	v := Check("08-h200/dram-stride-32", 16)
 	require.NoError(t, v.Err)
 	assert.Equal(t, src.Origin().String(), v.Origin)
-	assert.True(t, strings.HasPrefix(out.String(), "08-h200/dram-stride-32: "), "outside GoNB the verdict prints as text")
+	assert.True(t, strings.HasPrefix(out.String(), "RIGHT 08-h200/dram-stride-32 "), "outside GoNB the verdict prints as text")
 
 	useMeasurer(nil, cuda.ErrNoMeasurer)
 	v = Check("08-h200/dram-stride-32", 16)

@@ -30,6 +30,14 @@ cell writes or prints and that is no definition of the allow-list (course issue
 11; the check is internal/notebook/cmd/numbers, `go doc ./internal/notebook
 Definitions` lists the allow-list).
 
+When they have all run, the executed notebooks, in course order, go through the
+leak test (cmd/leaks, course issue 23): the run fails when one shows a
+question's answer before the learner answered it, in that notebook or an
+earlier one (the shipped placeholders answer nothing): a value lab's outputs say
+they showed (their grader.Shown record), a number stated in a markdown cell or
+printed by a cell's own code. The ten slowest cells are listed.
+
+
 Time is reported, not judged: each notebook's wall time, the total, the CPU
 time of everything the run started, and a line holding the total to the goal
 (--goal, env NOTEBOOK_GOAL, 120 s: every notebook on a quiet 2-core machine).
@@ -258,6 +266,39 @@ def spec_log_of(out_dir: Path, name: str) -> Path:
     return (out_dir / f"{name}.specs.jsonl").resolve()
 
 
+def check_leaks(checker: Path, executed: list[Path]) -> str:
+    """Runs the leak test on executed notebooks in course order; returns what it found ("" if none)."""
+    present = [str(p) for p in executed if p.is_file()]
+    if not present:
+        return ""
+    t0 = time.monotonic()
+    res = subprocess.run([str(checker), *present], capture_output=True, text=True)
+    print(f"leaks: {len(present)} notebooks checked in {time.monotonic() - t0:.1f}s", flush=True)
+    if res.returncode == 0:
+        return ""
+    return ("the leak test found answers shown before their question was answered "
+            f"(cmd/leaks):\n{(res.stdout + res.stderr).strip()}")
+
+
+def cell_times(executed: list[Path]) -> list[tuple[float, str]]:
+    """Each executed code cell's wall time (nbclient's timing metadata), slowest first."""
+    import datetime
+    out = []
+    for p in executed:
+        if not p.is_file():
+            continue
+        nb = nbformat.read(p, as_version=4)
+        for i, c in enumerate(nb.cells):
+            t = c.get("metadata", {}).get("execution", {})
+            a, b = t.get("iopub.execute_input"), t.get("shell.execute_reply")
+            if c.cell_type != "code" or not a or not b:
+                continue
+            dt = (datetime.datetime.fromisoformat(b.replace("Z", "+00:00")) -
+                  datetime.datetime.fromisoformat(a.replace("Z", "+00:00"))).total_seconds()
+            out.append((dt, f"{p.stem} {cell_label(nb, i)}"))
+    return sorted(out, reverse=True)
+
+
 def read_specs(*paths: Path) -> list[str]:
     specs = set()
     for path in paths:
@@ -449,10 +490,11 @@ def main() -> int:
     if args.update_specs and not every:
         die("--update-specs needs every notebook to run (give no notebook names)")
     args.numbers = args.out / "numbers"
-    build = subprocess.run(["go", "build", "-o", str(args.numbers), "./internal/notebook/cmd/numbers"],
-                           cwd=ROOT, capture_output=True, text=True)
-    if build.returncode != 0:
-        die(f"building the numbers check failed:\n{build.stdout}{build.stderr}")
+    args.leaks = args.out / "leaks"
+    for tool, pkg in ((args.numbers, "./internal/notebook/cmd/numbers"), (args.leaks, "./cmd/leaks")):
+        build = subprocess.run(["go", "build", "-o", str(tool), pkg], cwd=ROOT, capture_output=True, text=True)
+        if build.returncode != 0:
+            die(f"building {pkg} failed:\n{build.stdout}{build.stderr}")
     if os.environ.get("NOTEBOOK_TOTAL_BUDGET"):
         print("run_notebooks: NOTEBOOK_TOTAL_BUDGET no longer fails a run: a slow machine is no "
               "defect; NOTEBOOK_HANG_GUARD bounds a hang", file=sys.stderr, flush=True)
@@ -511,10 +553,22 @@ def main() -> int:
         print(f"notebooks: goal {args.goal:.0f}s for every notebook on a quiet 2-core machine: "
               f"{wall:.1f}s, {verdict}", flush=True)
     status = 1 if failed else 0
+    executed = [args.out / f"{p.stem}.ipynb" for p in sorted(paths, key=lambda p: p.name)]
+    times = cell_times(executed)
+    if times:
+        print(f"cells: the {min(10, len(times))} slowest of {len(times)} (wall time, "
+              f"{args.jobs} notebooks at once; a GoNB cell compiles, then runs):", flush=True)
+        for dt, where in times[:10]:
+            print(f"  {dt:6.1f}s  {where}", flush=True)
+    leaks = check_leaks(args.leaks, executed)
+    if leaks:
+        print(f"FAIL {leaks}", flush=True)
+        status = 1
     (args.out / "run.json").write_text(json.dumps({
         "notebooks": manifest, "complete": not hung and len(results) == len(paths),
         "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
-        "goal_seconds": args.goal, "passed": passed, "failed": failed}, indent=1) + "\n", encoding="utf-8")
+        "goal_seconds": args.goal, "passed": passed, "failed": failed,
+        "leaks": bool(leaks)}, indent=1) + "\n", encoding="utf-8")
     # A notebook that failed only the numbers check ran every cell: its specs count.
     if every and all_ran:
         logs = sorted(spec_log_of(args.out, p.stem) for p in paths if p.resolve() in course)

@@ -219,11 +219,11 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		eff, err := plots.EfficiencyVsStride(preds)
+		eff, err := plotOf(plots.EfficiencyVsStride(preds))
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		sec, err := plots.SectorsVsStride(preds)
+		sec, err := plotOf(plots.SectorsVsStride(preds))
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
@@ -238,7 +238,7 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		p, err := plots.EfficiencyVsStruct(preds[:len(specs)], preds[len(specs)])
+		p, err := plotOf(plots.EfficiencyVsStruct(preds[:len(specs)], preds[len(specs)]))
 		return []*plot.Plot{p}, plots.Notebook, err
 	case "bandwidth-stride", "dram":
 		b := pick(plots.MeasuredStrideBase)
@@ -252,9 +252,9 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		}
 		var p *plot.Plot
 		if kind == "dram" {
-			p, err = plots.DRAMVsStride(preds, m)
+			p, err = plotOf(plots.DRAMVsStride(preds, m))
 		} else {
-			p, err = plots.BandwidthVsStride(preds, m)
+			p, err = plotOf(plots.BandwidthVsStride(preds, m))
 		}
 		return []*plot.Plot{p}, plots.Notebook, err
 	case "bandwidth-struct":
@@ -267,7 +267,7 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 		if err != nil {
 			return nil, plots.Size{}, err
 		}
-		p, err := plots.BandwidthVsStruct(preds[:len(specs)], preds[len(specs)], m)
+		p, err := plotOf(plots.BandwidthVsStruct(preds[:len(specs)], preds[len(specs)], m))
 		return []*plot.Plot{p}, plots.Notebook, err
 	case "warp":
 		p, err := plots.InstructionDiagram(*base, f.warp, f.instr)
@@ -280,3 +280,11 @@ func drawKind(kind string, base *spec.Spec, m *measure.Set, f plotFlags) ([]*plo
 // at: the model runs the launch whole at each, so fewer than the
 // efficiency chart's 32, and denser where the line bends.
 var bandwidthStructSizes = []int{4, 8, 12, 16, 20, 24, 28, 32, 48, 64, 96, 128}
+
+// plotOf draws a chart whole: the command line keeps nothing from its user.
+func plotOf(c *plots.Chart, err error) (*plot.Plot, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c.Plot()
+}

@@ -477,8 +477,12 @@ func learnerRows(b *grader.Bank, learner string, subs []*intake.Submission, exer
 			r.MaxPoints = e.Points
 		}
 		var mine []located
+		reads := map[int]string{}
 		for _, c := range calls {
 			if c.ID == e.ID {
+				if as := readText(&c.Call, e); as != "" {
+					reads[len(mine)] = fmt.Sprintf("the text %s read as %s", c.Arg, as)
+				}
 				mine = append(mine, c)
 			}
 		}
@@ -507,6 +511,9 @@ func learnerRows(b *grader.Bank, learner string, subs []*intake.Submission, exer
 				notes = append(notes, "graded by the measurement, and there is none: "+k.NoMeasurement)
 			}
 			notes = append(notes, c.where())
+			if n, ok := reads[first]; ok {
+				notes = append(notes, n)
+			}
 			if c.Form == answers.FormConstant {
 				n := fmt.Sprintf("the constant expression %s read as %s, as Go evaluates it", c.Arg, units.AsWritten(c.Value))
 				if c.Truncated {
@@ -617,3 +624,20 @@ func predictionPtr(c answers.Call) *float64 {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// readText reads a prediction written with its unit (answers.FormText)
+// against question q, as lab.Check read it in the notebook
+// (grader.ReadPrediction): the call's Value, or its Problem and
+// FormUnreadable. It returns what the text was read as.
+func readText(c *answers.Call, q *grader.Question) string {
+	if c.Form != answers.FormText {
+		return ""
+	}
+	r, err := grader.ReadPrediction(q, c.Text)
+	if err != nil {
+		c.Form, c.Value, c.Problem = answers.FormUnreadable, 0, strings.TrimPrefix(err.Error(), "grader: "+q.ID+": ")
+		return ""
+	}
+	c.Value = r.Value
+	return r.As
+}

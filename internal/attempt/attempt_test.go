@@ -186,3 +186,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestAnswered(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	_, err := Store{Path: filepath.Join(dir, "03-strided.json")}.Add("03-strided/sectors-stride-32", 32, at)
+	require.NoError(t, err)
+	_, err = Store{Path: filepath.Join(dir, "08-h200.json")}.Add("08-h200/dram-stride-32", 16, at)
+	require.NoError(t, err)
+	got, err := Answered(dir)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"03-strided/sectors-stride-32": true, "08-h200/dram-stride-32": true}, got, "every notebook's file counts")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "05-aos-soa.json"), []byte("{not json"), 0o644))
+	got, err = Answered(dir)
+	assert.ErrorIs(t, err, ErrCorrupt)
+	assert.Len(t, got, 2, "the other files still count")
+
+	none, err := Answered(filepath.Join(dir, "missing"))
+	require.NoError(t, err)
+	assert.Empty(t, none)
+}

@@ -195,3 +195,28 @@ func (s Store) lock() (unlock func(), err error) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Answered returns the questions a learner has a record for in any
+// notebook's store in dir (each notebook keeps its own file there, and a
+// lesson's answers may be asked about in a later one): the ids of every
+// record of every *.json file. A missing dir holds none. A file that does
+// not parse is an error naming it; the others still count.
+func Answered(dir string) (map[string]bool, error) {
+	ids := map[string]bool{}
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return ids, fmt.Errorf("attempt: %w", err)
+	}
+	var errs []error
+	for _, name := range names {
+		f, err := Store{Path: name}.read()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for id := range f.Records {
+			ids[id] = true
+		}
+	}
+	return ids, errors.Join(errs...)
+}

@@ -542,10 +542,18 @@ var (
 	anyTag     = regexp.MustCompile(`<[^>]*>`)
 )
 
+// ShownMIMEType is the MIME type of the record a course display attaches
+// to its output (grader.ShownMIMEType): what it showed and what it held
+// back until the learner answers a question.
+const ShownMIMEType = "application/vnd.coalesce.shown+json"
+
 // OutputTexts returns the text each code cell of an executed notebook
 // printed, by cell index: its streams, and its text/plain, text/markdown
 // and text/html results (HTML as text: tags, styles and scripts dropped,
 // entities decoded). Errors and images are left out: they state no result.
+// A value a display withheld (its ShownMIMEType record lists it) counts
+// as printed: the cell prints it once the learner has answered, which a
+// run with the lessons' placeholders never does.
 func OutputTexts(data []byte) (map[int]string, error) {
 	if _, err := Parse(data); err != nil {
 		return nil, err
@@ -564,6 +572,9 @@ func OutputTexts(data []byte) (map[int]string, error) {
 				b.WriteString(s)
 				b.WriteByte('\n')
 			case "display_data", "execute_result", "update_display_data":
+				if raw, ok := o.Data[ShownMIMEType]; ok {
+					b.WriteString(withheldText(raw))
+				}
 				for _, mime := range []string{"text/plain", "text/markdown", "text/html"} {
 					raw, ok := o.Data[mime]
 					if !ok {
@@ -583,4 +594,25 @@ func OutputTexts(data []byte) (map[int]string, error) {
 		}
 	}
 	return texts, nil
+}
+
+// withheldText writes the values a display's record says it withheld, one
+// a line, as a cell prints them once they show.
+func withheldText(raw json.RawMessage) string {
+	s, _ := joinSource(raw)
+	var rec struct {
+		Withheld []struct {
+			Tell struct {
+				Value float64 `json:"value"`
+			} `json:"tell"`
+		} `json:"withheld"`
+	}
+	if json.Unmarshal([]byte(s), &rec) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, w := range rec.Withheld {
+		fmt.Fprintf(&b, "withheld until answered: %s\n", strconv.FormatFloat(w.Tell.Value, 'g', 4, 64))
+	}
+	return b.String()
 }

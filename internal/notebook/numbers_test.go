@@ -254,3 +254,15 @@ func TestCheckEquations(t *testing.T) {
 	assert.Equal(t, 3, bad[0].Cell)
 	assert.Equal(t, 10485760.0, bad[0].Worked)
 }
+
+// A value a display withheld counts as printed: the cell prints it once
+// the learner has answered.
+func TestOutputTextsWithheld(t *testing.T) {
+	rec := `{\"tells\":[],\"withheld\":[{\"tell\":{\"figure\":\"ld_sectors_per_request\",\"value\":4.9999995},\"questions\":[\"02-coalescing/sectors-offset-1\"]}]}`
+	data := `{"nbformat":4,"nbformat_minor":5,"metadata":{},"cells":[{"cell_type":"code","metadata":{},"source":"x","outputs":[` +
+		`{"output_type":"display_data","metadata":{},"data":{"text/plain":"(hidden)","` + ShownMIMEType + `":"` + rec + `"}}]}]}`
+	texts, err := OutputTexts([]byte(data))
+	require.NoError(t, err)
+	assert.Contains(t, texts[0], "withheld until answered: 5\n")
+	assert.Contains(t, texts[0], "(hidden)")
+}

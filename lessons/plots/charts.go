@@ -63,17 +63,18 @@ func strideSeries(preds []sectors.Launch) ([][]sectors.Launch, error) {
 
 // sectorsPerRequest is the load's ratio, or the store's when the kernel
 // only stores.
-func sectorsPerRequest(p sectors.Launch) float64 {
+func sectorsPerRequest(h *hider, p sectors.Launch) float64 {
 	if v := model(figures.LdSectorsPerRequest, p); !math.IsNaN(v) {
-		return v
+		return h.model(figures.LdSectorsPerRequest, p)
 	}
-	return model(figures.StSectorsPerRequest, p)
+	return h.model(figures.StSectorsPerRequest, p)
 }
 
-func efficiency(p sectors.Launch) float64 { return model(figures.Efficiency, p) }
+func efficiency(h *hider, p sectors.Launch) float64 { return h.model(figures.Efficiency, p) }
 
-// strideXYs returns, for each element size, (stride, y) points.
-func strideXYs(preds []sectors.Launch, what string, y func(sectors.Launch) float64) ([]int, []plotter.XYs, error) {
+// strideXYs returns, for each element size, (stride, y) points; a hidden
+// point's y is NaN.
+func strideXYs(h *hider, preds []sectors.Launch, what string, y func(*hider, sectors.Launch) float64) ([]int, []plotter.XYs, error) {
 	groups, err := strideSeries(preds)
 	if err != nil {
 		return nil, nil, err
@@ -83,8 +84,8 @@ func strideXYs(preds []sectors.Launch, what string, y func(sectors.Launch) float
 	for i, g := range groups {
 		elems[i] = g[0].Spec.ElemBytes
 		for _, p := range g {
-			v := y(p)
-			if err := checkValue(what, p.Spec, v); err != nil {
+			v := y(h, p)
+			if err := checkShown(what, p.Spec, v); err != nil {
 				return nil, nil, err
 			}
 			out[i] = append(out[i], plotter.XY{X: float64(p.Spec.Stride), Y: v})
@@ -97,49 +98,59 @@ func strideXYs(preds []sectors.Launch, what string, y func(sectors.Launch) float
 // bytes) against stride, on log2 axes, one line per element size,
 // labelled at its end. The launches are of strided kernels, as
 // StrideSpecs makes them.
-func EfficiencyVsStride(preds []sectors.Launch) (*plot.Plot, error) {
-	elems, xys, err := strideXYs(preds, "efficiency", efficiency)
-	if err != nil {
-		return nil, err
-	}
-	p := newPlot("Efficiency by stride and element size (model)",
-		"stride between neighbouring threads (elements)", "useful ÷ fetched bytes")
-	if err := stackedLines(p, elems, xys); err != nil {
-		return nil, err
-	}
-	// Each line ends apart from the others: label it there.
-	if err := directLabels(p, elems, xys, true); err != nil {
-		return nil, err
-	}
-	setStrideAxis(p, xys)
-	lo, hi := yRange(xys)
-	lo, hi = pow2Range(lo, hi)
-	log2Axis(&p.Y, lo, max(hi, 1), units.Percent, 1)
-	return p, nil
+func EfficiencyVsStride(preds []sectors.Launch) (*Chart, error) {
+	return newChart(func(h *hider) (*plot.Plot, error) {
+		elems, xys, err := strideXYs(h, preds, "efficiency", efficiency)
+		if err != nil {
+			return nil, err
+		}
+		p := newPlot("Efficiency by stride and element size (model)",
+			"stride between neighbouring threads (elements)", "useful ÷ fetched bytes")
+		if allHidden(xys...) {
+			return p, nil
+		}
+		if err := stackedLines(p, elems, xys); err != nil {
+			return nil, err
+		}
+		// Each line ends apart from the others: label it there.
+		if err := directLabels(p, elems, xys, true); err != nil {
+			return nil, err
+		}
+		setStrideAxis(p, xys)
+		lo, hi := yRange(xys)
+		lo, hi = pow2Range(lo, hi)
+		log2Axis(&p.Y, lo, max(hi, 1), units.Percent, 1)
+		return p, nil
+	})
 }
 
 // SectorsVsStride draws the model's sectors per request (per warp-wide
 // load) against stride, on log2 axes, one line per element size,
 // labelled at its start.
-func SectorsVsStride(preds []sectors.Launch) (*plot.Plot, error) {
-	elems, xys, err := strideXYs(preds, "sectors per request", sectorsPerRequest)
-	if err != nil {
-		return nil, err
-	}
-	p := newPlot("Sectors per request by stride and element size (model)",
-		"stride between neighbouring threads (elements)", "sectors per request")
-	if err := stackedLines(p, elems, xys); err != nil {
-		return nil, err
-	}
-	// Each line starts apart from the others: label it there.
-	if err := directLabels(p, elems, xys, false); err != nil {
-		return nil, err
-	}
-	setStrideAxis(p, xys)
-	lo, hi := yRange(xys)
-	lo, hi = pow2Range(lo, hi)
-	log2Axis(&p.Y, lo, hi, units.Ratio, 1)
-	return p, nil
+func SectorsVsStride(preds []sectors.Launch) (*Chart, error) {
+	return newChart(func(h *hider) (*plot.Plot, error) {
+		elems, xys, err := strideXYs(h, preds, "sectors per request", sectorsPerRequest)
+		if err != nil {
+			return nil, err
+		}
+		p := newPlot("Sectors per request by stride and element size (model)",
+			"stride between neighbouring threads (elements)", "sectors per request")
+		if allHidden(xys...) {
+			return p, nil
+		}
+		if err := stackedLines(p, elems, xys); err != nil {
+			return nil, err
+		}
+		// Each line starts apart from the others: label it there.
+		if err := directLabels(p, elems, xys, false); err != nil {
+			return nil, err
+		}
+		setStrideAxis(p, xys)
+		lo, hi := yRange(xys)
+		lo, hi = pow2Range(lo, hi)
+		log2Axis(&p.Y, lo, hi, units.Ratio, 1)
+		return p, nil
+	})
 }
 
 // directLabels writes "4 B" in each line's colour beside its last point
@@ -147,14 +158,21 @@ func SectorsVsStride(preds []sectors.Launch) (*plot.Plot, error) {
 func directLabels(p *plot.Plot, elems []int, xys []plotter.XYs, atEnd bool) error {
 	var pts plotter.XYs
 	var names []string
+	var shownElems []int
 	for i, s := range xys {
+		s = shown(s)
+		if len(s) == 0 {
+			continue
+		}
 		pt := s[0]
 		if atEnd {
 			pt = s[len(s)-1]
 		}
 		pts = append(pts, pt)
 		names = append(names, fmt.Sprintf("%d B", elems[i]))
+		shownElems = append(shownElems, elems[i])
 	}
+	elems = shownElems
 	l, err := plotter.NewLabels(plotter.XYLabels{XYs: lg(pts), Labels: names})
 	if err != nil {
 		return wrap(err)
@@ -183,18 +201,20 @@ func stackedLines(p *plot.Plot, elems []int, xys []plotter.XYs) error {
 	k := len(xys)
 	for i := range xys {
 		width := vg.Points(2 + 1.6*float64(k-1-i))
-		l, err := plotter.NewLine(lg(xys[i]))
-		if err != nil {
-			return wrap(err)
-		}
 		c := ElemColor(elems[i])
-		l.LineStyle = draw.LineStyle{Color: c, Width: width}
-		s, err := plotter.NewScatter(lg(xys[i]))
-		if err != nil {
-			return wrap(err)
+		for _, seg := range segments(xys[i]) {
+			l, err := plotter.NewLine(lg(seg))
+			if err != nil {
+				return wrap(err)
+			}
+			l.LineStyle = draw.LineStyle{Color: c, Width: width}
+			s, err := plotter.NewScatter(lg(seg))
+			if err != nil {
+				return wrap(err)
+			}
+			s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: width/2 + vg.Points(1.5), Shape: draw.CircleGlyph{}}
+			p.Add(l, s)
 		}
-		s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: width/2 + vg.Points(1.5), Shape: draw.CircleGlyph{}}
-		p.Add(l, s)
 	}
 	return nil
 }
@@ -216,7 +236,7 @@ func setStrideAxis(p *plot.Plot, xys []plotter.XYs) {
 func yRange(xys []plotter.XYs) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, s := range xys {
-		for _, xy := range s {
+		for _, xy := range shown(s) {
 			lo, hi = min(lo, xy.Y), max(hi, xy.Y)
 		}
 	}
@@ -227,33 +247,43 @@ func yRange(xys []plotter.XYs) (lo, hi float64) {
 // 4-byte field of an array of structs against the struct's size, on log2
 // axes, with the struct of arrays (soa, update_x_soa) as the reference
 // line. aos are update_x_aos launches, as StructSpecs makes them.
-func EfficiencyVsStruct(aos []sectors.Launch, soa sectors.Launch) (*plot.Plot, error) {
-	xy, err := structXYs(aos, "efficiency", efficiency)
+func EfficiencyVsStruct(aos []sectors.Launch, soa sectors.Launch) (*Chart, error) {
+	return newChart(func(h *hider) (*plot.Plot, error) { return efficiencyVsStruct(h, aos, soa) })
+}
+
+func efficiencyVsStruct(h *hider, aos []sectors.Launch, soa sectors.Launch) (*plot.Plot, error) {
+	xy, err := structXYs(h, aos, "efficiency", efficiency)
 	if err != nil {
 		return nil, err
 	}
 	if soa.Spec.Kernel != spec.UpdateXSoA {
 		return nil, fmt.Errorf("plots: reference line of %s: want an update_x_soa launch", soa.Spec.Kernel)
 	}
-	if err := checkValue("efficiency", soa.Spec, efficiency(soa)); err != nil {
+	ref := efficiency(h, soa)
+	if err := checkShown("efficiency", soa.Spec, ref); err != nil {
 		return nil, err
 	}
 	p := newPlot("Updating one 4-byte field: array of structs vs struct of arrays (model)",
 		"struct size (bytes)", "useful ÷ fetched bytes")
+	if allHidden(xy, plotter.XYs{{Y: ref}}) {
+		return p, nil
+	}
 	xlo, xhi := pow2Range(xy[0].X, xy[len(xy)-1].X)
-	if err := addHLine(p, "", efficiency(soa), xlo, xhi, ReferenceColor, []vg.Length{vg.Points(7), vg.Points(4)}); err != nil {
+	if err := addHLine(p, "", ref, xlo, xhi, ReferenceColor, []vg.Length{vg.Points(7), vg.Points(4)}); err != nil {
 		return nil, err
 	}
 	if err := addLine(p, "", xy, ModelColor, 0, vg.Points(2.5), vg.Points(3)); err != nil {
 		return nil, err
 	}
-	last := xy[len(xy)-1]
 	notes := []note{
-		{x: xhi, y: efficiency(soa), text: "SoA (update_x_soa): x[t] contiguous", color: ReferenceColor, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 4},
-		{x: last.X, y: last.Y, text: "AoS (update_x_aos): p[t].x", color: ModelColor, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 6},
+		{x: xhi, y: ref, text: "SoA (update_x_soa): x[t] contiguous", color: ReferenceColor, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 4},
+	}
+	if sh := shown(xy); len(sh) > 0 {
+		last := sh[len(sh)-1]
+		notes = append(notes, note{x: last.X, y: last.Y, text: "AoS (update_x_aos): p[t].x", color: ModelColor, xAlign: draw.XRight, yAlign: draw.YBottom, dy: 6})
 	}
 	// The seed's ParticleAoS: 16 bytes, a quarter of each sector used.
-	for _, pt := range xy {
+	for _, pt := range shown(xy) {
 		if pt.X == 16 {
 			notes = append(notes, note{x: pt.X, y: pt.Y, text: fmt.Sprintf("ParticleAoS, 16 B: %s", units.Percent.Format(pt.Y)), color: Black, xAlign: draw.XLeft, yAlign: draw.YBottom, dx: 6, dy: 4})
 		}
@@ -262,7 +292,7 @@ func EfficiencyVsStruct(aos []sectors.Launch, soa sectors.Launch) (*plot.Plot, e
 		return nil, err
 	}
 	log2Axis(&p.X, xlo, xhi, units.Ratio, 1)
-	lo, hi := yRange([]plotter.XYs{xy, {{Y: efficiency(soa)}}})
+	lo, hi := yRange([]plotter.XYs{xy, {{Y: ref}}})
 	lo, hi = pow2Range(lo, hi)
 	log2Axis(&p.Y, lo, hi, units.Percent, 1)
 	return p, nil
@@ -278,9 +308,13 @@ type note struct {
 	dx, dy float64
 }
 
-// addNotes writes the notes on the plot; the plot makes room for them.
+// addNotes writes the notes on the plot; the plot makes room for them. A
+// note at a hidden value is left out.
 func addNotes(p *plot.Plot, notes []note) error {
 	for _, n := range notes {
+		if hiddenValue(n.y) {
+			continue
+		}
 		l, err := plotter.NewLabels(plotter.XYLabels{XYs: lg(plotter.XYs{{X: n.x, Y: n.y}}), Labels: []string{n.text}})
 		if err != nil {
 			return wrap(err)
@@ -292,7 +326,7 @@ func addNotes(p *plot.Plot, notes []note) error {
 	return nil
 }
 
-func structXYs(aos []sectors.Launch, what string, y func(sectors.Launch) float64) (plotter.XYs, error) {
+func structXYs(h *hider, aos []sectors.Launch, what string, y func(*hider, sectors.Launch) float64) (plotter.XYs, error) {
 	if len(aos) == 0 {
 		return nil, fmt.Errorf("%w: no launch", ErrNoData)
 	}
@@ -303,8 +337,8 @@ func structXYs(aos []sectors.Launch, what string, y func(sectors.Launch) float64
 		if p.Spec.Kernel != spec.UpdateXAoS {
 			return nil, fmt.Errorf("plots: struct chart of %s: want update_x_aos launches", p.Spec.Kernel)
 		}
-		v := y(p)
-		if err := checkValue(what, p.Spec, v); err != nil {
+		v := y(h, p)
+		if err := checkShown(what, p.Spec, v); err != nil {
 			return nil, err
 		}
 		xy = append(xy, plotter.XY{X: float64(p.Spec.StructBytes), Y: v})

@@ -38,11 +38,19 @@ func ExampleEfficiencyVsStride() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	eff, err := plots.EfficiencyVsStride(preds)
+	effChart, err := plots.EfficiencyVsStride(preds)
 	if err != nil {
 		log.Fatal(err)
 	}
-	sec, err := plots.SectorsVsStride(preds)
+	secChart, err := plots.SectorsVsStride(preds)
+	if err != nil {
+		log.Fatal(err)
+	}
+	eff, err := effChart.Plot() // the whole chart; lab.Show leaves out what a learner must predict first
+	if err != nil {
+		log.Fatal(err)
+	}
+	sec, err := secChart.Plot()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -63,7 +71,11 @@ func ExampleEfficiencyVsStruct() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	p, err := plots.EfficiencyVsStruct(preds[:len(specs)], preds[len(specs)])
+	c, err := plots.EfficiencyVsStruct(preds[:len(specs)], preds[len(specs)])
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := c.Plot()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -84,11 +96,11 @@ func ExampleBandwidthVsStride() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	p, err := plots.BandwidthVsStride(preds, m)
+	c, err := plots.BandwidthVsStride(preds, m)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(p.Title.Text)
+	fmt.Println(c.Title())
 	// Output:
 	// Useful bandwidth against stride: strided_copy, n 2^26
 	// model of the NVIDIA H200; measured: recorded on NVIDIA H200, 2026-11-29

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/cmpimg"
 
 	"github.com/coalescing-course/coalesce/lessons/measure"
@@ -99,17 +100,17 @@ func recorded() *measure.Set {
 
 func goldenBandwidth() {
 	snap, m := snapshot(), recorded()
-	p, err := plots.BandwidthVsStride(snap[spec.StridedCopy], m)
+	p, err := plotOf(plots.BandwidthVsStride(snap[spec.StridedCopy], m))
 	if err != nil {
 		log.Fatal(err)
 	}
 	save("bandwidth_stride.png", plots.Notebook, p)
-	q, err := plots.BandwidthVsStruct(snap[spec.UpdateXAoS], snap[spec.UpdateXSoA][0], m)
+	q, err := plotOf(plots.BandwidthVsStruct(snap[spec.UpdateXAoS], snap[spec.UpdateXSoA][0], m))
 	if err != nil {
 		log.Fatal(err)
 	}
 	save("bandwidth_struct.png", plots.Notebook, q)
-	r, err := plots.BandwidthVsStride(snap[spec.StridedCopy], nil)
+	r, err := plotOf(plots.BandwidthVsStride(snap[spec.StridedCopy], nil))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func goldenBandwidth() {
 }
 
 func goldenDRAM() {
-	p, err := plots.DRAMVsStride(snapshot()[spec.StridedCopy], recorded())
+	p, err := plotOf(plots.DRAMVsStride(snapshot()[spec.StridedCopy], recorded()))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -131,4 +132,12 @@ func goldenBlock() {
 		log.Fatal(err)
 	}
 	save("time_block.png", plots.Notebook, p)
+}
+
+// plotOf draws a chart whole.
+func plotOf(c *plots.Chart, err error) (*plot.Plot, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c.Plot()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/coalescing-course/coalesce/lessons/measure"
@@ -48,4 +49,12 @@ func readRecorded(t *testing.T) *measure.Set {
 	require.NoError(t, err)
 	require.NoError(t, m.Err())
 	return m
+}
+
+// plotOf draws a chart whole, for the tests that look at its pixels.
+func plotOf(c *Chart, err error) (*plot.Plot, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c.Plot()
 }

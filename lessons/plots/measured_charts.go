@@ -124,7 +124,7 @@ func strideSweep(model []sectors.Launch) (spec.Spec, []sectors.Launch, error) {
 	return base, preds, nil
 }
 
-func strideBandwidth(preds []sectors.Launch, m *measure.Set) (bandwidthData, error) {
+func strideBandwidth(h *hider, preds []sectors.Launch, m *measure.Set) (bandwidthData, error) {
 	var d bandwidthData
 	base, preds, err := strideSweep(preds)
 	if err != nil {
@@ -143,11 +143,12 @@ func strideBandwidth(preds []sectors.Launch, m *measure.Set) (bandwidthData, err
 		if err := checkValue("predicted time", p.Spec, p.TimeSeconds); err != nil {
 			return d, err
 		}
-		d.model = append(d.model, plotter.XY{X: strideKey(p.Spec), Y: gbps(model(figures.UsefulBandwidth, p))})
+		d.model = append(d.model, plotter.XY{X: strideKey(p.Spec), Y: gbps(h.model(figures.UsefulBandwidth, p))})
 	}
 	for _, l := range sortedBy(pts, launchSpec, strideKey) {
-		bw, _ := measuredValue(figures.UsefulBandwidth, l)
-		d.measured = append(d.measured, plotter.XY{X: strideKey(l.Spec), Y: gbps(bw)})
+		if bw, ok := h.measured(figures.UsefulBandwidth, l); ok {
+			d.measured = append(d.measured, plotter.XY{X: strideKey(l.Spec), Y: gbps(bw)})
+		}
 	}
 	return d, d.deviceOf(base)
 }
@@ -160,8 +161,12 @@ func strideBandwidth(preds []sectors.Launch, m *measure.Set) (bandwidthData, err
 // GPU and where m comes from. With no measurement (m nil) it draws the
 // model alone; measurements none of which is the launch are an error
 // wrapping ErrNoMatch.
-func BandwidthVsStride(preds []sectors.Launch, m *measure.Set) (*plot.Plot, error) {
-	d, err := strideBandwidth(preds, m)
+func BandwidthVsStride(preds []sectors.Launch, m *measure.Set) (*Chart, error) {
+	return newChart(func(h *hider) (*plot.Plot, error) { return bandwidthVsStride(h, preds, m) })
+}
+
+func bandwidthVsStride(h *hider, preds []sectors.Launch, m *measure.Set) (*plot.Plot, error) {
+	d, err := strideBandwidth(h, preds, m)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +179,7 @@ func BandwidthVsStride(preds []sectors.Launch, m *measure.Set) (*plot.Plot, erro
 }
 
 // structBandwidth is the data of BandwidthVsStruct.
-func structBandwidth(aos []sectors.Launch, soa sectors.Launch, m *measure.Set) (bandwidthData, error) {
+func structBandwidth(h *hider, aos []sectors.Launch, soa sectors.Launch, m *measure.Set) (bandwidthData, error) {
 	var d bandwidthData
 	base, preds, err := sweep(aos, clearStruct, structKey, "struct sizes")
 	if err != nil {
@@ -202,20 +207,22 @@ func structBandwidth(aos []sectors.Launch, soa sectors.Launch, m *measure.Set) (
 		}
 	}
 	for _, p := range preds {
-		d.model = append(d.model, plotter.XY{X: structKey(p.Spec), Y: gbps(model(figures.UsefulBandwidth, p))})
+		d.model = append(d.model, plotter.XY{X: structKey(p.Spec), Y: gbps(h.model(figures.UsefulBandwidth, p))})
 	}
-	d.ref = gbps(model(figures.UsefulBandwidth, soa))
+	d.ref = gbps(h.model(figures.UsefulBandwidth, soa))
 	for _, l := range sortedBy(pts, launchSpec, structKey) {
-		bw, _ := measuredValue(figures.UsefulBandwidth, l)
-		d.measured = append(d.measured, plotter.XY{X: structKey(l.Spec), Y: gbps(bw)})
-	}
-	if len(soaPts) > 0 {
-		// The median of the SoA launches, should there be several.
-		vs := make([]float64, len(soaPts))
-		for i, l := range soaPts {
-			bw, _ := measuredValue(figures.UsefulBandwidth, l)
-			vs[i] = gbps(bw)
+		if bw, ok := h.measured(figures.UsefulBandwidth, l); ok {
+			d.measured = append(d.measured, plotter.XY{X: structKey(l.Spec), Y: gbps(bw)})
 		}
+	}
+	// The median of the SoA launches, should there be several.
+	var vs []float64
+	for _, l := range soaPts {
+		if bw, ok := h.measured(figures.UsefulBandwidth, l); ok {
+			vs = append(vs, gbps(bw))
+		}
+	}
+	if len(vs) > 0 {
 		slices.Sort(vs)
 		d.refMeasured = vs[len(vs)/2]
 	}
@@ -227,8 +234,12 @@ func structBandwidth(aos []sectors.Launch, soa sectors.Launch, m *measure.Set) (
 // model's line through its update_x_aos launches, the measured
 // launches of that launch as points, and the struct of arrays (soa, an
 // update_x_soa launch, and its measured launches) as reference lines.
-func BandwidthVsStruct(aos []sectors.Launch, soa sectors.Launch, m *measure.Set) (*plot.Plot, error) {
-	d, err := structBandwidth(aos, soa, m)
+func BandwidthVsStruct(aos []sectors.Launch, soa sectors.Launch, m *measure.Set) (*Chart, error) {
+	return newChart(func(h *hider) (*plot.Plot, error) { return bandwidthVsStruct(h, aos, soa, m) })
+}
+
+func bandwidthVsStruct(h *hider, aos []sectors.Launch, soa sectors.Launch, m *measure.Set) (*plot.Plot, error) {
+	d, err := structBandwidth(h, aos, soa, m)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +249,7 @@ func BandwidthVsStruct(aos []sectors.Launch, soa sectors.Launch, m *measure.Set)
 	if err := addHLine(p, "SoA, model", d.ref, lo, hi, ReferenceColor, []vg.Length{vg.Points(7), vg.Points(4)}); err != nil {
 		return nil, err
 	}
-	if d.refMeasured > 0 {
+	if d.refMeasured > 0 && !hiddenValue(d.ref) {
 		if err := addHLine(p, "SoA, measured", d.refMeasured, lo, hi, MeasuredColor, []vg.Length{vg.Points(2), vg.Points(3)}); err != nil {
 			return nil, err
 		}
@@ -288,7 +299,7 @@ func drawBandwidth(p *plot.Plot, d bandwidthData, modelName string) error {
 	}
 	if len(d.measured) > 0 {
 		name := "measured"
-		if d.ref > 0 {
+		if d.ref > 0 || hiddenValue(d.ref) {
 			name = "AoS, measured"
 		}
 		if err := addPoints(p, name, d.measured, MeasuredColor, draw.CircleGlyph{}); err != nil {
@@ -336,7 +347,7 @@ type dramData struct {
 	gpu                          string
 }
 
-func strideDRAM(preds []sectors.Launch, m *measure.Set) (dramData, error) {
+func strideDRAM(h *hider, preds []sectors.Launch, m *measure.Set) (dramData, error) {
 	var d dramData
 	base, preds, err := strideSweep(preds)
 	if err != nil {
@@ -358,11 +369,11 @@ func strideDRAM(preds []sectors.Launch, m *measure.Set) (dramData, error) {
 	}
 	for _, p := range preds {
 		x := strideKey(p.Spec)
-		sec, dram := model(figures.SectorBytesPerUsefulByte, p), model(figures.DRAMBytesPerUsefulByte, p)
-		if err := checkValue("fetched bytes per useful byte", p.Spec, sec); err != nil {
+		sec, dram := h.model(figures.SectorBytesPerUsefulByte, p), h.model(figures.DRAMBytesPerUsefulByte, p)
+		if err := checkShown("fetched bytes per useful byte", p.Spec, sec); err != nil {
 			return d, err
 		}
-		if err := checkValue("DRAM bytes per useful byte", p.Spec, dram); err != nil {
+		if err := checkShown("DRAM bytes per useful byte", p.Spec, dram); err != nil {
 			return d, err
 		}
 		d.sectorModel = append(d.sectorModel, plotter.XY{X: x, Y: sec})
@@ -370,12 +381,13 @@ func strideDRAM(preds []sectors.Launch, m *measure.Set) (dramData, error) {
 	}
 	for _, l := range sortedBy(pts, launchSpec, strideKey) {
 		x := strideKey(l.Spec)
-		dram, _ := measuredValue(figures.DRAMBytesPerUsefulByte, l)
-		if err := checkValue("measured DRAM bytes per useful byte (the launch stayed in the L2?)", l.Spec, dram); err != nil {
-			return d, err
+		if dram, ok := h.measured(figures.DRAMBytesPerUsefulByte, l); ok {
+			if err := checkValue("measured DRAM bytes per useful byte (the launch stayed in the L2?)", l.Spec, dram); err != nil {
+				return d, err
+			}
+			d.dramMeasured = append(d.dramMeasured, plotter.XY{X: x, Y: dram})
 		}
-		d.dramMeasured = append(d.dramMeasured, plotter.XY{X: x, Y: dram})
-		if sec, ok := measuredValue(figures.SectorBytesPerUsefulByte, l); ok && sec > 0 {
+		if sec, ok := h.measured(figures.SectorBytesPerUsefulByte, l); ok && sec > 0 {
 			d.sectorMeasured = append(d.sectorMeasured, plotter.XY{X: x, Y: sec})
 		}
 	}
@@ -394,8 +406,12 @@ func strideDRAM(preds []sectors.Launch, m *measure.Set) (dramData, error) {
 // for one strided launch at several strides) and, for the launches of m
 // that ncu profiled, measured (points). The gap between the two lines is
 // what the L2 adds or saves: fetch granularity, partial writes, reuse.
-func DRAMVsStride(preds []sectors.Launch, m *measure.Set) (*plot.Plot, error) {
-	d, err := strideDRAM(preds, m)
+func DRAMVsStride(preds []sectors.Launch, m *measure.Set) (*Chart, error) {
+	return newChart(func(h *hider) (*plot.Plot, error) { return dramVsStride(h, preds, m) })
+}
+
+func dramVsStride(h *hider, preds []sectors.Launch, m *measure.Set) (*plot.Plot, error) {
+	d, err := strideDRAM(h, preds, m)
 	if err != nil {
 		return nil, err
 	}

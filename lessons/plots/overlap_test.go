@@ -59,14 +59,14 @@ func near(img image.Image, ctr image.Point, r int, c color.Color) int {
 // larger, left no blue pixel of the L1 square.
 func TestDRAMChartShowsBothMarkers(t *testing.T) {
 	snap, m := readSnapshot(t), readRecorded(t)
-	d, err := strideDRAM(snap[spec.StridedCopy], m)
+	d, err := strideDRAM(&hider{}, snap[spec.StridedCopy], m)
 	require.NoError(t, err)
 	require.NotEmpty(t, d.sectorMeasured)
 	require.NotEmpty(t, d.dramMeasured)
 	l1, dram := d.sectorMeasured[0], d.dramMeasured[0]
 	require.Equal(t, 1.0, l1.X, "the first measured stride")
 	require.Equal(t, 1.0, dram.X)
-	p, err := DRAMVsStride(snap[spec.StridedCopy], m)
+	p, err := plotOf(DRAMVsStride(snap[spec.StridedCopy], m))
 	require.NoError(t, err)
 	img, at := drawImage(p, Notebook)
 	// 4 points around the L1 point: 8 pixels at 120 dpi.
@@ -79,7 +79,7 @@ func TestDRAMChartShowsBothMarkers(t *testing.T) {
 // two names apart from each other and from the copy bandwidth's note.
 func TestStructChartNamesSoALines(t *testing.T) {
 	snap, m := readSnapshot(t), readRecorded(t)
-	p, err := BandwidthVsStruct(snap[spec.UpdateXAoS], snap[spec.UpdateXSoA][0], m)
+	p, err := plotOf(BandwidthVsStruct(snap[spec.UpdateXAoS], snap[spec.UpdateXSoA][0], m))
 	require.NoError(t, err)
 	boxes := textBoxes(t, p, Notebook)
 	find := func(prefix string) [4]vg.Point {

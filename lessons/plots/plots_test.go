@@ -42,9 +42,9 @@ func TestStrideData(t *testing.T) {
 	require.Len(t, specs, len(ElemSizes)*len(Strides))
 	preds, err := sectors.ModelAll(specs...)
 	require.NoError(t, err)
-	elems, eff, err := strideXYs(preds, "efficiency", efficiency)
+	elems, eff, err := strideXYs(&hider{}, preds, "efficiency", efficiency)
 	require.NoError(t, err)
-	_, sec, err := strideXYs(preds, "sectors", sectorsPerRequest)
+	_, sec, err := strideXYs(&hider{}, preds, "sectors", sectorsPerRequest)
 	require.NoError(t, err)
 	require.Equal(t, ElemSizes, elems)
 	idx := map[int]int{1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
@@ -83,7 +83,7 @@ func TestStructData(t *testing.T) {
 	preds, err := sectors.ModelAll(append(specs, SoAOf(StructBase))...)
 	require.NoError(t, err)
 	aos, soa := preds[:len(specs)], preds[len(specs)]
-	xy, err := structXYs(aos, "efficiency", efficiency)
+	xy, err := structXYs(&hider{}, aos, "efficiency", efficiency)
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		bytes float64
@@ -91,7 +91,7 @@ func TestStructData(t *testing.T) {
 	}{{4, 1}, {8, 0.5}, {12, 1.0 / 3}, {16, 0.25}, {20, 0.2}, {32, 0.125}, {64, 0.125}, {128, 0.125}} {
 		assert.InDelta(t, tt.want, at(xy, tt.bytes), 1e-12, "struct of %v bytes", tt.bytes)
 	}
-	assert.Equal(t, 1.0, efficiency(soa))
+	assert.Equal(t, 1.0, efficiency(&hider{}, soa))
 	assert.Equal(t, spec.UpdateXSoA, soa.Spec.Kernel)
 	assert.Equal(t, StructBase.N, soa.Spec.N)
 }
@@ -104,7 +104,7 @@ func TestMeasuredData(t *testing.T) {
 	snap := readSnapshot(t)
 	m := readRecorded(t)
 
-	d, err := strideBandwidth(snap[spec.StridedCopy], m)
+	d, err := strideBandwidth(&hider{}, snap[spec.StridedCopy], m)
 	require.NoError(t, err)
 	assert.InDelta(t, 2692.10775, at(d.measured, 1), 1e-3, "measured GB/s at stride 1")
 	assert.Len(t, d.measured, 13, "every recorded stride")
@@ -116,12 +116,12 @@ func TestMeasuredData(t *testing.T) {
 	require.Equal(t, int64(1), p1.Spec.Stride)
 	assert.InDelta(t, float64(p1.Spec.UsefulBytes())/p1.TimeSeconds/1e9, at(d.model, 1), 1e-9)
 
-	s, err := structBandwidth(snap[spec.UpdateXAoS], snap[spec.UpdateXSoA][0], m)
+	s, err := structBandwidth(&hider{}, snap[spec.UpdateXAoS], snap[spec.UpdateXSoA][0], m)
 	require.NoError(t, err)
 	assert.InDelta(t, 1047.00555, at(s.measured, 16), 1e-3, "AoS 16 B, as recorded")
 	assert.Greater(t, s.refMeasured, 0.0, "the SoA launch is in the recording")
 
-	r, err := strideDRAM(snap[spec.StridedCopy], m)
+	r, err := strideDRAM(&hider{}, snap[spec.StridedCopy], m)
 	require.NoError(t, err)
 	// Stride 1: (268463104 + 249598720) / 536870912 DRAM bytes, and
 	// 32 * (8388608 + 8388608) / 536870912 = 1 sector byte per useful byte.
@@ -133,7 +133,7 @@ func TestMeasuredData(t *testing.T) {
 	assert.InDelta(t, 1, at(r.sectorModel, 1), 1e-12)
 
 	// No measurement: the model alone.
-	d, err = strideBandwidth(snap[spec.StridedCopy], nil)
+	d, err = strideBandwidth(&hider{}, snap[spec.StridedCopy], nil)
 	require.NoError(t, err)
 	assert.Empty(t, d.measured)
 	assert.Len(t, d.model, len(snap[spec.StridedCopy]))

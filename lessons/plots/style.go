@@ -105,6 +105,18 @@ func lineStyle(c color.Color, i int, width vg.Length) draw.LineStyle {
 // addLine adds a line with glyphs at its points, and its legend entry
 // unless name is empty.
 func addLine(p *plot.Plot, name string, xys plotter.XYs, c color.Color, i int, width vg.Length, glyph vg.Length) error {
+	// A hidden point leaves a gap: each stretch between gaps is a line of
+	// its own, the first named in the legend.
+	segs := segments(xys)
+	if len(segs) == 0 {
+		return nil
+	}
+	for _, seg := range segs[1:] {
+		if err := addLine(p, "", seg, c, i, width, glyph); err != nil {
+			return err
+		}
+	}
+	xys = segs[0]
 	l, s, err := plotter.NewLinePoints(lg(xys))
 	if err != nil {
 		return wrap(err)
@@ -133,6 +145,9 @@ func addPoints(p *plot.Plot, name string, xys plotter.XYs, c color.Color, shape 
 
 // addPointsSized is addPoints with glyphs of radius r.
 func addPointsSized(p *plot.Plot, name string, xys plotter.XYs, c color.Color, shape draw.GlyphDrawer, r vg.Length) error {
+	if xys = shown(xys); len(xys) == 0 {
+		return nil
+	}
 	rim, err := plotter.NewScatter(lg(xys))
 	if err != nil {
 		return wrap(err)
@@ -170,6 +185,9 @@ func (g thickRing) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 
 // addHLine adds a horizontal reference line at y across the x range.
 func addHLine(p *plot.Plot, name string, y, xlo, xhi float64, c color.Color, dashes []vg.Length) error {
+	if hiddenValue(y) {
+		return nil
+	}
 	l, err := plotter.NewLine(lg(plotter.XYs{{X: xlo, Y: y}, {X: xhi, Y: y}}))
 	if err != nil {
 		return wrap(err)

@@ -181,12 +181,12 @@ func TestFindCalls(t *testing.T) {
 			calls: []call{{0, 2, "a/b", "64/2", 32, FormConstant, ""}},
 		},
 		{
-			name:  "a variable, a call and a string are unreadable",
+			name:  "a variable and a call are unreadable; a string is a text, read against its question (ReadText)",
 			cells: []string{"%%\nx := 3.0\ngrader.Check(\"a/b\", x)\ngrader.Check(\"a/c\", math.Sqrt(2))\ngrader.Check(\"a/d\", \"4\")"},
 			calls: []call{
 				{0, 3, "a/b", "x", 0, FormUnreadable, "x is a name"},
 				{0, 4, "a/c", "math.Sqrt(2)", 0, FormUnreadable, "function call"},
-				{0, 5, "a/d", `"4"`, 0, FormUnreadable, "string"},
+				{0, 5, "a/d", `"4"`, 0, FormText, ""},
 			},
 		},
 		{

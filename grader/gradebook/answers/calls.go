@@ -51,6 +51,10 @@ const (
 	// course's first build shipped it (Call.Template). The exercise counts
 	// as missing.
 	FormPlaceholder
+	// FormText is a number with its unit in quotes, "32 sectors", "50%",
+	// "3.1x": lab.Check reads it with grader.ReadPrediction, and so does
+	// the gradebook, against the question (Call.Text holds it unquoted).
+	FormText
 )
 
 // Placeholder is the name of the placeholder prediction in lab.
@@ -81,6 +85,8 @@ func (f Form) String() string {
 		return "constant expression"
 	case FormPlaceholder:
 		return "placeholder"
+	case FormText:
+		return "text"
 	}
 	return "unreadable"
 }
@@ -150,8 +156,12 @@ type Call struct {
 	// literal; IDText is that argument as written.
 	ID, IDText string
 	// Arg is the prediction as written; Value its value when Form is not
-	// FormUnreadable; Problem says why it cannot be read.
+	// FormUnreadable; Problem says why it cannot be read. For FormText,
+	// Text is the string, unquoted, and Value is read from it against the
+	// question (gradebook reads it with grader.ReadPrediction, as lab.Check
+	// did).
 	Arg     string
+	Text    string
 	Value   float64
 	Form    Form
 	Problem string
@@ -583,6 +593,9 @@ func (ca *cellAST) calls(cell int, names, shadowed map[string]bool, dot bool) []
 				}
 			case isPlaceholder(call.Args[1], names, dot):
 				c.Arg, c.Form = text(call.Args[1]), FormPlaceholder
+			case isString(call.Args[1]):
+				c.Arg, c.Form = text(call.Args[1]), FormText
+				c.Text, _ = strconv.Unquote(call.Args[1].(*ast.BasicLit).Value)
 			default:
 				c.Arg = text(call.Args[1])
 				r, form, err := evalPrediction(call.Args[1], shadowed)
@@ -602,6 +615,13 @@ func (ca *cellAST) calls(cell int, names, shadowed map[string]bool, dot bool) []
 		})
 	}
 	return out
+}
+
+// isString reports whether x is a string literal: a prediction written
+// with its unit, which lab.Check takes (its parameter is any).
+func isString(x ast.Expr) bool {
+	lit, ok := x.(*ast.BasicLit)
+	return ok && lit.Kind == token.STRING
 }
 
 // isPlaceholder reports whether x is lab.YourPrediction (under any name
