@@ -152,7 +152,9 @@ var displays = map[string]struct {
 		[]string{"05-aos-soa/sectors-aos-16", "07-ncu-metric/st-sectors-per-request-write-4"}},
 	"ShowInstruction": {func(t *testing.T) { ShowInstruction(Spec(`{"kernel":"strided_copy","n":1048576,"stride":2}`), 0, 0) },
 		[]string{"03-strided/efficiency-stride-2"}},
-	"ShowBanks": {func(t *testing.T) { ShowBanks(Spec(`{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":0}`), 0, 8) },
+	"ShowBanks": {func(t *testing.T) {
+		ShowBanks(Spec(`{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":0}`), 0, 8)
+	},
 		[]string{"09-matrix/wavefronts-pad-0"}},
 	"Show": {func(t *testing.T) {
 		specs := Must(plots.StrideSpecs(Spec(`{"kernel":"strided_copy","n":65536}`), []int{4}, []int64{1, 2, 32}))
