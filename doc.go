@@ -40,6 +40,7 @@
 //	                       constexpr (a Go constant expression valued as the compiler values it),
 //	                       progress (a status line kept up to date while a slow step runs),
 //	                       procgroup (a program and all it starts, stopped together),
+//	                       rlimit (a process's address space, CPU, file size and files, bounded by the OS),
 //	                       faketool (stand-ins for nvcc, ncu and the rest, for tests)
 //
 // deploy holds only the tests of the Docker image and its install.
