@@ -259,7 +259,6 @@ func bytesIn(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-
 // fatalLine is the line of a runtime's traceback that says what killed
 // it: "fatal error: ...", or "panic: ..." (a goroutine of the kernel's
 // that panicked), cut to 300 bytes.

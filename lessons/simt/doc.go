@@ -173,12 +173,13 @@
 // # Kernels that do not finish
 //
 // A block may make at most MaxBlockAccesses Loads, Stores and Syncs
-// (2^21, about 0.7 s of a loop and 48 MiB of the log simt keeps until the
-// block's warps issue): a loop that never ends and keeps accessing memory
-// stops with ErrRunaway, saying where its thread was, instead of growing
-// until the machine has no memory left. The course's exercises make a few
-// thousand a block; one thread doing a whole 768x768 transpose makes 1.2
-// million. Accesses counts every launch's, for a watchdog. A kernel that
+// (2^20, a few tenths of a second of a loop and 24 MiB of the log simt
+// keeps until the block's warps issue): a loop that never ends and keeps
+// accessing memory stops with ErrRunaway, saying where its thread was,
+// instead of growing until the machine has no memory left. The course's
+// exercises make a few thousand a block; one thread copying all 300,000
+// floats of the largest strided copy makes 600,000, and passes. Accesses
+// counts every launch's, for a watchdog. A kernel that
 // loops without touching simt (for {}), allocates without bound or
 // recurses without end never lets Run return, or ends the process: simt
 // cannot stop a goroutine. lab runs a learner's kernel in a process of its

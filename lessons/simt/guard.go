@@ -36,9 +36,9 @@ var ErrRunaway = errors.New("simt: the kernel does not finish")
 // MaxBlockAccesses bounds the Loads, Stores and Syncs of one block: simt
 // keeps a block's accesses (24 bytes each) until its warps are issued, so
 // that a loop that never ends stops with ErrRunaway within a second, its
-// log at 48 MiB, instead of growing until the machine has none. The
+// log at 24 MiB, instead of growing until the machine has none. The
 // course's exercises make at most a few thousand a block.
-const MaxBlockAccesses = 1 << 21
+const MaxBlockAccesses = 1 << 20
 
 // MaxBuffers bounds the Globals one launch touches.
 const MaxBuffers = 1 << 12

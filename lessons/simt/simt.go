@@ -149,7 +149,7 @@ func (t *Thread) mine(pc uintptr, name, verb string) *run {
 func (t *Thread) runaway(pc uintptr) {
 	r := t.r
 	r.stop(fault(ErrRunaway, "its block made %d accesses (Loads, Stores and Syncs), and goes on: a loop that never ends? "+
-		"This thread made %d, the last at %s; a block may make at most %d (2^21)", r.blockN-1, len(t.log)+t.syncs, where(pc), MaxBlockAccesses))
+		"This thread made %d, the last at %s; a block may make at most %d (2^20)", r.blockN-1, len(t.log)+t.syncs, where(pc), MaxBlockAccesses))
 }
 
 // foreign stops the thread that passed t, which is not running on this
