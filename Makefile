@@ -5,6 +5,7 @@
 #   make test            every test suite (the prerequisites of `test`); CI runs it via .ci/run
 #   make test-go         go vet + go test
 #   make test-notebooks  clean-notebook check + headless execution of notebooks/*.ipynb
+#                        (and scripts/testdata: a notebook with no setup cell, hostile lab.Try kernels)
 #                        (NOTEBOOKS="notebooks/a.ipynb ..." to pick, NOTEBOOK_TIMEOUT=s per cell,
 #                        NOTEBOOK_TOTAL_BUDGET=s for all, default 240); also fails a markdown number
 #                        no cell writes or prints, and measured specs that differ from
@@ -91,10 +92,11 @@ test-go:
 check-notebooks:
 	@$(PYTHON) scripts/check_clean_notebooks.py
 
-# Without NOTEBOOKS, also a notebook with no setup cell (the kernel's go.work).
+# Without NOTEBOOKS, also a notebook with no setup cell (the kernel's go.work), and
+# hostile learner kernels through lab.Try (each stopped within its limits, with its message).
 test-notebooks: setup check-notebooks
 	@$(VPY) scripts/run_notebooks.py $(NOTEBOOKS)
-	@$(if $(NOTEBOOKS),,$(VPY) scripts/run_notebooks.py scripts/testdata/no-setup.ipynb)
+	@$(if $(NOTEBOOKS),,$(VPY) scripts/run_notebooks.py scripts/testdata/no-setup.ipynb scripts/testdata/hostile-try.ipynb)
 
 # Not in `test`: it needs a GPU. The tools are looked for before setup.
 test-gpu:

@@ -151,6 +151,10 @@ var asChild = sync.OnceValues(func() (*childSpec, error) {
 	return c, nil
 })
 
+// errEarlier is the Outcome's Fault, in a child, of a Try call before the
+// child's own: what the cell's code does with it is not shown.
+var errEarlier = errors.New("lab: a kernel run before this one, in a process of its own")
+
 // runs counts the bounded runs of this program, in order: the child
 // knows its own by it.
 var runs atomic.Int64
@@ -172,8 +176,9 @@ func runKernel(e *exercises.Exercise, v exercises.Variant, kernel any) (*exercis
 	}
 	if c != nil {
 		if n < c.n {
-			// An earlier run, which ran to its end in a child of its own.
-			return e.Run(v, kernel)
+			// An earlier call of the cell's, whose kernel ran in a child
+			// of its own (and may not have finished): not run again.
+			return &exercises.Outcome{ID: e.ID, Variant: v, Fault: errEarlier}, nil
 		}
 		c.serve(e, v, kernel)
 	}

@@ -160,6 +160,7 @@ func TestTryHostile(t *testing.T) {
 		{"hidden", time.Second, []string{`: faulted\n`, `simt: bad access: block \(0,0\) thread \(0,0\): out\.Store\(t, 100000\)`}},
 		{"exit", time.Second, []string{`: stopped\n`, `The kernel's process ended before the kernel finished, with no error: os\.Exit in the kernel`}},
 		{"gopanic", time.Second, []string{`: stopped\n`, `The kernel's process crashed: panic: a goroutine of the kernel's\.`, `It was at GoPanic\.func1`}},
+		{"after-spin", 2*suiteTimeout + 2*time.Second, []string{`: stopped\n(.|\n)*: passed\n`, `trycell: pass=true`}},
 		{"slow-order", suiteTimeout + time.Second, []string{`: stopped\n`, `The kernel did not finish after [\d.]+s`, `It was at SlowOrder line 3: keys\[0\] = keys\[0\] \+ 0`}},
 	}
 	for _, tt := range tests {
