@@ -169,8 +169,9 @@ func classify(waitErr error, stderr string, killed bool, elapsed time.Duration, 
 		return &Stopped{Why: "stack", At: at, Msg: fmt.Sprintf("The kernel's stack grew past its limit of %s: a recursion that never ends?", bytesIn(l.Memory/4))}
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
 		return &Stopped{Why: "memory", At: at, Msg: fmt.Sprintf("The kernel's process ran out of its %s of memory (%s): an allocation that never ends, or a buffer too big?", bytesIn(l.Memory), TryMemoryEnv)}
-	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU:
-		return &Stopped{Why: "time", At: at, Msg: "The kernel used up its CPU time: a loop that never ends?"}
+	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL && exit.UserTime()+exit.SystemTime() >= l.Timeout):
+		// RLIMIT_CPU: SIGXCPU, which Go ignores, then SIGKILL.
+		return &Stopped{Why: "time", At: at, Msg: fmt.Sprintf("The kernel used up its CPU time (%s) and its process was killed: a loop that never ends?", (exit.UserTime() + exit.SystemTime()).Round(100*time.Millisecond))}
 	case ws.Signaled():
 		return &Stopped{Why: "crash", At: at, Msg: fmt.Sprintf("The kernel's process was killed by %s.", ws.Signal())}
 	case waitErr == nil:

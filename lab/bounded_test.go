@@ -55,20 +55,30 @@ type cellRun struct {
 // runCell runs the cell program on kernel name under the suite's limits.
 func runCell(t *testing.T, name string) cellRun {
 	t.Helper()
+	return runCellWith(t, name, []string{TryTimeoutEnv + "=" + suiteTimeout.String(), fmt.Sprintf("%s=%d", TryMemoryEnv, suiteMemory)})
+}
+
+// runCellWith runs the cell program on kernel name with env added to the
+// test's environment.
+func runCellWith(t testing.TB, name string, env []string) cellRun {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("Try bounds a kernel in a child on Linux only")
 	}
 	bin, err := trycell()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, name)
-	cmd.Env = append(os.Environ(), TryTimeoutEnv+"="+suiteTimeout.String(), fmt.Sprintf("%s=%d", TryMemoryEnv, suiteMemory),
-		LearnerEnv+"=", "JUPYTERHUB_USER=")
+	cmd.Env = append(append(os.Environ(), LearnerEnv+"=", "JUPYTERHUB_USER="), env...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	start := time.Now()
-	require.NoError(t, cmd.Start())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	stop := make(chan struct{})
 	var peak atomic.Int64
 	var sampled sync.WaitGroup
@@ -91,6 +101,9 @@ func runCell(t *testing.T, name string) cellRun {
 	close(stop)
 	sampled.Wait()
 	t.Logf("%s: %s, peak of the process tree %d MiB", name, elapsed.Round(time.Millisecond), peak.Load()>>20)
+	if ctx.Err() != nil {
+		err = fmt.Errorf("the cell program ran past a minute: %w", err)
+	}
 	return cellRun{out: buf.String(), elapsed: elapsed, peak: peak.Load(), err: err}
 }
 
@@ -174,6 +187,30 @@ func TestTryHostile(t *testing.T) {
 			assert.Regexp(t, `trycell: pass=(true|false) elapsed=`, r.out, "Try returned to the cell")
 			assert.Less(t, r.elapsed, 3*(tt.goal+time.Second), "the hang guard: three times the goal")
 			assert.Less(t, r.peak, int64(suiteMemory+128<<20), "the process tree's peak memory")
+		})
+	}
+}
+
+// BenchmarkTryHostile is the figure of the bounds with the default limits
+// (10 s, 512 MiB): for each kind of kernel that does not end well, the
+// time from the cell's start to Try's message and the peak memory of the
+// cell's whole process tree (go test -run '^$' -bench TryHostile
+// -benchtime 1x ./lab).
+func BenchmarkTryHostile(b *testing.B) {
+	for _, name := range []string{"copy", "stuck", "spin", "hoard", "huge", "recurse", "flood"} {
+		b.Run(name, func(b *testing.B) {
+			var elapsed time.Duration
+			var peak int64
+			for b.Loop() {
+				r := runCellWith(b, name, []string{TryTimeoutEnv + "=", TryMemoryEnv + "="})
+				if r.err != nil {
+					b.Fatal(r.err, r.out)
+				}
+				elapsed += r.elapsed
+				peak = max(peak, r.peak)
+			}
+			b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms/message")
+			b.ReportMetric(float64(peak>>20), "peak-MiB")
 		})
 	}
 }
