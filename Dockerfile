@@ -104,17 +104,16 @@ RUN GOCACHE=/tmp/gocache-root scripts/install.sh \
  && install -d -o "${NB_UID}" -g "${NB_GID}" /opt/go/cache \
  && env -i HOME=/nonexistent PATH="${PATH}" jupyter kernelspec list --json \
       | python3 -c 'import json,sys; d=json.load(sys.stdin)["kernelspecs"]["gonb"]["resource_dir"]; assert d.startswith("/usr/local/share/jupyter/"), d; print("gonb kernelspec:", d)' \
+ && h="$(mktemp -d)" && env -i HOME="$h" PATH="${PATH}" python -c 'from jupyter_server.serverapp import ServerApp as S; a = S(); a.initialize(argv=["--port=0", "--allow-root"]); k = a.kernel_manager.default_kernel_name; assert k == "gonb", k; print("default kernel:", k)' \
+ && rm -rf "$h" \
  && jupyterhub-singleuser --version
 
 USER ${NB_UID}
 # Warm the learner's build cache with what notebook cells compile: the course
-# packages at /opt/course (docker run serves it there) and at ~/course (where
-# scripts/course_home.sh puts them under JupyterHub), GoNB's gonbui, and the
-# standard library under both. Then check that the course builds.
-RUN go build ./... github.com/janpfeifer/gonb/gonbui \
- && scripts/course_home.sh /opt/course "/home/${NB_USER}/course" \
- && (cd "/home/${NB_USER}/course" && go build ./lessons/... ./grader/...) \
- && rm -rf "/home/${NB_USER}/course"
+# packages at /opt/course, where every notebook builds them from (docker run
+# serves them there; under JupyterHub ~/course/go.work points there, so one
+# cache serves every learner's home), GoNB's gonbui and the standard library.
+RUN go build ./... github.com/janpfeifer/gonb/gonbui
 
 ENV SHELL=/bin/bash
 WORKDIR /opt/course
@@ -124,9 +123,13 @@ EXPOSE 8888
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD curl -fsS -o /dev/null "http://127.0.0.1:8888${JUPYTERHUB_SERVICE_PREFIX:-/}api" || exit 1
 
-ENTRYPOINT ["tini", "-g", "--"]
+# scripts/singleuser.sh runs the command; under JupyterHub (which keeps the
+# ENTRYPOINT and replaces CMD with jupyterhub-singleuser) it first sets up the
+# learner's ~/course (scripts/course_home.sh), and shows the learner why when
+# that fails. The default kernel, gonb, is in Jupyter's config
+# (/usr/local/etc/jupyter, by install.sh), which no command replaces.
+ENTRYPOINT ["tini", "-g", "--", "/opt/course/scripts/singleuser.sh"]
 # JupyterLab on all interfaces, opening the course's index (the URL printed at
 # start, and http://HOST:8888/, lead there). The token is printed at start (or
-# set one: docker run -e JUPYTER_TOKEN=...). JupyterHub replaces this CMD with
-# jupyterhub-singleuser.
-CMD ["jupyter", "lab", "--no-browser", "--ServerApp.ip=0.0.0.0", "--ServerApp.port=8888", "--ServerApp.root_dir=/opt/course", "--LabApp.default_url=/lab/tree/notebooks/index.ipynb", "--MultiKernelManager.default_kernel_name=gonb"]
+# set one: docker run -e JUPYTER_TOKEN=...).
+CMD ["jupyter", "lab", "--no-browser", "--ServerApp.ip=0.0.0.0", "--ServerApp.port=8888", "--ServerApp.root_dir=/opt/course", "--LabApp.default_url=/lab/tree/notebooks/index.ipynb"]

@@ -18,6 +18,9 @@
 #   make notebook-specs  rewrite lab/testdata/notebook-specs.jsonl from a run of every notebook
 #   make test-install    install.sh into a temporary system-wide-like prefix, as the Dockerfile runs it; then,
 #                        as root, the image's learner (uid 1000): a notebook and the browser test against it
+#   make test-hub        a class on a real JupyterHub (local Unix learners, as root; the proxy from npm):
+#                        log in, run a lesson, restart, update, collect, grade (deploy's TestJupyterHub)
+#   make notebook-history  rewrite notebooks/.shipped.sha256 from git (the lesson versions course_home.sh updates)
 #   make test-browser    JupyterLab in headless Chromium: index + first lesson, run all, check, screenshots
 #                        in build/browser/ (BROWSER_NOTEBOOKS="..." to pick; installs chromium as root)
 #   make compare         model beside the recorded (or live) measurement, every spec of the sweep
@@ -38,8 +41,10 @@ KERNEL_PREFIX ?= $(VENV)
 PYTHON ?= python3
 export VENV BIN_DIR KERNEL_PREFIX PYTHON
 
-# Jupyter looks for the GoNB kernelspec where install.sh put it, not in $HOME.
+# Jupyter looks for the GoNB kernelspec where install.sh put it, not in $HOME,
+# and for its config (gonb the default kernel) beside it.
 export JUPYTER_PATH := $(KERNEL_PREFIX)/share/jupyter
+export JUPYTER_CONFIG_PATH := $(KERNEL_PREFIX)/etc/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PATH := $(BIN_DIR):$(PATH)
 
@@ -65,7 +70,7 @@ BROWSER_NOTEBOOKS ?=
 export CHROMIUM BROWSER_NOTEBOOKS
 TEST_REQ_STAMP := $(VENV)/.coalesce-test-requirements.sha256
 
-.PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-browser \
+.PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-browser test-hub hub-proxy notebook-history \
 	chromium test-requirements clean distclean
 
 help:
@@ -79,11 +84,10 @@ lab: setup
 	@cd $(ROOT) && go build ./lessons/... 2>/dev/null || echo "make lab: warning: lessons/... does not build (see make test-go)" >&2
 	cd $(ROOT) && exec $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(ROOT) \
 	  --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) --ServerApp.port_retries=0 \
-	  --MultiKernelManager.default_kernel_name=gonb \
 	  $(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
 
 # Every suite is a prerequisite of `test`; add new ones (browser, grader, ...) here.
-test: test-go test-notebooks test-browser test-install
+test: test-go test-notebooks test-browser test-install test-hub
 
 test-go:
 	go vet ./...
@@ -114,6 +118,28 @@ notebook-specs: setup
 # The Dockerfile's install step, tested: deploy's TestInstallIntoPrefix.
 test-install: setup
 	COALESCE_INSTALL_TEST=1 go test $(GO_TEST_FLAGS) -run '^(TestInstallIntoPrefix|TestNonRootLearner)$$' ./deploy
+
+# The JupyterHub class: configurable-http-proxy from npm at deploy/testdata/hub's
+# lock, into .cache/hub-proxy (once per lock); without npm the test says it
+# skipped (under CI=true it fails).
+HUB_PROXY_DIR := $(ROOT)/.cache/hub-proxy
+export HUB_PROXY := $(HUB_PROXY_DIR)/node_modules/.bin/configurable-http-proxy
+test-hub: setup hub-proxy
+	COALESCE_HUB_TEST=1 go test $(GO_TEST_FLAGS) -run '^TestJupyterHub$$' -v ./deploy
+
+hub-proxy:
+	@lock="$(ROOT)/deploy/testdata/hub/package-lock.json"; \
+	want="$$(cat "$(ROOT)/deploy/testdata/hub/package.json" "$$lock" | sha256sum | cut -d' ' -f1)"; \
+	if [ -x "$(HUB_PROXY)" ] && [ "$$(cat $(HUB_PROXY_DIR)/.stamp 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	if ! command -v npm >/dev/null; then echo "make: npm not found: the JupyterHub test will skip (apt-get install npm)" >&2; exit 0; fi; \
+	echo "make: installing configurable-http-proxy (npm ci) into $(HUB_PROXY_DIR)"; \
+	rm -rf "$(HUB_PROXY_DIR)"; mkdir -p "$(HUB_PROXY_DIR)"; \
+	cp "$(ROOT)/deploy/testdata/hub/package.json" "$$lock" "$(HUB_PROXY_DIR)/"; \
+	npm ci --prefix "$(HUB_PROXY_DIR)" --no-audit --no-fund --loglevel=error >/dev/null; \
+	"$(HUB_PROXY)" --version; echo "$$want" > "$(HUB_PROXY_DIR)/.stamp"
+
+notebook-history:
+	@$(PYTHON) scripts/course_notebooks.py history --out notebooks/.shipped.sha256
 
 test-browser: setup chromium test-requirements
 	@$(VPY) scripts/browser_test.py

@@ -33,6 +33,7 @@
 //	1  lessons/spec        the experiment spec: the kernel table and the field table
 //	   internal/attempt    a learner's attempts, recorded beside the notebook
 //	   grader/sandbox      a learner's Go kernel vetted, built and run in a child process with limits
+//	   grader/collect      a class's notebooks fetched from a JupyterHub (its REST API, a service token)
 //	0  lessons/devices     GPU profiles (profiles.json)
 //	   lessons/metrics     Nsight Compute's metric names
 //	   grader/gradebook/csvsafe  CSV that a spreadsheet shows and never runs
@@ -43,7 +44,8 @@
 //	                       rlimit (a process's address space, CPU, file size and files, bounded by the OS),
 //	                       faketool (stand-ins for nvcc, ncu and the rest, for tests)
 //
-// deploy holds only the tests of the Docker image and its install.
+// deploy holds only the tests of the Docker image, its install and a real
+// JupyterHub class (TestJupyterHub).
 //
 // # To add a kernel
 //

@@ -45,6 +45,7 @@ var layers = map[string]int{
 	"lessons/exercises":             4,
 	"grader":                        4,
 	"grader/sandbox":                1,
+	"grader/collect":                1,
 	"cuda/usercuda":                 5,
 	"cuda/twin":                     5,
 	"calibrate":                     5,

@@ -6,8 +6,12 @@
 // before CMD, scripts/install.sh run with the kernelspec installed
 // system-wide, EXPOSE 8888, a HEALTHCHECK and jupyterhub-singleuser; and they
 // run the scripts the Dockerfile runs (install_go.sh on a fake toolchain,
-// course_home.sh, and, under `make test-install`, install.sh into a
-// temporary prefix as the image does).
+// course_home.sh and singleuser.sh, and, under `make test-install`,
+// install.sh into a temporary prefix as the image does). Under `make
+// test-hub`, TestJupyterHub runs a class on a real JupyterHub with the
+// course installed that way: local Unix learners log in, work through their
+// own servers, restart and receive an updated lesson, and the instructor
+// collects and grades (docs/running.md, "The JupyterHub test").
 //
 // Its tests read the Dockerfile with internal/dockerfile. The package has
 // no code of its own.

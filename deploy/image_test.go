@@ -222,6 +222,21 @@ func TestDockerfile(t *testing.T) {
 			args, ok := ep.Exec()
 			require.True(t, ok)
 			assert.Equal(t, "tini", args[0])
+			// Under a hub, the learner's course is set up by the start
+			// command, before the server: a postStart hook may run after it.
+			assert.Equal(t, "/opt/course/scripts/singleuser.sh", args[len(args)-1], "ENTRYPOINT must end in the start command")
+			assert.FileExists(t, filepath.Join(root, "scripts", "singleuser.sh"))
+		}},
+		{"the default kernel is in Jupyter's config, not on a command line a hub replaces", func(t *testing.T) {
+			for _, in := range final.Instructions {
+				if in.Cmd == "CMD" || in.Cmd == "ENTRYPOINT" {
+					assert.NotContains(t, in.Args, "default_kernel_name", "line %d: JupyterHub replaces CMD; install.sh writes the config", in.Line)
+				}
+			}
+			assert.Contains(t, readRepoFile(t, "scripts/install.sh"), `"default_kernel_name"] = "gonb"`)
+			assert.True(t, index(final, func(in dockerfile.Instruction) bool {
+				return in.Cmd == "RUN" && strings.Contains(in.Args, "default_kernel_name") && strings.Contains(in.Args, `"gonb"`)
+			}) >= 0, "want a RUN that checks the server's default kernel is gonb")
 		}},
 	}
 	for _, tt := range tests {

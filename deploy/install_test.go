@@ -133,6 +133,19 @@ func TestInstallIntoPrefix(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &paths))
 	assert.Contains(t, paths.Data, "/usr/local/share/jupyter", "Jupyter must search /usr/local/share/jupyter by default")
 
+	// New notebooks open in Go: the server's default kernel, from the config
+	// install.sh wrote beside the kernelspec (the image's /usr/local/etc/jupyter,
+	// a default config path), whatever command starts the server.
+	cmd = exec.Command(filepath.Join(venv, "bin", "python"), "-c",
+		`from jupyter_server.serverapp import ServerApp as S; a = S(); a.initialize(argv=["--port=0", "--allow-root"]); print(a.kernel_manager.default_kernel_name)`)
+	cmd.Dir = home
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "JUPYTER_PLATFORM_DIRS=1",
+		"JUPYTER_PATH=" + filepath.Join(prefix, "share", "jupyter"), "JUPYTER_CONFIG_PATH=" + filepath.Join(prefix, "etc", "jupyter")}
+	b, err = cmd.Output()
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	assert.Equal(t, "gonb", lines[len(lines)-1], "the server's default kernel")
+
 	// jupyterhub-singleuser is in the venv and runs.
 	b, err = exec.Command(filepath.Join(venv, "bin", "jupyterhub-singleuser"), "--version").CombinedOutput()
 	require.NoError(t, err, string(b))

@@ -64,33 +64,7 @@ func TestNonRootLearner(t *testing.T) {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 		require.NoError(t, os.Chown(d, learnerUID, learnerGID))
 	}
-	// The modules the notebooks build with, from this machine's module
-	// cache, as the image's `go mod download` fills /opt/go/mod.
-	// The go command in workspace mode (GoNB's go.work) reads the go.mod
-	// of every module of the build list, built or not: those first, then
-	// the zips of what the notebooks compile.
-	download := filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download")
-	require.NoError(t, filepath.Walk(download, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() || !(strings.HasSuffix(p, ".mod") || strings.HasSuffix(p, ".info")) {
-			return err
-		}
-		rel, _ := filepath.Rel(download, p)
-		dst := filepath.Join(modcache, "cache", "download", rel)
-		b, err := os.ReadFile(p)
-		if err == nil {
-			err = os.MkdirAll(filepath.Dir(dst), 0o755)
-		}
-		if err == nil {
-			err = os.WriteFile(dst, b, 0o644)
-		}
-		return err
-	}))
-	dl := exec.Command("go", "build", "-o", os.DevNull, "./lab", "./lessons/simt")
-	dl.Dir = rootAbs
-	dl.Env = append(os.Environ(), "GOMODCACHE="+modcache, "GOFLAGS=-mod=readonly",
-		"GOPROXY=file://"+filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download"), "GOSUMDB=off")
-	out, err := dl.CombinedOutput()
-	require.NoError(t, err, "filling the learner's module cache:\n%s", out)
+	fillModCache(t, rootAbs, modcache)
 
 	env := []string{"HOME=" + home, "KERNEL_PREFIX=" + prefix, "VENV=" + venv, "BIN_DIR=" + binDir,
 		"GOCACHE=" + goEnv(t, "GOCACHE"), "GOMODCACHE=" + goEnv(t, "GOMODCACHE"),
@@ -209,6 +183,41 @@ const learnerNotebook = `{
  "nbformat": 4, "nbformat_minor": 5
 }
 `
+
+// fillModCache fills modcache with the modules the notebooks build with,
+// from this machine's module cache, as the image's `go mod download` fills
+// /opt/go/mod: the go command in workspace mode (GoNB's go.work) reads the
+// go.mod of every module of the build list, built or not, so those first,
+// then the zips of what the notebooks compile (downloaded by a build of lab
+// from the machine's cache, never the network).
+func fillModCache(t *testing.T, rootAbs, modcache string) {
+	t.Helper()
+	download := filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download")
+	require.NoError(t, filepath.Walk(download, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || !(strings.HasSuffix(p, ".mod") || strings.HasSuffix(p, ".info")) {
+			return err
+		}
+		rel, _ := filepath.Rel(download, p)
+		dst := filepath.Join(modcache, "cache", "download", rel)
+		if _, err := os.Stat(dst); err == nil {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(dst), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(dst, b, 0o644)
+		}
+		return err
+	}))
+	dl := exec.Command("go", "build", "-o", os.DevNull, "./lab", "./lessons/simt")
+	dl.Dir = rootAbs
+	dl.Env = append(os.Environ(), "GOMODCACHE="+modcache, "GOFLAGS=-mod=readonly",
+		"GOPROXY=file://"+download, "GOSUMDB=off")
+	out, err := dl.CombinedOutput()
+	require.NoError(t, err, "filling the learner's module cache:\n%s", out)
+}
 
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {

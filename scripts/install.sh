@@ -2,7 +2,8 @@
 # Installs everything the notebooks need, repo-locally and idempotently:
 #   1. a Python venv with the pinned Jupyter tooling (requirements.txt);
 #   2. gonb, goimports and gopls built from the versions pinned in go.mod;
-#   3. the GoNB Jupyter kernelspec, installed into the venv (nothing lands in $HOME).
+#   3. the GoNB Jupyter kernelspec, installed into the venv (nothing lands in $HOME),
+#      and Jupyter's config making it the default kernel (a new notebook opens in Go).
 # Each step is skipped when a stamp shows it is already done, so a second run
 # takes well under a second. It prints only what it does; it is silent when
 # nothing needs doing and loud (non-zero exit, the failing output) on failure.
@@ -18,7 +19,9 @@
 #                   and PIP_FIND_LINKS, which pip reads from the environment)
 #   FORCE           1 ignores every stamp and redoes everything  [0]
 # Jupyter finds the kernel when JUPYTER_PATH=$KERNEL_PREFIX/share/jupyter is set
-# (the Makefile exports it) or, for KERNEL_PREFIX=$VENV, via the venv itself.
+# (the Makefile exports it) or, for KERNEL_PREFIX=$VENV, via the venv itself;
+# and the config in $KERNEL_PREFIX/etc/jupyter with JUPYTER_CONFIG_PATH, the
+# venv's own, or /usr/local/etc/jupyter, a default (the image's KERNEL_PREFIX).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -138,4 +141,33 @@ with open(path, "w") as f:
     f.write("\n")
 PY
   printf '%s\n' "$kernel_want" >"$kernel_stamp"
+fi
+
+# The default kernel, in Jupyter's config rather than on a command line: a
+# hub replaces the image's command, never its config (issue 26: New Notebook
+# opened in Python under JupyterHub). Merged into a config file already
+# there (jupyter_server reads its .d folder for extensions only).
+config="$KERNEL_PREFIX/etc/jupyter/jupyter_server_config.json"
+if ! "$VENV/bin/python" - "$config" 2>/dev/null <<'PY'
+import json, sys
+with open(sys.argv[1]) as f:
+    sys.exit(json.load(f).get("MultiKernelManager", {}).get("default_kernel_name") != "gonb")
+PY
+then
+  say "making gonb Jupyter's default kernel: $config"
+  mkdir -p "${config%/*}"
+  run_quiet "writing $config" "$VENV/bin/python" - "$config" <<'PY'
+import json, os, sys
+path = sys.argv[1]
+try:
+    with open(path) as f:
+        conf = json.load(f)
+except FileNotFoundError:
+    conf = {}
+conf.setdefault("MultiKernelManager", {})["default_kernel_name"] = "gonb"
+with open(path + ".tmp", "w") as f:
+    json.dump(conf, f, indent=2)
+    f.write("\n")
+os.replace(path + ".tmp", path)
+PY
 fi

@@ -63,7 +63,10 @@ and count in the points possible. This runs learner code: off by default.
 A learner is the first folder below a directory named here (the hub user's
 folder: SUBMISSIONS/ada/01-sectors.ipynb is ada's), else the file name
 (SUBMISSIONS/ada.ipynb); a notebook's metadata never decides whose it is, and
-one naming someone else is flagged as a possible copy. Only regular files
+one naming someone else is flagged as a possible copy, as is one holding another
+learner's attempt record or showing their exercise variant. A notebook that is
+not the course's (a scratch Untitled.ipynb) is listed as ignored, never a
+failure. Only regular files
 (and links to them inside the directory) are opened; a pipe, a device or a
 link elsewhere is a row saying so. Progress goes to stderr every 25
 notebooks when it is a terminal.

@@ -10,6 +10,7 @@
 //	coalesce calibrate             fit the model's profile to this machine's GPU
 //	coalesce compare [FILE]        model beside measurement, one row per spec
 //	coalesce plot KIND OUT         draw a course plot to OUT (.png or .svg)
+//	coalesce collect -hub URL      fetch a class's notebooks from a JupyterHub
 //	coalesce grade SUBMISSIONS...  grade learners' saved notebooks
 //
 // coalesce COMMAND -h prints the command's usage and flags. FILE defaults to

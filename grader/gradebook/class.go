@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,8 +51,17 @@ func learnerStatus(rows []Row, subs []*intake.Submission, flags []string) (Learn
 	for _, s := range subs {
 		flags = append(flags, intakeFlags(s)...)
 	}
+	var ignored []string
+	for _, s := range subs {
+		if s.Ignored != "" {
+			ignored = append(ignored, filepath.Base(s.Path))
+		}
+	}
 	if len(subs) == 0 {
 		return StatusMissing, append(flags, "no notebook submitted")
+	}
+	if len(ignored) == len(subs) {
+		return StatusMissing, append(flags, fmt.Sprintf("no notebook of the course submitted (not the course's, ignored: %s)", strings.Join(ignored, ", ")))
 	}
 	bad := 0
 	for _, s := range subs {

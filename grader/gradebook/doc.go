@@ -13,7 +13,8 @@
 // in their code cells parsed with go/parser, and the predictions read from
 // the source: a submission cannot change its own grade or touch the
 // grading machine. Of the outputs saved in a notebook (which a learner
-// could edit) only the attempt records are read (see "First attempts").
+// could edit) only the attempt records and the learner names lab prints
+// are read (see "First attempts" and "Who a submission belongs to").
 //
 // # First attempts
 //

@@ -42,6 +42,9 @@ const (
 	UnknownQuestion Status = "unknown-exercise"
 	// BadNotebook is a file that cannot be graded at all.
 	BadNotebook Status = "bad-notebook"
+	// Ignored is a notebook that is not the course's (a scratch notebook):
+	// listed, not graded, never a failure (Submission.Ignored).
+	Ignored Status = "ignored"
 )
 
 // Row is one line of the gradebook: one learner and one question (or
@@ -588,8 +591,11 @@ func learnerRows(b *grader.Bank, learner string, subs []*intake.Submission, exer
 			Note: c.where() + ": " + c.Problem})
 	}
 	for _, s := range subs {
-		if s.Problem != "" {
+		switch {
+		case s.Problem != "":
 			rows = append(rows, Row{Learner: learner, Notebook: s.Path, Lesson: s.Lesson, Status: BadNotebook, Note: s.Problem})
+		case s.Ignored != "":
+			rows = append(rows, Row{Learner: learner, Notebook: s.Path, Status: Ignored, Note: s.Ignored})
 		}
 	}
 	return rows

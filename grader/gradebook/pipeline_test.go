@@ -143,11 +143,26 @@ func TestFeedbackLayout(t *testing.T) {
 	assert.Equal(t, "# Feedback for &lt;b&gt;ada&lt;/b&gt;", lines[0], "learner text is not HTML")
 	// 1 of 4: sectors-stride-32 right (1 point) of 1 + 1 + 2.
 	assert.Equal(t, "**Score: 1 of 4 points (25%)** on 03-strided.", lines[2])
-	assert.Equal(t, "To review: 03-strided/efficiency-stride-2 (wrong); 1 exercise without a prediction (lessons 03-strided).", lines[4])
+	assert.Equal(t, "**Status: partial**: exercises: 1 missing.", lines[4], "the status second (issue 26)")
+	assert.Equal(t, "To review: 03-strided/efficiency-stride-2 (wrong); 1 exercise without a prediction (lessons 03-strided).", lines[6])
 	right, wrong, _ := strings.Cut(fb, "## 03-strided/efficiency-stride-2")
 	assert.NotContains(t, right, "<details>", "no explanation for a right answer")
 	assert.Contains(t, wrong, "<details><summary>Explanation</summary>")
 	assert.Equal(t, 1, strings.Count(fb, "<details>"))
+}
+
+// TestFeedbackUnreadable: a learner whose only notebook cannot be read
+// reads that at the top of their feedback, with the reason, before the
+// exercises without a prediction (issue 26, 9).
+func TestFeedbackUnreadable(t *testing.T) {
+	const problem = "malformed JSON: line 3, column 9"
+	bad := intake.Submission{Path: "subs/eve/03-strided.ipynb", Learner: "eve", IdentityFrom: intake.FromFolder, Lesson: "03-strided",
+		Problem: problem, Flags: []intake.Flag{intake.FlagUnreadable}, Notes: []string{problem}}
+	gb := gradebook.GradeSubs(t, []intake.Submission{bad}, gradebook.Options{Lessons: []string{"03-strided"}})
+	lines := strings.Split(report.Feedback(gb, "eve"), "\n")
+	assert.Equal(t, "**Status: unreadable**: 1 of 1 notebook could not be read; exercises: 3 missing.", lines[4])
+	assert.Equal(t, "- Not read: subs/eve/03-strided.ipynb: "+problem, lines[6])
+	assert.Contains(t, lines[8], "To review: 3 exercises without a prediction")
 }
 
 // TestOverrides: an override sets the points after grading, shows in the

@@ -149,9 +149,10 @@ type Cell struct {
 
 // Output is one saved output of a code cell: its type and the JSON values
 // of its data (MIME types application/json and .../...+json, each kept when
-// at most 64 KiB), MIME type to the value as saved. Images, text and HTML
-// are skipped as the notebook is read: the grader reads records, not
-// displays.
+// at most 64 KiB), MIME type to the value as saved, and its text/plain
+// value while the notebook's text kept stays within 1 MiB (the grader reads
+// the names a display shows). Images and HTML are skipped as the notebook
+// is read: the grader reads records, not displays.
 type Output struct {
 	Type string                     `json:"output_type"`
 	Data map[string]json.RawMessage `json:"data"`
@@ -162,10 +163,14 @@ type Output struct {
 // long text is skipped, never held.
 const maxOutputData = 64 << 10
 
+// maxTextKept bounds the text/plain values kept of one notebook, in bytes.
+const maxTextKept = 1 << 20
+
 // keepData reports whether an output's data of this MIME type is kept: JSON
-// (application/json, application/...+json), the types records are saved as.
+// (application/json, application/...+json), the types records are saved
+// as, and text/plain (within maxTextKept).
 func keepData(mime string) bool {
-	return strings.HasSuffix(mime, "+json") || strings.HasSuffix(mime, "/json")
+	return strings.HasSuffix(mime, "+json") || strings.HasSuffix(mime, "/json") || mime == "text/plain"
 }
 
 // limited reads at most n bytes from r, then fails with ErrTooLarge rather
@@ -256,6 +261,8 @@ type parser struct {
 	dec   *json.Decoder
 	bad   *Error
 	empty bool
+	// textKept counts the text/plain bytes kept so far (maxTextKept).
+	textKept int
 }
 
 func (p *parser) fail(cell int, msg string) {
@@ -508,7 +515,7 @@ func (p *parser) data() (map[string]json.RawMessage, error) {
 			return nil, err
 		}
 		mime, _ := key.(string)
-		if !keepData(mime) {
+		if !keepData(mime) || mime == "text/plain" && p.textKept >= maxTextKept {
 			if err := p.dec.Decode(&skip{}); err != nil {
 				return nil, err
 			}
@@ -520,6 +527,9 @@ func (p *parser) data() (map[string]json.RawMessage, error) {
 		}
 		if c.b != nil {
 			data[mime] = c.b
+			if mime == "text/plain" {
+				p.textKept += len(c.b)
+			}
 		}
 	}
 	_, err = p.dec.Token()

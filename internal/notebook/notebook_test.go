@@ -279,7 +279,8 @@ func TestReadStreamsOutputs(t *testing.T) {
 		{"a plot is skipped, a record kept", `{"image/png":"` + big + `","application/vnd.coalesce.attempt+json":{"id":"a/b"}}`, []string{"application/vnd.coalesce.attempt+json"}},
 		{"JSON over 64 KiB is skipped", `{"application/json":"` + big + `"}`, nil},
 		{"JSON of 64 KiB is kept", `{"application/json":"` + strings.Repeat("B", 64<<10-2) + `"}`, []string{"application/json"}},
-		{"text is skipped", `{"text/plain":"4"}`, nil},
+		{"text is kept (the names a display shows)", `{"text/plain":"4"}`, []string{"text/plain"}},
+		{"HTML is skipped", `{"text/html":"<b>4</b>"}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -296,6 +297,24 @@ func TestReadStreamsOutputs(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// TestReadTextBudget: a notebook's text/plain values are kept up to 1 MiB
+// in all, so that outputs are never held whatever their number.
+func TestReadTextBudget(t *testing.T) {
+	text := strings.Repeat("t", 60<<10)
+	var outs []string
+	for range 40 { // 40 × 60 KiB: 2.4 MiB of text
+		outs = append(outs, `{"output_type":"display_data","data":{"text/plain":"`+text+`"}}`)
+	}
+	nb, err := Parse([]byte(`{"nbformat":4,"cells":[{"cell_type":"code","source":"x","outputs":[` + strings.Join(outs, ",") + `]}]}`))
+	require.NoError(t, err)
+	kept := 0
+	for _, o := range nb.Cells[0].Outputs {
+		kept += len(o.Data["text/plain"])
+	}
+	assert.LessOrEqual(t, kept, 1<<20+60<<10+2, "at most one value past the budget")
+	assert.Greater(t, kept, 1<<20-60<<10)
 }
 
 // TestReadErrors: a file over the limit is ErrTooLarge wherever the limit

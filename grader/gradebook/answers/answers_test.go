@@ -440,3 +440,20 @@ func FuzzFormatNumber(f *testing.F) {
 		}
 	})
 }
+
+// TestShownLearners: the learners a saved notebook's displays name are
+// read from their text/plain (lab's variant line), as a string or a list
+// of lines, each once; text elsewhere (a stream, HTML) is not read.
+func TestShownLearners(t *testing.T) {
+	out := func(data string) string {
+		return `{"output_type":"display_data","metadata":{},"data":` + data + `}`
+	}
+	nb, err := notebook.Parse([]byte(`{"nbformat":4,"nbformat_minor":5,"metadata":{},"cells":[
+	 {"cell_type":"code","source":"%%\nlab.Exercise(\"10-kernels/strided-copy\")","metadata":{},"outputs":[` +
+		out(`{"text/plain":"Your variant (learner ada): n = 4096, stride = 2\n","text/html":"<p>(learner zoe)</p>"}`) + `]},
+	 {"cell_type":"code","source":"%%\nlab.Try(\"10-kernels/strided-copy\", Copy)","metadata":{},"outputs":[` +
+		out(`{"text/plain":["10-kernels/strided-copy, n=4096 (learner ada): passed\n","(learner bob-2)\n"]}`) + `,
+	   {"output_type":"stream","name":"stdout","text":"(learner cy)"}]}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ada", "bob-2"}, FindCalls(nb).Learners)
+}

@@ -221,6 +221,42 @@ type Found struct {
 	// Tries are the lab.Try calls, a kernel each, in notebook order:
 	// graded only with Options.RunKernels, which runs them.
 	Tries []Try
+	// Learners are the learners the saved outputs show a variant for
+	// (lab's "(learner ada)" in a kernel exercise's text), each once, in
+	// order: evidence of whose notebook it was when it ran.
+	Learners []string
+}
+
+// shownLearner finds the learner lab names in a display's text: the
+// variant line of lab.Exercise and lab.Try, "... (learner ada): passed".
+var shownLearner = regexp.MustCompile(`\(learner ([^()\s]+)\)`)
+
+// shownLearners returns the learners the text/plain outputs of nb's code
+// cells name.
+func shownLearners(nb *notebook.Notebook) []string {
+	var out []string
+	for _, c := range nb.Cells {
+		for _, o := range c.Outputs {
+			raw, ok := o.Data["text/plain"]
+			if !ok {
+				continue
+			}
+			var text string
+			if json.Unmarshal(raw, &text) != nil {
+				var lines []string
+				if json.Unmarshal(raw, &lines) != nil {
+					continue
+				}
+				text = strings.Join(lines, "")
+			}
+			for _, m := range shownLearner.FindAllStringSubmatch(text, -1) {
+				if !slices.Contains(out, m[1]) {
+					out = append(out, m[1])
+				}
+			}
+		}
+	}
+	return out
 }
 
 // FindCalls reads every Check call that records a prediction
@@ -330,6 +366,7 @@ func FindCalls(nb *notebook.Notebook) Found {
 		f.Mentions = append(f.Mentions, ca.comments(i)...)
 	}
 	f.Tries = findTries(nb, parsed, names, dot)
+	f.Learners = shownLearners(nb)
 	return f
 }
 

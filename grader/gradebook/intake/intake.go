@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -197,9 +198,14 @@ type Submission struct {
 	// Found holds the calls and mentions read from its cells.
 	Found answers.Found
 	// Problem says why the file cannot be graded (malformed JSON, not a
-	// notebook, another kernel or course, too large, not a regular file,
+	// notebook, a lesson on another kernel, too large, not a regular file,
 	// not read in time); "" when it can.
 	Problem string
+	// Ignored says why the notebook is not the course's and so not graded:
+	// a scratch notebook (JupyterLab's Untitled.ipynb), a Python notebook of
+	// the learner's own. It is listed (a row with status ignored), never a
+	// failure: it makes no learner unreadable. "" for the course's.
+	Ignored string
 }
 
 // Role is what a submission's calls count for among the learner's
@@ -376,6 +382,11 @@ func (r Reader) fromNotebook(in Input, nb *notebook.Notebook, err error) Submiss
 	s.Claimed = append(s.Claimed, nb.Metadata.Authors...)
 	s.Lesson = r.lessonOf(nb.Metadata.Lesson, in.Path)
 	if !nb.Metadata.IsGo() {
+		if !nb.Metadata.Coalesce && !mentionsCourse(nb) {
+			s.Ignored = fmt.Sprintf("not a notebook of this course (its kernel is %s; no import of %s, no lab.Check call): a notebook of the learner's own, listed and not graded", nb.Metadata.Kernel(), answers.ModulePath)
+			s.Lesson = ""
+			return s
+		}
 		s.Problem = fmt.Sprintf("not a Go notebook: its kernel is %s; the course's notebooks run on GoNB", nb.Metadata.Kernel())
 		s.flag(FlagUnreadable, s.Problem)
 		return s
@@ -385,10 +396,22 @@ func (r Reader) fromNotebook(in Input, nb *notebook.Notebook, err error) Submiss
 		s.Lesson = r.lessonOfCalls(s.Found.Calls)
 	}
 	if !nb.Metadata.Coalesce && !s.Found.Course && len(s.Found.Calls) == 0 {
-		s.Problem = fmt.Sprintf("not a notebook of this course: no metadata.coalesce, no import of %s and no lab.Check call", answers.ModulePath)
-		s.flag(FlagUnreadable, s.Problem)
+		s.Ignored = fmt.Sprintf("not a notebook of this course (no metadata.coalesce, no import of %s, no lab.Check call): a scratch notebook, listed and not graded", answers.ModulePath)
+		s.Lesson = ""
 	}
 	return s
+}
+
+// mentionsCourse reports whether a notebook's cells name the course: its
+// module or a Check or Try call, in any kernel's source.
+func mentionsCourse(nb *notebook.Notebook) bool {
+	for _, c := range nb.Cells {
+		if strings.Contains(c.Source, answers.ModulePath) || strings.Contains(c.Source, "lab.Check(") ||
+			strings.Contains(c.Source, "grader.Check(") || strings.Contains(c.Source, "lab.Try(") {
+			return true
+		}
+	}
+	return false
 }
 
 // lessonOfCalls is the lesson every call with a bank id belongs to; "" for
@@ -567,7 +590,7 @@ func Settle(subs []Submission) {
 				break
 			}
 		}
-		if s.Lesson != "" {
+		if s.Lesson != "" && s.Ignored == "" {
 			k := key{s.Learner, s.Lesson}
 			groups[k] = append(groups[k], i)
 		}
@@ -579,14 +602,99 @@ func Settle(subs []Submission) {
 		best := slices.MinFunc(idx, func(a, b int) int { return preferred(&subs[a], &subs[b], k.lesson) })
 		var dups []string
 		for _, i := range idx {
-			if i != best {
-				subs[i].Role = RoleDuplicate
-				subs[i].flag(FlagDuplicate, fmt.Sprintf("another notebook of lesson %s: %s is graded; this one counts only for exercises that one has no prediction for", k.lesson, subs[best].Path))
-				dups = append(dups, subs[i].Path)
+			if i == best {
+				continue
+			}
+			subs[i].Role = RoleDuplicate
+			// A copy with nothing of the learner's in it (the course's
+			// new version offered beside an edited lesson, a copy never
+			// worked in) is no second answer: not flagged.
+			if untouched(&subs[i]) {
+				continue
+			}
+			subs[i].flag(FlagDuplicate, fmt.Sprintf("another notebook of lesson %s: %s is graded; this one counts only for exercises that one has no prediction for", k.lesson, subs[best].Path))
+			dups = append(dups, subs[i].Path)
+		}
+		if len(dups) > 0 {
+			slices.Sort(dups)
+			subs[best].flag(FlagDuplicate, fmt.Sprintf("graded as lesson %s; also submitted: %s", k.lesson, strings.Join(dups, ", ")))
+		}
+	}
+	flagSharedAttempts(subs)
+	flagNamedLearners(subs, learners)
+}
+
+// untouched reports whether a notebook holds nothing of a learner's: no
+// prediction written (placeholders only), no kernel tried, no attempt
+// recorded.
+func untouched(s *Submission) bool {
+	if s.Problem != "" || len(s.Found.Attempts) > 0 || len(s.Found.Tries) > 0 {
+		return false
+	}
+	for _, c := range s.Found.Calls {
+		if c.Form != answers.FormPlaceholder {
+			return false
+		}
+	}
+	return true
+}
+
+// flagSharedAttempts flags the notebooks of two learners that hold the
+// same attempt record: lab.Check stamps each first prediction with the
+// nanosecond it was made, so one record in two learners' notebooks is one
+// notebook handed to another (or both copying a third). Both are flagged,
+// each naming the other: the record cannot say who copied.
+func flagSharedAttempts(subs []Submission) {
+	type stamp struct {
+		id string
+		t  time.Time
+	}
+	where := map[stamp][]int{}
+	for i := range subs {
+		seen := map[stamp]bool{}
+		for _, a := range subs[i].Found.Attempts {
+			k := stamp{a.Record.ID, a.Record.First.Time}
+			if a.Record.First.Time.IsZero() || seen[k] {
+				continue
+			}
+			seen[k] = true
+			where[k] = append(where[k], i)
+		}
+	}
+	noted := map[[2]int]bool{}
+	keys := slices.SortedFunc(maps.Keys(where), func(a, b stamp) int { return cmp.Or(cmp.Compare(a.id, b.id), a.t.Compare(b.t)) })
+	for _, k := range keys {
+		idx := where[k]
+		for _, i := range idx {
+			for _, j := range idx {
+				if subs[i].Learner == subs[j].Learner || noted[[2]int{i, j}] {
+					continue
+				}
+				noted[[2]int{i, j}] = true
+				subs[i].flag(FlagPossibleCopy, fmt.Sprintf("possible copy: %s holds the attempt record of %s's %s (%s, first predicted %s)",
+					filepath.Base(subs[i].Path), subs[j].Learner, filepath.Base(subs[j].Path), k.id, k.t.UTC().Format(time.RFC3339Nano)))
 			}
 		}
-		slices.Sort(dups)
-		subs[best].flag(FlagDuplicate, fmt.Sprintf("graded as lesson %s; also submitted: %s", k.lesson, strings.Join(dups, ", ")))
+	}
+}
+
+// flagNamedLearners flags a notebook whose saved outputs show another
+// learner of the batch by name: lab prints the learner a kernel
+// exercise's variant is drawn for ("(learner ada)"), so a 10-kernels.ipynb
+// handed from ada to bob names ada in bob's folder.
+func flagNamedLearners(subs []Submission, learners map[string]bool) {
+	for i := range subs {
+		s := &subs[i]
+		var others []string
+		for _, name := range s.Found.Learners {
+			if name != s.Learner && learners[name] && !slices.Contains(others, name) {
+				others = append(others, name)
+			}
+		}
+		slices.Sort(others)
+		for _, o := range others {
+			s.flag(FlagPossibleCopy, fmt.Sprintf("possible copy: its saved outputs show the variant of learner %s", o))
+		}
 	}
 }
 

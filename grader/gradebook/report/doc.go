@@ -58,5 +58,5 @@
 //	}
 //
 // verdict is one of right, wrong, ungraded, missing, unreadable,
-// unknown-exercise, bad-notebook (see Status).
+// unknown-exercise, bad-notebook, ignored (see Status).
 package report

@@ -177,6 +177,22 @@ func Feedback(gb *gradebook.Gradebook, learner string) string {
 	for _, t := range gb.Totals {
 		if t.Learner == learner {
 			fmt.Fprintf(&b, "**Score: %s of %s points (%s%%)** on %s.\n\n", grader.Number(t.Points), grader.Number(t.MaxPoints), csvsafe.Number(t.Percent), mdText(t.Assignment))
+			// The status comes second, before anything to review: a learner
+			// whose only notebook could not be read learns why here, not
+			// under 70 lines of exercises without a prediction.
+			fmt.Fprintf(&b, "**Status: %s**", t.Status)
+			if len(t.Flags) > 0 {
+				fmt.Fprintf(&b, ": %s", mdText(strings.Join(t.Flags, "; ")))
+			}
+			b.WriteString(".\n\n")
+			for _, r := range gb.Rows {
+				if r.Learner == learner && r.Status == gradebook.BadNotebook {
+					fmt.Fprintf(&b, "- Not read: %s: %s\n", mdText(filepath.ToSlash(r.Notebook)), mdText(r.Note))
+				}
+			}
+			if slices.ContainsFunc(gb.Rows, func(r gradebook.Row) bool { return r.Learner == learner && r.Status == gradebook.BadNotebook }) {
+				b.WriteString("\n")
+			}
 		}
 	}
 	var review, missingIn []string
@@ -222,6 +238,9 @@ func feedbackRow(gb *gradebook.Gradebook, b *strings.Builder, r gradebook.Row) {
 	switch r.Status {
 	case gradebook.BadNotebook:
 		fmt.Fprintf(b, "## %s: not graded\n\n%s\n", mdText(filepath.ToSlash(r.Notebook)), note)
+		return
+	case gradebook.Ignored:
+		fmt.Fprintf(b, "## %s: not the course's, ignored\n\n%s\n", mdText(filepath.ToSlash(r.Notebook)), note)
 		return
 	case gradebook.UnknownQuestion:
 		fmt.Fprintf(b, "## %s: unknown exercise\n\n%s\n", title, note)
