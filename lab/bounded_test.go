@@ -318,3 +318,22 @@ github.com/coalescing-course/coalesce/lab.watch(...)
 	assert.Equal(t, "TestTraceback line 4", where(fn, frames))
 	assert.Equal(t, frames, kernelFrames([][]frame{gs[1], frames}, fn), "the goroutine running the kernel's function")
 }
+
+// Whatever a child's standard error holds (a kernel prints there too),
+// reading it as a traceback neither fails nor keeps more than 64 frames a
+// goroutine, and where names a frame it was given or nothing.
+func FuzzParseTraceback(f *testing.F) {
+	f.Add("goroutine 1 [running]:\nmain.K(0x1)\n\t/tmp/main.go:12 +0x1d\n\ngoroutine 2 [select]:\nlab.watch(...)\n\t/x.go:3\n")
+	f.Add("fatal error: stack overflow\n\nruntime stack:\nruntime.throw()\n\t/a.s:1\n\ngoroutine 7 gp=0x1 m=0 [running]:\nmain.down(...)\n\t/m.go:5 fp=0x1 sp=0x2 pc=0x3\n...additional frames elided...\ncreated by main.main in goroutine 1\n\t/m.go:9 +0x5\n")
+	f.Add("goroutine ")
+	f.Fuzz(func(t *testing.T, s string) {
+		gs := parseTraceback(s)
+		for _, g := range gs {
+			assert.LessOrEqual(t, len(g), 64)
+		}
+		at := where(nil, kernelFrames(gs, nil))
+		if at != "" {
+			assert.NotContains(t, at, "\n", "one line")
+		}
+	})
+}
