@@ -8,6 +8,7 @@
 #   make test-times      go test's ten slowest tests, its packages, its wall and CPU time against the
 #                        goal of 60 s on a quiet 2-core machine (scripts/test_times.py; never a failure)
 #   make test-notebooks  clean-notebook check + headless execution of notebooks/*.ipynb
+#                        (and scripts/testdata: a notebook with no setup cell, hostile lab.Try kernels)
 #                        (NOTEBOOKS="notebooks/a.ipynb ..." to pick, NOTEBOOK_TIMEOUT=s per cell);
 #                        also fails a markdown number no cell writes or prints, and measured
 #                        specs that differ from lab/testdata/notebook-specs.jsonl. Times are
@@ -127,10 +128,11 @@ test-times:
 check-notebooks:
 	@$(PYTHON) scripts/check_clean_notebooks.py
 
-# Without NOTEBOOKS, also a notebook with no setup cell (the kernel's go.work),
-# in the same run.
+# Without NOTEBOOKS, also a notebook with no setup cell (the kernel's go.work), and
+# hostile learner kernels through lab.Try (each stopped within its limits, with
+# its message), in the same run.
 test-notebooks: setup check-notebooks
-	@$(VPY) scripts/run_notebooks.py $(or $(NOTEBOOKS),$(sort $(wildcard notebooks/*.ipynb)) scripts/testdata/no-setup.ipynb)
+	@$(VPY) scripts/run_notebooks.py $(or $(NOTEBOOKS),$(sort $(wildcard notebooks/*.ipynb)) scripts/testdata/no-setup.ipynb scripts/testdata/hostile-try.ipynb)
 
 # Not in `test`: it needs a GPU. The tools are looked for before setup.
 test-gpu:

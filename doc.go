@@ -46,6 +46,7 @@
 //	   internal/...        plumbing: atomicfile (a file replaced whole), dockerfile,
 //	                       constexpr (a Go constant expression valued as the compiler values it),
 //	                       procgroup (a program and all it starts, stopped together),
+//	                       rlimit (a process's address space, CPU, file size and files, bounded by the OS),
 //	                       faketool (stand-ins for nvcc, ncu and the rest, for tests)
 //
 // deploy holds only the tests of the Docker image, its install and a real

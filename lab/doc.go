@@ -63,6 +63,48 @@
 // the cell, with the error printed, which is what a notebook wants. Spec
 // does the same for the spec a cell writes.
 //
+// # Learner kernels, bounded
+//
+// Try runs a learner's Go kernel (and TryCUDA its Go twin) in a process
+// of its own, so that no kernel can stall or take down the notebook's
+// server, or a hub node's other learners: the cell's program started
+// again (os.Executable, its arguments), with GoNB's pipes, the spec log
+// and the attempt store left out of its environment, measuring from the
+// recording only, on one processor. It runs the cell up to the same call
+// (what that code prints again is dropped; it records and displays
+// nothing), and there runs only the kernel, under limits it sets on
+// itself before the kernel's first instruction (internal/rlimit):
+//
+//   - memory: TryLimits.Memory (COALESCE_TRY_MEMORY, default 512MiB) of
+//     address space on top of what the Go runtime had mapped (RLIMIT_AS);
+//     the heap's soft limit is three quarters of it, the stack's a
+//     quarter;
+//   - time: TryLimits.Timeout (COALESCE_TRY_TIMEOUT, default 10s) of wall
+//     clock, watched from inside; its CPU time a little more
+//     (RLIMIT_CPU); and, from outside, the process group killed at the
+//     timeout plus ten seconds (to start, and to run the cell's code
+//     before the call) and two;
+//   - output: 64 KiB of each stream shown, the rest counted; files of at
+//     most 64 MiB (RLIMIT_FSIZE), 256 descriptors, no core file.
+//
+// The child reports what the kernel did (the Outcome) on a pipe of its
+// own, and the cell shows it as it would have in-process. A kernel the
+// limits stop has an Outcome whose Fault is a *Stopped (ErrStopped),
+// verdict "stopped", which says what happened and where the kernel was,
+// read from its goroutine's stack: "The kernel did not finish after 10s
+// and 0 accesses, none in its last 10s: a loop that never ends? It was
+// at MyCopy line 4: for j := 0; j < k; j += 0 {". A loop that keeps
+// accessing memory is simt's to stop, sooner (simt.ErrRunaway); a kernel
+// that works outside its launch or hides a fault fails it there too
+// (simt.ErrEscape, lessons/simt's doc). The child dies with the cell's
+// program (an interrupted cell takes it along).
+//
+// The cell's code before the call runs twice, once in each process: a
+// cell that calls Try after code with effects of its own (files it
+// writes) repeats them; the course's cells call Try alone. A test binary
+// runs Try in-process (started again, it would run its tests again), and
+// so does a system other than Linux, where Try's kernel is unbounded.
+//
 // Without a GPU the tests exercise the recorded path, the error paths and
 // the live path against a fake harness; on a GPU machine,
 // COALESCE_LIVE_TEST=1 runs the kernels for real.

@@ -216,6 +216,7 @@ var quiet = map[string]string{
 	"OnDevices": "builds cases", "FigureColumn": "a column", "MeasuredOnly": "a column", "Metric": "a column",
 	"Questions": "the bank", "Learner": "who the learner is", "WithIndices": "builds a spec",
 	"TryCUDAWith": "TryCUDA with options: the same outputs",
+	"Stopped.Error": "an error's text", "Stopped.Unwrap": "the error it wraps",
 }
 
 func TestEveryDisplayIsGated(t *testing.T) {

@@ -99,6 +99,12 @@ func params(e *exercises.Exercise, v exercises.Variant) string {
 // site of the kernel costs, and a warp diagram of the access that misses
 // its target (or of the first). It returns the outcome; a kernel of the
 // wrong type ends the cell with the signature wanted.
+//
+// The kernel runs in a process of its own, under TryLimits (see "Learner
+// kernels, bounded" in the package documentation): one that does not
+// finish, takes too much memory or recurses without end is stopped
+// within seconds, and its Outcome's Fault (a *Stopped) says what happened
+// and where the kernel was.
 func Try(id string, kernel any) *exercises.Outcome {
 	e, v, err := variantOf(id)
 	if err != nil {
@@ -106,7 +112,7 @@ func Try(id string, kernel any) *exercises.Outcome {
 		return nil
 	}
 	done := working(fmt.Sprintf("running your kernel for %s through the model, thread by thread", e.ID))
-	out, err := e.Run(v, kernel)
+	out, err := runKernel(e, v, kernel)
 	done()
 	if err != nil {
 		fail(err)
@@ -146,7 +152,7 @@ func outcomeText(e *exercises.Exercise, out *exercises.Outcome, kernel any) stri
 	fmt.Fprintf(&b, "%s, %s (%s): %s\n", e.ID, out.Variant, who(out.Variant.Learner), verdictWord(out))
 	switch {
 	case out.Fault != nil:
-		fmt.Fprintf(&b, "The kernel stopped: %v\n", out.Fault)
+		fmt.Fprintf(&b, "The kernel stopped: %s\n", faultText(out.Fault))
 	case !out.Correct:
 		fmt.Fprintf(&b, "Wrong output: %s\n", out.Mismatch)
 	default:
@@ -154,6 +160,9 @@ func outcomeText(e *exercises.Exercise, out *exercises.Outcome, kernel any) stri
 	}
 	if why := raceNote(out, kernel); why != "" {
 		b.WriteString(why + "\n")
+	}
+	if len(out.Targets) == 0 {
+		b.WriteString("Targets: not judged, the kernel did not finish.\n")
 	}
 	for _, t := range out.Targets {
 		got, want := units.Apart(units.Count, t.Got, t.Want)
@@ -179,7 +188,7 @@ func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome, kernel any) stri
 	fmt.Fprintf(&b, `<p style="margin:0.2em 0"><b style="color:%s">%s</b> — %s, %s (%s)</p>`, color, esc(verdictWord(out)), esc(e.ID), esc(out.Variant.String()), esc(who(out.Variant.Learner)))
 	switch {
 	case out.Fault != nil:
-		fmt.Fprintf(&b, `<p style="margin:0.2em 0">The kernel stopped: %s</p>`, esc(out.Fault.Error()))
+		fmt.Fprintf(&b, `<p style="margin:0.2em 0">The kernel stopped: %s</p>`, esc(faultText(out.Fault)))
 	case !out.Correct:
 		fmt.Fprintf(&b, `<p style="margin:0.2em 0">Wrong output: %s</p>`, esc(out.Mismatch.String()))
 	default:
@@ -188,13 +197,17 @@ func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome, kernel any) stri
 	if why := raceNote(out, kernel); why != "" {
 		fmt.Fprintf(&b, `<p style="margin:0.2em 0;color:#b00">%s</p>`, esc(why))
 	}
-	b.WriteString(`<table><tr><th></th><th>metric (Nsight Compute)</th><th>model</th><th>target, at most</th><th>why</th></tr>`)
-	for _, t := range out.Targets {
-		got, want := units.Apart(units.Count, t.Got, t.Want)
-		fmt.Fprintf(&b, `<tr><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-			mark(t.Pass), esc(t.Metric), got, want, esc(t.Why))
+	if len(out.Targets) == 0 {
+		b.WriteString(`<p style="margin:0.2em 0">Targets: not judged, the kernel did not finish.</p>`)
+	} else {
+		b.WriteString(`<table><tr><th></th><th>metric (Nsight Compute)</th><th>model</th><th>target, at most</th><th>why</th></tr>`)
+		for _, t := range out.Targets {
+			got, want := units.Apart(units.Count, t.Got, t.Want)
+			fmt.Fprintf(&b, `<tr><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+				mark(t.Pass), esc(t.Metric), got, want, esc(t.Why))
+		}
+		b.WriteString(`</table>`)
 	}
-	b.WriteString(`</table>`)
 	if out.Result != nil {
 		fmt.Fprintf(&b, `<pre style="font-size:90%%">%s</pre>`, esc(sitesText(out.Result, kernel)))
 	}
@@ -222,12 +235,27 @@ func verdictWord(out *exercises.Outcome) string {
 	switch {
 	case out.Pass:
 		return "passed"
+	case errors.Is(out.Fault, ErrStopped):
+		return "stopped"
 	case out.Fault != nil:
 		return "faulted"
 	case !out.Correct:
 		return "wrong output"
 	}
 	return "right output, target missed"
+}
+
+// faultText is a fault in words: a *Stopped's sentence and where the
+// kernel was, any other error's text.
+func faultText(err error) string {
+	var s *Stopped
+	if errors.As(err, &s) {
+		if s.At != "" {
+			return s.Msg + " It was at " + s.At + "."
+		}
+		return s.Msg
+	}
+	return err.Error()
 }
 
 func mark(ok bool) string {
@@ -414,7 +442,7 @@ func cudaProblem(id string, goKernel any) (*CUDAResult, *exercises.Exercise, exe
 		return nil, nil, exercises.Problem{}, err
 	}
 	if goKernel != nil {
-		if res.Model, err = e.Run(v, goKernel); err != nil {
+		if res.Model, err = runKernel(e, v, goKernel); err != nil {
 			return nil, nil, exercises.Problem{}, err
 		}
 	}

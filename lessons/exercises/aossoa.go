@@ -93,6 +93,17 @@ func (aosSoAImpl) prepare(v Variant) *instance {
 		outputs: map[string]any{"out": out},
 		inputs:  map[string]any{"aos": aos, "soa": soa},
 		check:   check,
+		// Each particle's x and vx, from either layout.
+		needs: func(loaded func(string, int) bool) (string, int, bool) {
+			for i := range n {
+				for _, f := range []int{fx, fv} {
+					if !loaded("aos", i*fields+f) && !loaded("soa", f*n+i) {
+						return "soa", f*n + i, false
+					}
+				}
+			}
+			return "", 0, true
+		},
 		targets: []target{{metrics.LdSectors, float64(2 * ideal)}, {metrics.StSectors, float64(ideal)}},
 		cuda: Problem{
 			Name: "aos_soa",

@@ -80,7 +80,22 @@
 // or panics is an Outcome with a Fault (simt recovers kernel panics; a
 // panicking Order is recovered here), never a panic; a kernel that never
 // returns never lets Run return, so a grader runs learner code in a
-// process of its own under a time limit (grader/sandbox).
+// process of its own under a time limit (grader/sandbox), and so does
+// lab.Try in a notebook.
+//
+// The grade is the graded launch's, so the work must be in it. simt fails
+// a launch whose kernel moves work out of it (simt.ErrEscape: a launch
+// inside the kernel, a Thread kept or given to a goroutine, ...), and a
+// gather's Order runs as a simt.Host step, which fails on any use of
+// simt. A right output must also be the launch's own: every word of it
+// that is not 0 (outputs start zeroed) stored by a thread of the launch,
+// and every word of input it depends on (each exercise says which: all of
+// in for a copy, x and vx of each particle from either layout, every key
+// and the table's word at each) loaded by one (simt's Result.Buffers).
+// An output worked out on the host, written around Store, or made from a
+// copy of the inputs the notebook can reach is a Fault, ErrUncounted,
+// that names the first word at fault: its counts say nothing of the
+// kernel.
 //
 // Where a target is missed, Target.Why names the sites that cost more
 // than their bytes need (simt's Result.Sites), with how far apart the

@@ -122,8 +122,12 @@ type instance struct {
 	outputs map[string]any
 	// inputs are the Go slices the kernel reads, for the test that holds
 	// the CUDA arguments to them.
-	inputs  map[string]any
-	check   func(outputs map[string]any) *Mismatch
+	inputs map[string]any
+	check  func(outputs map[string]any) *Mismatch
+	// needs returns the first word of input a right output depends on
+	// that no thread loaded (by buffer and 4-byte element), ok when the
+	// launch loaded them all: see counted.
+	needs   func(loaded func(buf string, i int) bool) (buf string, i int, ok bool)
 	targets []target
 	cuda    Problem
 }
@@ -225,9 +229,11 @@ type Outcome struct {
 	ID      string
 	Variant Variant
 	// Fault is why the launch stopped: a simt error (errors.Is
-	// simt.ErrAccess, simt.ErrPanic, ...), or a gather's Order that did
-	// not return a reordering of its keys. Nil when the kernel ran to its
-	// end.
+	// simt.ErrAccess, simt.ErrPanic, simt.ErrEscape, ...), or a gather's
+	// Order that did not return a reordering of its keys or used simt; or,
+	// for a launch that ran to its end with a right output, ErrUncounted:
+	// the launch's own accesses did not make it. Nil when the kernel ran
+	// to its end and made its output.
 	Fault error
 	// Correct says the output equals the reference; Mismatch is the first
 	// difference when it does not (nil when Correct, or on a Fault).
@@ -314,6 +320,15 @@ func (e *Exercise) Run(v Variant, kernel any) (*Outcome, error) {
 	}
 	out.Result = r
 	out.Mismatch = in.check(in.outputs)
+	if out.Mismatch == nil {
+		if err := in.counted(r); err != nil {
+			out.Fault = err
+			for _, t := range in.targets {
+				out.Targets = append(out.Targets, Target{Metric: t.metric, Want: t.want, Why: "the launch did not make the output"})
+			}
+			return out, nil
+		}
+	}
 	out.Correct = out.Mismatch == nil
 	out.Pass = out.Correct
 	for _, t := range in.targets {

@@ -87,18 +87,25 @@ func sortedSectors(keys []int32) int64 {
 	return n
 }
 
-// callOrder runs a learner's Order on a copy of keys, turning a panic into
-// an error.
+// callOrder runs a learner's Order on a copy of keys, as a host step that
+// may not use simt (simt.Host: the lookups are the kernel's, in the graded
+// launch), turning a panic or a use of simt into an error.
 func callOrder(order func([]int32) []int32, keys []int32) (out []int32, err error) {
 	if order == nil {
 		return nil, fmt.Errorf("exercises: 10-kernels/gather: Gather.Order is nil")
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			out, err = nil, fmt.Errorf("exercises: 10-kernels/gather: Gather.Order panicked: %v", v)
-		}
-	}()
-	return order(slices.Clone(keys)), nil
+	herr := simt.Host("Gather.Order", func() {
+		defer func() {
+			if v := recover(); v != nil {
+				out, err = nil, fmt.Errorf("exercises: 10-kernels/gather: Gather.Order panicked: %v", v)
+			}
+		}()
+		out = order(slices.Clone(keys))
+	})
+	if herr != nil {
+		return nil, fmt.Errorf("exercises: 10-kernels/gather: %w: Order, the host step, only reorders the keys; the lookups are the kernel's, in the launch that is graded", herr)
+	}
+	return out, err
 }
 
 // keyCounts counts each key of the table's m.
@@ -181,6 +188,19 @@ func (gatherImpl) prepare(v Variant) *instance {
 		outputs: map[string]any{"out_key": outKey, "out_val": outVal},
 		inputs:  map[string]any{"table": table, "keys": keys},
 		check:   check,
+		// Every key, and the table's word at each: the keys buffer holds
+		// the keys in Order's order, and table[k] is what any order loads.
+		needs: func(loaded func(string, int) bool) (string, int, bool) {
+			if buf, i, ok := loadedAll("keys", 0, n)(loaded); !ok {
+				return buf, i, false
+			}
+			for _, k := range keys {
+				if !loaded("table", int(k)) {
+					return "table", int(k), false
+				}
+			}
+			return "", 0, true
+		},
 		targets: []target{{metrics.LdSectors, float64(ideal + sortedSectors(keys))}, {metrics.StSectors, float64(2 * ideal)}},
 		cuda: Problem{
 			Name: "gather",

@@ -69,6 +69,7 @@ func (strided) prepare(v Variant) *instance {
 		outputs: map[string]any{"out": out},
 		inputs:  map[string]any{"in": in},
 		check:   check,
+		needs:   loadedAll("in", 0, n),
 		targets: []target{{metrics.LdSectors, ideal}, {metrics.StSectors, ideal}},
 		cuda: Problem{
 			Name:      "strided_copy",

@@ -93,6 +93,7 @@ func (transposeImpl) prepare(v Variant) *instance {
 		outputs: map[string]any{"out": out},
 		inputs:  map[string]any{"in": in},
 		check:   check,
+		needs:   loadedAll("in", 0, rows*cols),
 		targets: []target{
 			{metrics.LdSectors, float64(rowSectors(rows, cols))},
 			{metrics.StSectors, float64(rowSectors(cols, rows))},

@@ -109,6 +109,7 @@ func (alignedVectorImpl) prepare(v Variant) *instance {
 		outputs: map[string]any{"out": out},
 		inputs:  map[string]any{"in": in},
 		check:   check,
+		needs:   loadedAll("in", off, off+n),
 		targets: []target{
 			{metrics.LdRequests, float64(req)}, {metrics.LdSectors, float64(sec)},
 			{metrics.StRequests, float64(req)}, {metrics.StSectors, float64(sec)},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -42,8 +43,14 @@ type mem struct {
 type alloc struct {
 	name  string
 	bytes int64
-	run   *run
-	id    int32
+	// born is the number of launches begun when it was made (launches):
+	// a launch that began later cannot use it.
+	born int64
+	// run is the launch that uses it now, nil between launches; id is its
+	// number in that launch's Stream, and use what the launch did to it.
+	run atomic.Pointer[run]
+	id  int16
+	use *Use
 	// err is why no view of it can be accessed: an element type with
 	// pointers in it.
 	err error
@@ -51,11 +58,17 @@ type alloc struct {
 
 // NewGlobal returns the buffer called name whose elements are data's: the
 // kernel's stores land in data. name is how the results and errors call
-// it, and must differ from every other buffer's of a launch.
+// it, and must differ from every other buffer's of a launch. A buffer is
+// made on the host, before the launch that uses it, as cudaMalloc makes
+// one: made inside a kernel, it fails the launch (ErrEscape). Launches
+// may use it one after another, one at a time.
+//
+//go:noinline
 func NewGlobal[T any](name string, data []T) *Global[T] {
+	outside(callerPC(), "simt.NewGlobal", "a kernel cannot allocate device memory: make the buffer before the launch and pass it in")
 	size := unsafe.Sizeof(*new(T))
 	b := &Global[T]{mem{name: name, n: len(data), stride: size, size: int(size),
-		root: &alloc{name: name, bytes: int64(len(data)) * int64(size)}}}
+		root: &alloc{name: name, bytes: int64(len(data)) * int64(size), born: launches.Load()}}}
 	if len(data) > 0 {
 		b.base = unsafe.Pointer(unsafe.SliceData(data))
 	}
@@ -103,7 +116,7 @@ func (b *Global[T]) Len() int { return b.n }
 func (b *Global[T]) Load(t *Thread, i int) T {
 	pc := callerPC()
 	if b == nil {
-		panic(fault(ErrAccess, "Load at %s from a nil *Global", where(pc)))
+		t.mine(pc, "", "Load").stop(fault(ErrAccess, "Load at %s from a nil *Global", where(pc)))
 	}
 	return *(*T)(b.access(t, i, pc, false))
 }
@@ -114,7 +127,7 @@ func (b *Global[T]) Load(t *Thread, i int) T {
 func (b *Global[T]) Store(t *Thread, i int, v T) {
 	pc := callerPC()
 	if b == nil {
-		panic(fault(ErrAccess, "Store at %s to a nil *Global", where(pc)))
+		t.mine(pc, "", "Store").stop(fault(ErrAccess, "Store at %s to a nil *Global", where(pc)))
 	}
 	*(*T)(b.access(t, i, pc, true)) = v
 }
@@ -123,23 +136,32 @@ func (b *Global[T]) Store(t *Thread, i int, v T) {
 // where the element is.
 func (m *mem) access(t *Thread, i int, pc uintptr, store bool) unsafe.Pointer {
 	r := t.mine(pc, m.name, verb(store))
-	if m.err != nil {
-		panic(fault(ErrAccess, "%s.%s at %s: %v", m.name, verb(store), where(pc), m.err))
+	if m.err != nil || uint(i) >= uint(m.n) {
+		m.refuse(r, i, pc, store)
 	}
-	if uint(i) >= uint(m.n) {
-		panic(fault(ErrAccess, "%s.%s(t, %d) at %s: index out of range: %s has %d elements%s",
-			m.name, verb(store), i, where(pc), m.name, m.n, span(m.n)))
-	}
-	if m.root.run != r {
+	if m.root.run.Load() != r {
 		r.addGlobal(m.root, pc)
 	}
 	off := uintptr(i)*m.stride + m.off
+	m.root.use.mark(off, m.size, store)
 	var flags uint8
 	if store {
 		flags = isStore
 	}
 	t.log = append(t.log, access{pc: pc, addr: uint64(off), buf: m.root.id, phase: r.phase, size: uint8(m.size), flags: flags})
 	return unsafe.Add(m.base, off)
+}
+
+// refuse stops the thread whose access to element i the buffer cannot
+// take: a view that cannot be accessed, an index out of range.
+//
+//go:noinline
+func (m *mem) refuse(r *run, i int, pc uintptr, store bool) {
+	if m.err != nil {
+		r.stop(fault(ErrAccess, "%s.%s at %s: %v", m.name, verb(store), where(pc), m.err))
+	}
+	r.stop(fault(ErrAccess, "%s.%s(t, %d) at %s: index out of range: %s has %d elements%s",
+		m.name, verb(store), i, where(pc), m.name, m.n, span(m.n)))
 }
 
 // verb names an access in a message.
@@ -158,19 +180,34 @@ func span(n int) string {
 	return fmt.Sprintf(" (0 to %d)", n-1)
 }
 
-// addGlobal gives the allocation a a number in this launch's Stream, the
-// first time a thread touches it.
+// addGlobal makes the allocation a this launch's and gives it a number in
+// the launch's Stream, the first time a thread touches it: unless it was
+// made after the launch began, or another launch that runs has it.
 func (r *run) addGlobal(a *alloc, pc uintptr) {
+	if a.born >= r.seq {
+		r.stop(fault(ErrEscape, "buffer %s at %s was made while the launch ran (inside the kernel, or by a goroutine): "+
+			"make a launch's buffers before it, as cudaMalloc does", a.name, where(pc)))
+	}
 	for _, o := range r.globals {
 		if o.name == a.name {
-			panic(fault(ErrAccess, "%s at %s: two buffers of one launch named %s: give each its own name", a.name, where(pc), a.name))
+			r.stop(fault(ErrAccess, "%s at %s: two buffers of one launch named %s: give each its own name", a.name, where(pc), a.name))
 		}
+	}
+	if !a.run.CompareAndSwap(nil, r) {
+		f := fault(ErrEscape, "buffer %s at %s belongs to another launch, which runs: a buffer is one launch's at a time", a.name, where(pc))
+		if other := a.run.Load(); other != nil {
+			other.tamper(f)
+		}
+		r.stop(f)
+	}
+	if len(r.globals) >= MaxBuffers {
+		r.stop(fault(ErrLaunch, "%s at %s: the launch touches a buffer more than its %d", a.name, where(pc), MaxBuffers))
 	}
 	id, err := r.stream.Buffer(a.name, a.bytes)
 	if err != nil {
-		panic(fault(ErrAccess, "%s at %s: %v", a.name, where(pc), err))
+		r.stop(fault(ErrAccess, "%s at %s: %v", a.name, where(pc), err))
 	}
-	a.run, a.id = r, int32(id)
+	a.id, a.use = int16(id), newUse(a.name, a.bytes)
 	r.globals = append(r.globals, a)
 }
 

@@ -126,8 +126,63 @@
 //     address space of its own.
 //   - Time: the time model reads a spec, and a learner's kernel has none.
 //
-// Threads run in order, on the calling goroutine; a kernel must not start
-// goroutines of its own, nor keep a *Thread past its own call (an error,
-// ErrAccess). A kernel that never returns never lets Run return: a grader
-// runs learner code under a time limit of its own.
+// # Faults, and work that stays in the launch
+//
+// A launch stops at its first fault, as a GPU does: an index outside a
+// buffer, a misaligned access, a barrier some threads of a block miss, a
+// panic. The fault is the launch's before the faulting thread stops, and
+// the thread stops whatever its kernel recovers: simt ends it as
+// runtime.Goexit does, so its deferred calls run but no recover in them
+// resumes it, and a simt call in them ends them too. Run returns the
+// fault (ErrAccess, ErrBarrier, ErrLaunch, ErrPanic), whatever the kernel
+// does afterwards; no later block runs.
+//
+// What a launch counts is what its threads did inside it, so any use of
+// simt that moves work out of the launch fails it with ErrEscape:
+//
+//   - Launch.Run called from inside a kernel (a launch of the kernel's
+//     own, whose accesses would count there and not here), and
+//     NewGlobal or NewShared called inside one: a kernel's buffers are
+//     made before its launch, as cudaMalloc makes them, and a buffer made
+//     while the launch runs (by a goroutine the kernel started) is
+//     refused at its first access;
+//   - a *Thread used by another thread, kept past its own call, or used
+//     from another goroutine (on amd64 and arm64 every access checks its
+//     goroutine; elsewhere, where reading the goroutine costs a
+//     microsecond, only the rarer calls do);
+//   - a Global or Shared touched by a launch while another launch that
+//     runs has it (both fail): a buffer is one launch's at a time, and
+//     launches may use it one after another;
+//   - a goroutine the kernel started still running when the launch ends
+//     (it carries the launch's goroutine label, runtime/pprof);
+//   - simt used at all from a host step run under Host (a gather's Order,
+//     which reorders keys and must leave the lookups to the kernel).
+//
+// Run runs the launch on a goroutine of its own and waits for it, so that
+// a kernel calling runtime.Goexit ends that goroutine, not the caller's
+// (it is ErrPanic). Result.Buffers says, for each Global, which of its
+// words the launch loaded and stored (Use): an exercise holds a right
+// output to it, so that an output computed on the host, written around
+// Store or read from a copy of the inputs, which simt's counts do not
+// see, is not taken for the launch's.
+//
+// simt does not defend against package unsafe, nor reflect's reach into
+// unexported fields: a kernel with them can write anything anywhere. The
+// grader's sandbox refuses both imports (grader/sandbox).
+//
+// # Kernels that do not finish
+//
+// A block may make at most MaxBlockAccesses Loads, Stores and Syncs
+// (2^20, a few tenths of a second of a loop and 24 MiB of the log simt
+// keeps until the block's warps issue): a loop that never ends and keeps
+// accessing memory stops with ErrRunaway, saying where its thread was,
+// instead of growing until the machine has no memory left. The course's
+// exercises make a few thousand a block; one thread copying all 300,000
+// floats of the largest strided copy makes 600,000, and passes. Accesses
+// counts every launch's, for a watchdog. A kernel that
+// loops without touching simt (for {}), allocates without bound or
+// recurses without end never lets Run return, or ends the process: simt
+// cannot stop a goroutine. lab runs a learner's kernel in a process of its
+// own under time and memory limits, and says what happened; the grader's
+// sandbox does too.
 package simt

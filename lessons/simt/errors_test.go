@@ -30,6 +30,15 @@ func TestErrors(t *testing.T) {
 		P  *int
 	}
 	type vec3 struct{ X, Y, Z float32 }
+	// A kernel's buffers and shared arrays are made before its launch.
+	var (
+		empty       = simt.NewShared[int32]("s", 0)
+		big         = simt.NewShared[float32]("big", 12289)
+		tile, tile2 = simt.NewShared[float32]("tile", 1), simt.NewShared[float32]("tile", 1)
+		in2         = simt.NewGlobal("in", make([]float32, 1))
+		p           = simt.NewGlobal("p", make([]bad, 1))
+		v           = simt.NewGlobal("v", make([]vec3, 1))
+	)
 	tests := []struct {
 		name   string
 		launch simt.Launch
@@ -41,18 +50,18 @@ func TestErrors(t *testing.T) {
 			simt.ErrAccess, []string{"block (0,0) thread (40,0)", "in.Load(t, 40) at errors_test.go:", "index out of range: in has 40 elements (0 to 39)"}},
 		{"negative index", one, func(t *simt.Thread) { in.Store(t, -1, 0); at = line() },
 			simt.ErrAccess, []string{"thread (0,0)", "in.Store(t, -1)"}},
-		{"shared index", one, func(t *simt.Thread) { simt.NewShared[int32]("s", 0).Load(t, 0) },
+		{"shared index", one, func(t *simt.Thread) { empty.Load(t, 0) },
 			simt.ErrAccess, []string{"s.Load(t, 0)", "shared s has 0 words"}},
 		{"nil thread", one, func(t *simt.Thread) { in.Load(nil, 0); at = line() },
 			simt.ErrAccess, []string{"thread (0,0)", "in.Load at errors_test.go:", "with a nil *Thread"}},
 		{"thread of another launch", one, func(t *simt.Thread) { in.Load(kept, 0) },
-			simt.ErrAccess, []string{"with the *Thread of block (0,0) thread (0,0), which is not running"}},
+			simt.ErrEscape, []string{"with the *Thread of block (0,0) thread (0,0), which is not running"}},
 		{"thread of another thread", one, func(t *simt.Thread) {
 			if t.ThreadIdx.X == 0 {
 				kept = t
 			}
 			in.Load(kept, 0)
-		}, simt.ErrAccess, []string{"block (0,0) thread (1,0): ", "with the *Thread of block (0,0) thread (0,0), which is not running"}},
+		}, simt.ErrEscape, []string{"block (0,0) thread (1,0): ", "with the *Thread of block (0,0) thread (0,0), which is not running"}},
 		{"sync in one thread", one, func(t *simt.Thread) {
 			if t.ThreadIdx.X == 5 {
 				t.Sync()
@@ -95,25 +104,25 @@ func TestErrors(t *testing.T) {
 			simt.ErrLaunch, []string{`unknown device "gtx480"`}},
 		{"negative trace", simt.Launch{Grid: simt.Dim{X: 1}, Block: simt.Dim{X: 1}, Trace: -1}, func(*simt.Thread) {},
 			simt.ErrLaunch, []string{"Trace -1"}},
-		{"shared too big", one, func(t *simt.Thread) { simt.NewShared[float32]("big", 12289).Store(t, 0, 1) },
+		{"shared too big", one, func(t *simt.Thread) { big.Store(t, 0, 1) },
 			simt.ErrLaunch, []string{"the block's shared arrays need 49156 bytes; a block may declare at most 49152 (48 KiB)"}},
 		{"two shared arrays of one name", one, func(t *simt.Thread) {
-			simt.NewShared[float32]("tile", 1).Load(t, 0)
-			simt.NewShared[float32]("tile", 1).Load(t, 0)
+			tile.Load(t, 0)
+			tile2.Load(t, 0)
 		}, simt.ErrAccess, []string{"two shared arrays of one launch named tile"}},
 		{"two buffers of one name", one, func(t *simt.Thread) {
-			simt.NewGlobal("in", make([]float32, 1)).Load(t, 0)
+			in2.Load(t, 0)
 			in.Load(t, 0)
 		}, simt.ErrAccess, []string{"two buffers of one launch named in"}},
 		{"nil buffer", one, func(t *simt.Thread) { (*simt.Global[float32])(nil).Load(t, 0) },
 			simt.ErrAccess, []string{"from a nil *Global"}},
-		{"pointer element", one, func(t *simt.Thread) { simt.NewGlobal("p", make([]bad, 1)).Load(t, 0) },
+		{"pointer element", one, func(t *simt.Thread) { p.Load(t, 0) },
 			simt.ErrAccess, []string{"buffer p of simt_test.bad: a ptr is no value in device memory"}},
-		{"12-byte element", one, func(t *simt.Thread) { simt.NewGlobal("v", make([]vec3, 1)).Load(t, 0) },
+		{"12-byte element", one, func(t *simt.Thread) { v.Load(t, 0) },
 			simt.ErrAccess, []string{"one simt_test.vec3 is 12 bytes", "simt.Field"}},
-		{"field of another type", one, func(t *simt.Thread) { simt.Field[float64](simt.NewGlobal("v", make([]vec3, 1)), "Y").Load(t, 0) },
+		{"field of another type", one, func(t *simt.Thread) { simt.Field[float64](v, "Y").Load(t, 0) },
 			simt.ErrAccess, []string{"field Y of buffer v is a float32, not a float64"}},
-		{"no such field", one, func(t *simt.Thread) { simt.Field[float32](simt.NewGlobal("v", make([]vec3, 1)), "W").Load(t, 0) },
+		{"no such field", one, func(t *simt.Thread) { simt.Field[float32](v, "W").Load(t, 0) },
 			simt.ErrAccess, []string{"simt_test.vec3 has no field W"}},
 		{"misaligned vector", one, func(t *simt.Thread) { simt.As[[4]float32](in, 1).Load(t, 0) },
 			simt.ErrAccess, []string{"in(as [4]float32 from 1)", "start at byte 4", "cudaErrorMisalignedAddress"}},
@@ -157,7 +166,7 @@ func TestStaleThreadOutsideALaunch(t *testing.T) {
 	defer func() {
 		err, ok := recover().(error)
 		require.True(t, ok, "the panic is an error")
-		assert.ErrorIs(t, err, simt.ErrAccess)
+		assert.ErrorIs(t, err, simt.ErrEscape)
 		assert.ErrorContains(t, err, "with the *Thread of block (0,0) thread (0,0), which is not running")
 	}()
 	in.Load(kept, 0)

@@ -2,6 +2,7 @@ package simt
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 )
@@ -29,10 +30,13 @@ type Shared[T Word] struct {
 // this launch's shared memory, and who last touched each word, for the
 // race check.
 type sharedMem struct {
-	name  string
-	n     int
-	run   *run
-	id    int32
+	name string
+	n    int
+	// born and run are a Global's (alloc): the launches begun when it
+	// was made, and the launch that uses it now.
+	born  int64
+	run   atomic.Pointer[run]
+	id    int16
 	base  uint64 // byte offset in the block's shared memory
 	block int64  // the block its data was last zeroed for (run.blocks)
 
@@ -43,9 +47,15 @@ type sharedMem struct {
 	writeEpoch, readEpoch []uint32
 }
 
-// NewShared returns the shared array called name of n words.
+// NewShared returns the shared array called name of n words (n at least
+// 0; a negative n is an error at its first access). It is declared on
+// the host, before the launch, as a kernel's __shared__ arrays are in its
+// source: made inside a kernel, it fails the launch (ErrEscape).
+//
+//go:noinline
 func NewShared[T Word](name string, n int) *Shared[T] {
-	return &Shared[T]{sharedMem: sharedMem{name: name, n: n}}
+	outside(callerPC(), "simt.NewShared", "declare the shared array before the launch and pass it in, as __shared__ declares it in the kernel's source")
+	return &Shared[T]{sharedMem: sharedMem{name: name, n: n, born: launches.Load()}}
 }
 
 // Name returns the array's name.
@@ -60,7 +70,7 @@ func (s *Shared[T]) Len() int { return s.n }
 func (s *Shared[T]) Load(t *Thread, i int) T {
 	pc := callerPC()
 	if s == nil {
-		panic(fault(ErrAccess, "Load at %s from a nil *Shared", where(pc)))
+		t.mine(pc, "", "Load").stop(fault(ErrAccess, "Load at %s from a nil *Shared", where(pc)))
 	}
 	return *s.at(t, i, pc, false)
 }
@@ -71,7 +81,7 @@ func (s *Shared[T]) Load(t *Thread, i int) T {
 func (s *Shared[T]) Store(t *Thread, i int, v T) {
 	pc := callerPC()
 	if s == nil {
-		panic(fault(ErrAccess, "Store at %s to a nil *Shared", where(pc)))
+		t.mine(pc, "", "Store").stop(fault(ErrAccess, "Store at %s to a nil *Shared", where(pc)))
 	}
 	*s.at(t, i, pc, true) = v
 }
@@ -80,11 +90,10 @@ func (s *Shared[T]) Store(t *Thread, i int, v T) {
 // returns the word.
 func (s *Shared[T]) at(t *Thread, i int, pc uintptr, store bool) *T {
 	r := t.mine(pc, s.name, verb(store))
-	if uint(i) >= uint(s.n) {
-		panic(fault(ErrAccess, "%s.%s(t, %d) at %s: index out of range: shared %s has %d words%s",
-			s.name, verb(store), i, where(pc), s.name, s.n, span(s.n)))
+	if uint(i) >= uint(s.n) || s.n < 0 {
+		s.refuse(r, i, pc, store)
 	}
-	if s.run != r {
+	if s.run.Load() != r {
 		r.addShared(&s.sharedMem, pc)
 		s.data = make([]T, s.n)
 	}
@@ -101,21 +110,43 @@ func (s *Shared[T]) at(t *Thread, i int, pc uintptr, store bool) *T {
 	return &s.data[i]
 }
 
+// refuse stops the thread whose access to word i the array cannot take.
+//
+//go:noinline
+func (s *sharedMem) refuse(r *run, i int, pc uintptr, store bool) {
+	if s.n < 0 {
+		r.stop(fault(ErrLaunch, "shared %s at %s has %d words: a shared array has 0 or more", s.name, where(pc), s.n))
+	}
+	r.stop(fault(ErrAccess, "%s.%s(t, %d) at %s: index out of range: shared %s has %d words%s",
+		s.name, verb(store), i, where(pc), s.name, s.n, span(s.n)))
+}
+
 // addShared places the array s in this launch's shared memory, the first
 // time a thread touches it.
 func (r *run) addShared(s *sharedMem, pc uintptr) {
+	if s.born >= r.seq {
+		r.stop(fault(ErrEscape, "shared %s at %s was made while the launch ran (inside the kernel, or by a goroutine): "+
+			"declare it before the launch", s.name, where(pc)))
+	}
 	base := (r.sharedBytes + 127) &^ 127
 	if end := int64(base) + 4*int64(s.n); end > MaxSharedBytes {
-		panic(fault(ErrLaunch, "shared %s at %s: the block's shared arrays need %d bytes; a block may declare at most %d (48 KiB)",
+		r.stop(fault(ErrLaunch, "shared %s at %s: the block's shared arrays need %d bytes; a block may declare at most %d (48 KiB)",
 			s.name, where(pc), end, MaxSharedBytes))
 	}
 	for _, o := range r.shareds {
 		if o.name == s.name {
-			panic(fault(ErrAccess, "shared %s at %s: two shared arrays of one launch named %s", s.name, where(pc), s.name))
+			r.stop(fault(ErrAccess, "shared %s at %s: two shared arrays of one launch named %s", s.name, where(pc), s.name))
 		}
 	}
+	if !s.run.CompareAndSwap(nil, r) {
+		f := fault(ErrEscape, "shared %s at %s belongs to another launch, which runs: a shared array is one launch's at a time", s.name, where(pc))
+		if other := s.run.Load(); other != nil {
+			other.tamper(f)
+		}
+		r.stop(f)
+	}
 	r.sharedBytes = base + 4*s.n
-	s.run, s.id, s.base, s.block = r, int32(len(r.shareds)), uint64(base), 0
+	s.id, s.base, s.block = int16(len(r.shareds)), uint64(base), 0
 	s.writer, s.reader = make([]int32, s.n), make([]int32, s.n)
 	s.writeEpoch, s.readEpoch = make([]uint32, s.n), make([]uint32, s.n)
 	r.shareds = append(r.shareds, s)

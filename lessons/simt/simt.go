@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"iter"
 	"runtime"
+	"runtime/pprof"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -86,6 +89,9 @@ type Thread struct {
 	syncPC uintptr
 	yield  func(struct{}) bool
 	done   bool
+	// g is the goroutine its code runs on (getg): the launch's, or its
+	// coroutine's in a block with barriers.
+	g atomic.Uintptr
 }
 
 func (t *Thread) String() string {
@@ -104,41 +110,87 @@ func (t *Thread) Sync() {
 	t.syncs++
 	t.syncPC = pc
 	if t.yield == nil {
-		panic(fault(ErrBarrier, "reached a barrier (Sync at %s), but thread (0,0) of its block finished without one: "+
+		r.stop(fault(ErrBarrier, "reached a barrier (Sync at %s), but thread (0,0) of its block finished without one: "+
 			"every thread of a block must reach the same barriers, or on a GPU the block hangs", where(pc)))
 	}
 	r.current = nil
 	if !t.yield(struct{}{}) {
-		panic(aborted{})
+		// The launch stopped while this thread waited: it ends here.
+		runtime.Goexit()
 	}
 }
 
-// mine returns t's launch, or stops the thread (see failure) when t cannot
-// be the thread that is running: nil, or kept from another call of the
-// kernel. name and verb say what t was passed to: "in" and "Load".
+// mine returns t's launch, or stops the thread (see foreign) when t cannot
+// be the thread that is running: nil, kept from another call of the
+// kernel, or passed to another goroutine. name and verb say what t was
+// passed to: "in" and "Load". It counts the access against the block's
+// MaxBlockAccesses, and ends the calling thread at once when the launch
+// has failed already (a recovered fault, a deferred call after one).
 func (t *Thread) mine(pc uintptr, name, verb string) *run {
-	if t == nil || t.r == nil || t.r.current != t {
+	if t == nil || t.r == nil || (fastG && t.g.Load() != getg()) || t.r.current != t {
 		t.foreign(pc, name, verb)
 	}
-	return t.r
+	r := t.r
+	if r.err != nil {
+		runtime.Goexit()
+	}
+	r.blockN++
+	if r.blockN > MaxBlockAccesses {
+		t.runaway(pc)
+	}
+	return r
 }
 
-// foreign stops the thread that passed t, which is not running, to name's verb.
+// runaway stops a thread whose block has made MaxBlockAccesses accesses.
+// Apart from mine, so that mine's frame stays small: a coroutine's stack
+// starts small, and grows by copying.
+//
+//go:noinline
+func (t *Thread) runaway(pc uintptr) {
+	r := t.r
+	r.stop(fault(ErrRunaway, "its block made %d accesses (Loads, Stores and Syncs), and goes on: a loop that never ends? "+
+		"This thread made %d, the last at %s; a block may make at most %d (2^20)", r.blockN-1, len(t.log)+t.syncs, where(pc), MaxBlockAccesses))
+}
+
+// foreign stops the thread that passed t, which is not running on this
+// goroutine, to name's verb: the launch this goroutine runs a kernel of
+// fails, and so does the launch t belongs to if it runs (a goroutine of
+// the kernel's reaching into it). Outside any launch it panics with the
+// error.
+//
+//go:noinline
 func (t *Thread) foreign(pc uintptr, name, verb string) {
 	what := verb
 	if name != "" {
 		what = name + "." + verb
 	}
-	if t == nil {
-		panic(fault(ErrAccess, "%s at %s with a nil *Thread: pass the t the kernel was called with", what, where(pc)))
+	var f failure
+	switch {
+	case t == nil:
+		f = fault(ErrAccess, "%s at %s with a nil *Thread: pass the t the kernel was called with", what, where(pc))
+	case t.r == nil:
+		f = fault(ErrAccess, "%s at %s with a *Thread simt did not make: pass the t the kernel was called with", what, where(pc))
+	case t.r.current == t && t.r.live.Load():
+		f = fault(ErrEscape, "%s at %s with the *Thread of %s from another goroutine: a kernel must not start goroutines, "+
+			"and a thread's accesses are its own, made where simt runs it", what, where(pc), t)
+	default:
+		f = fault(ErrEscape, "%s at %s with the *Thread of %s, which is not running: a t belongs to its own call of the kernel, in its own launch", what, where(pc), t)
 	}
-	panic(fault(ErrAccess, "%s at %s with the *Thread of %s, which is not running: a t belongs to its own call of the kernel, in its own launch", what, where(pc), t))
+	if t != nil && t.r != nil && t.r.live.Load() && t.r != running() {
+		t.r.tamper(f)
+	}
+	if r := running(); r != nil {
+		r.stop(f)
+	}
+	if h := hostStep(); h != nil {
+		h.stop(f)
+	}
+	panic(f)
 }
 
-// failure is a panic simt raises inside a kernel to stop the thread with
-// an error the launch returns, of the given kind (ErrAccess, ErrBarrier,
-// ErrLaunch): a Load or Store cannot return one. Outside a launch nothing
-// recovers it, and it reads as an error.
+// failure is an error of the given kind (ErrAccess, ErrBarrier, ...)
+// that stops a thread: recorded in its launch, which returns it (see
+// run.stop), or outside any launch, panicked, where it reads as an error.
 type failure struct {
 	kind error
 	msg  string
@@ -150,9 +202,6 @@ func fault(kind error, format string, args ...any) failure {
 
 func (f failure) Error() string { return f.kind.Error() + ": " + f.msg }
 func (f failure) Unwrap() error { return f.kind }
-
-// aborted stops a thread whose launch has already failed.
-type aborted struct{}
 
 // Result is what a launch did: the model's counts of its warp
 // instructions, and what each access site of the kernel cost.
@@ -178,8 +227,12 @@ type Result struct {
 	// from two places under a divergent branch). 0 for structured code.
 	Split int64
 	// Trace holds the instructions of the first Launch.Trace warps, in
-	// the order they were issued.
+	// the order they were issued, at most MaxTrace of them.
 	Trace []Traced
+	// Buffers says, for each Global the launch touched, in the order it
+	// first did, which of its words the launch loaded and stored (Buffer
+	// finds one by name).
+	Buffers []*Use
 }
 
 // Traced is one warp instruction of a traced warp: what the model was
@@ -208,12 +261,23 @@ func (r *Result) Divergent() []Site {
 // Run runs kernel for every thread of the launch, block after block, and
 // returns what the model makes of its accesses. What the kernel stores is
 // in the buffers' slices when Run returns, error or not; on an error the
-// launch stops at the first one, as a GPU stops at a fault.
+// launch stops at the first one, as a GPU stops at a fault: the fault is
+// the launch's before the faulting thread stops, and the thread stops
+// whatever its kernel recovers (its deferred calls run, as on a
+// runtime.Goexit; a simt call in them ends them).
 //
-// Run runs the launch on the calling goroutine; two launches at once must
-// not share a Global or a Shared. A kernel that never returns never lets
-// Run return.
+// Run runs the launch on a goroutine of its own and waits for it. A
+// launch's work must stay in it (ErrEscape): Run called from inside a
+// kernel fails the calling launch; a Global or Shared is one running
+// launch's at a time, and must be made before the launch that uses it;
+// a kernel must not start goroutines. A kernel that never returns never
+// lets Run return (one that keeps accessing memory stops with
+// ErrRunaway): lab runs a learner's kernel in a process of its own, under
+// a time and memory limit, and so does a grader.
+//
+//go:noinline
 func (l Launch) Run(kernel func(t *Thread)) (*Result, error) {
+	outside(callerPC(), "Launch.Run", "a kernel cannot launch another; the inner launch's accesses would count there, not in this launch")
 	if kernel == nil {
 		return nil, fmt.Errorf("%w: the kernel is nil", ErrLaunch)
 	}
@@ -230,19 +294,53 @@ func (l Launch) Run(kernel func(t *Thread)) (*Result, error) {
 		return nil, fmt.Errorf("%w: %w", ErrLaunch, err)
 	}
 	r := newRun(l, stream)
-	defer r.end()
-	for by := range l.Grid.Y {
-		for bx := range l.Grid.X {
+	done := make(chan struct{})
+	go r.launch(kernel, done)
+	<-done
+	switch {
+	case r.err != nil:
+		return nil, r.err
+	case r.res == nil:
+		return nil, fmt.Errorf("%w: the launch's goroutine ended before its last block: the kernel called runtime.Goexit", ErrPanic)
+	}
+	return r.res, nil
+}
+
+// launch runs every block of the launch on the goroutine it is called
+// on, which it registers as the launch's (see running) and labels (see
+// strays), and closes done when it ends, whether by returning or by a
+// thread's runtime.Goexit.
+func (r *run) launch(kernel func(*Thread), done chan<- struct{}) {
+	g := getg()
+	defer close(done)
+	defer kernels.Delete(g)
+	defer r.release()
+	kernels.Store(g, r)
+	pprof.SetGoroutineLabels(labelled(r.seq))
+	for by := range r.l.Grid.Y {
+		for bx := range r.l.Grid.X {
 			r.runBlock(Dim{bx, by}, kernel)
+			accesses.Add(r.blockN - r.published)
+			r.published = 0
+			if f := r.tampered.Load(); f != nil {
+				r.record(*f)
+			}
 			if r.err != nil {
-				return nil, r.err
+				return
 			}
 		}
 	}
-	p, err := stream.Finish()
-	if err != nil {
-		return nil, err
+	if n, first := strays(r.seq); n > 0 {
+		r.record(fault(ErrEscape, "the kernel started %d goroutines that still run when its launch ends (the first runs %s): "+
+			"a kernel's threads are simt's to run, and it must not start goroutines", n, first))
+		return
 	}
+	p, err := r.stream.Finish()
+	if err != nil {
+		r.err = err
+		return
+	}
+	l := r.l
 	threads := l.Block.X * l.Block.Y
 	blocks := int64(l.Grid.X) * int64(l.Grid.Y)
 	p.Warps = blocks * int64((threads+sectors.WarpSize-1)/sectors.WarpSize)
@@ -250,7 +348,23 @@ func (l Launch) Run(kernel func(t *Thread)) (*Result, error) {
 	for _, s := range r.sites {
 		res.Sites = append(res.Sites, s.named())
 	}
-	return res, nil
+	for _, a := range r.globals {
+		res.Buffers = append(res.Buffers, a.use)
+	}
+	r.res = res
+}
+
+// release ends the launch: no Thread of it works from now on, and its
+// buffers are free for the next launch.
+func (r *run) release() {
+	r.live.Store(false)
+	r.current = nil
+	for _, a := range r.globals {
+		a.run.CompareAndSwap(r, nil)
+	}
+	for _, s := range r.shareds {
+		s.run.CompareAndSwap(r, nil)
+	}
 }
 
 // checked returns l with its defaults filled in, or why the GPU refuses it.
@@ -295,11 +409,20 @@ func (l Launch) device() (devices.Profile, error) {
 // run is one launch in progress.
 type run struct {
 	l       Launch
+	seq     int64 // its number among the process's launches (launches)
 	stream  *sectors.Stream
 	threads []*Thread // the block's, reused from block to block
 	warps   int       // warps per block
 	current *Thread   // the thread whose kernel code runs now
 	err     error
+	res     *Result
+	// live is true while the launch runs; tampered is a failure another
+	// goroutine found in it (run.tamper).
+	live     atomic.Bool
+	tampered atomic.Pointer[failure]
+	// blockN counts the block's accesses (MaxBlockAccesses); published
+	// how many of them went to the process's count (accesses).
+	blockN, published int64
 
 	// phase counts the barriers the block has passed; blocks counts the
 	// blocks begun (so a Shared knows to clear itself, and a warp its
@@ -331,37 +454,37 @@ type run struct {
 
 func newRun(l Launch, stream *sectors.Stream) *run {
 	n := l.Block.X * l.Block.Y
-	r := &run{l: l, stream: stream, threads: make([]*Thread, n), warps: (n + sectors.WarpSize - 1) / sectors.WarpSize,
+	r := &run{l: l, seq: launches.Add(1), stream: stream, threads: make([]*Thread, n), warps: (n + sectors.WarpSize - 1) / sectors.WarpSize,
 		siteOf: map[siteKey]*siteCount{}}
+	r.live.Store(true)
 	for i := range r.threads {
 		r.threads[i] = &Thread{r: r, tid: i, ThreadIdx: Dim{i % l.Block.X, i / l.Block.X}, BlockDim: l.Block, GridDim: l.Grid}
 	}
 	return r
 }
 
-// end marks the launch over: no Thread of it runs, so none works.
-func (r *run) end() { r.current = nil }
-
 // runBlock runs one block. Thread 0 runs first as a coroutine: if it finishes
 // without reaching a barrier, so must every thread, and the rest run as
 // plain calls, warp by warp; if it stops at one, every thread of the block
-// gets a coroutine and the block runs barrier interval by interval.
+// gets a coroutine and the block runs barrier interval by interval. A
+// thread that faults ends the launch's goroutine (run.stop) from here.
 func (r *run) runBlock(idx Dim, kernel func(*Thread)) {
 	r.blocks++
 	r.epoch++
 	r.phase = 0
+	r.blockN, r.published = 0, 0
 	for _, t := range r.threads {
 		t.BlockIdx, t.log, t.syncs, t.done, t.yield = idx, t.log[:0], 0, false, nil
 	}
 	next0, stop0 := iter.Pull(r.body(r.threads[0], kernel))
 	r.current = r.threads[0]
-	_, waits := next0()
-	if r.err != nil {
-		stop0()
+	if _, waits := next0(); waits {
+		r.barriers(kernel, next0, stop0)
 		return
 	}
-	if waits {
-		r.barriers(kernel, next0, stop0)
+	r.threads[0].done = true
+	stop0()
+	if r.err != nil {
 		return
 	}
 	for w := range r.warps {
@@ -379,6 +502,10 @@ func (r *run) runBlock(idx Dim, kernel func(*Thread)) {
 		if r.err != nil {
 			return
 		}
+		if r.blockN-r.published >= 1<<16 {
+			accesses.Add(r.blockN - r.published)
+			r.published = r.blockN
+		}
 	}
 }
 
@@ -392,11 +519,7 @@ func (r *run) barriers(kernel func(*Thread), next0 func() (struct{}, bool), stop
 	for i, t := range r.threads[1:] {
 		next[i+1], stop[i+1] = iter.Pull(r.body(t, kernel))
 	}
-	defer func() {
-		for _, s := range stop {
-			s()
-		}
-	}()
+	defer r.stopAll(stop)
 	first := 1 // thread 0 has run its first interval
 	for {
 		for _, t := range r.threads[first:] {
@@ -424,9 +547,10 @@ func (r *run) barriers(kernel func(*Thread), next0 func() (struct{}, bool), stop
 			break
 		}
 		if finished != nil {
-			r.err = fmt.Errorf("%w: %s finished after %s while %s waits at barrier %d (Sync at %s): "+
+			r.current = nil
+			r.record(fault(ErrBarrier, "%s finished after %s while %s waits at barrier %d (Sync at %s): "+
 				"every thread of a block must reach the same barriers, or on a GPU the block hangs",
-				ErrBarrier, finished, nBarriers(finished.syncs), waiting, waiting.syncs, where(waiting.syncPC))
+				finished, nBarriers(finished.syncs), waiting, waiting.syncs, where(waiting.syncPC)))
 			return
 		}
 		r.phase++
@@ -440,6 +564,27 @@ func (r *run) barriers(kernel func(*Thread), next0 func() (struct{}, bool), stop
 	}
 }
 
+// stopAll stops the coroutines of a block's threads. Those that finished
+// stop at once; one waiting at a barrier ends in its Sync by
+// runtime.Goexit, which stop passes on to whoever calls it: a goroutine of
+// its own calls it, so that the launch's goroutine goes on stopping the
+// rest.
+func (r *run) stopAll(stops []func()) {
+	var wg sync.WaitGroup
+	for i, s := range stops {
+		if r.threads[i].done {
+			s()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s()
+		}()
+		wg.Wait()
+	}
+}
+
 // nBarriers writes n barriers in words: "1 barrier", "0 barriers".
 func nBarriers(n int) string {
 	if n == 1 {
@@ -449,9 +594,12 @@ func nBarriers(n int) string {
 }
 
 // body is thread t's coroutine: the kernel, with t able to wait at a
-// barrier.
+// barrier, on a goroutine registered as the launch's (running).
 func (r *run) body(t *Thread, kernel func(*Thread)) iter.Seq[struct{}] {
 	return func(yield func(struct{}) bool) {
+		g := getg()
+		kernels.Store(g, r)
+		defer kernels.Delete(g)
 		t.yield = yield
 		r.call(t, kernel)
 		t.yield = nil
@@ -459,15 +607,22 @@ func (r *run) body(t *Thread, kernel func(*Thread)) iter.Seq[struct{}] {
 }
 
 // call runs the kernel for thread t, turning what stops it early into the
-// launch's error.
+// launch's error: a panic, or a runtime.Goexit of the kernel's own (simt's
+// stops record their error first).
 func (r *run) call(t *Thread, kernel func(*Thread)) {
+	returned := false
 	defer func() {
 		if v := recover(); v != nil {
 			r.fail(t, v)
+		} else if !returned && r.err == nil {
+			r.current = t
+			r.record(fault(ErrPanic, "the kernel called runtime.Goexit%s", goexitSite()))
 		}
 	}()
 	r.current = t
+	t.g.Store(getg())
 	kernel(t)
+	returned = true
 	r.current = nil
 }
 
@@ -476,13 +631,31 @@ func (r *run) fail(t *Thread, v any) {
 	if r.err != nil {
 		return
 	}
-	switch v := v.(type) {
-	case aborted:
+	if f, ok := v.(failure); ok {
+		r.err = fmt.Errorf("%w: %s: %s", f.kind, t, f.msg)
 		return
-	case failure:
-		r.err = fmt.Errorf("%w: %s: %s", v.kind, t, v.msg)
-	default:
-		r.err = fmt.Errorf("%w: %s: %v%s", ErrPanic, t, v, panicSite())
+	}
+	r.err = fmt.Errorf("%w: %s: %v%s", ErrPanic, t, v, panicSite())
+}
+
+// goexitSite returns " at file:line" for the kernel's call of
+// runtime.Goexit: called from a deferred function while the goroutine
+// exits, the stack holds the frames above runtime.Goexit.
+func goexitSite() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	exiting := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.Goexit":
+			exiting = true
+		case exiting && !strings.HasPrefix(f.Function, "runtime."):
+			return fmt.Sprintf(" at %s:%d", base(f.File), f.Line)
+		}
+		if !more {
+			return ""
+		}
 	}
 }
 

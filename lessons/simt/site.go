@@ -101,7 +101,7 @@ type siteCount struct {
 // count adds an instruction issued by the lanes in mask at a's site, which
 // cost n sectors or wavefronts.
 func (r *run) count(a *access, mask uint32, n int) {
-	key := siteKey{a.pc, a.buf, a.flags}
+	key := siteKey{a.pc, int32(a.buf), a.flags}
 	s := r.siteOf[key]
 	if s == nil {
 		s = &siteCount{key: key, r: r, site: Site{Store: a.flags&isStore != 0, Shared: a.flags&isShared != 0, Size: int(a.size)}}

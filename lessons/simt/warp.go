@@ -12,8 +12,8 @@ import (
 type access struct {
 	pc    uintptr // the return address of the Load or Store call: the site
 	addr  uint64  // byte offset in the buffer, or in the block's shared memory
-	buf   int32   // the allocation's number in the launch, or the shared array's
 	phase int32   // the barriers its thread had passed
+	buf   int16   // the allocation's number in the launch, or the shared array's
 	size  uint8
 	flags uint8
 }
@@ -118,6 +118,9 @@ func (r *run) emit(acc *[sectors.WarpSize]*access, mask uint32) {
 
 // keep adds the instruction w, made at a's site, to the trace.
 func (r *run) keep(a *access, w *sectors.Warp) {
+	if len(r.trace) >= MaxTrace {
+		return
+	}
 	in := sectors.Instruction{Store: a.flags&isStore != 0, Shared: a.flags&isShared != 0, Access: where(a.pc), Warp: *w}
 	if in.Shared {
 		in.Buffer = r.shareds[a.buf].name
