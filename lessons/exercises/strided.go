@@ -69,7 +69,7 @@ func (strided) prepare(v Variant) *instance {
 		outputs: map[string]any{"out": out},
 		inputs:  map[string]any{"in": in},
 		check:   check,
-		targets: []target{{metrics.LdSectors, ideal}, {metrics.StSectors, ideal}},
+		targets: []target{{metrics.LdSectors, ideal, ideal}, {metrics.StSectors, ideal, ideal}},
 		cuda: Problem{
 			Name:      "strided_copy",
 			Signature: "__global__ void strided_copy(const float* __restrict__ in, float* __restrict__ out, int n, int k)",
