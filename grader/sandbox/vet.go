@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -48,8 +49,9 @@ const header = "package main\n//line kernel.go:1:1\n"
 // imports, then funcs, types and consts. fn must be one of its funcs.
 // Vet refuses:
 //
-//   - a source over MaxSource bytes, or with bidirectional-text controls
-//     (which show a reader other code than the compiler reads);
+//   - a source over MaxSource bytes, or with a character that shows a
+//     reader other code than the compiler reads (Hidden: bidirectional
+//     controls, invisible and control characters, line separators);
 //   - an import outside AllowedImports;
 //   - a package-level var (its initializer runs before main can set the
 //     child's limits), an init function or a method named init (the same),
@@ -69,8 +71,8 @@ func Vet(src, fn string) error {
 		return refuse(lineOf(src, invalidAt(src)), "the source is not valid UTF-8")
 	}
 	for i, r := range src {
-		if r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' {
-			return refuse(lineOf(src, i), "a bidirectional-text control (U+%04X) is not allowed: it shows a reader other code than the compiler reads", r)
+		if kind := Hidden(r); kind != "" {
+			return refuse(lineOf(src, i), "%s (U+%04X) is not allowed, in code, comments or strings alike: it shows a reader other code than the compiler reads", kind, r)
 		}
 	}
 	fset := token.NewFileSet()
@@ -178,6 +180,37 @@ func Vet(src, fn string) error {
 		return refuse(0, "no func %s in the source: it declares %s", fn, orNone(funcs))
 	}
 	return nil
+}
+
+// Hidden says what kind of character r is when it can make a reader of
+// the source see other code than the compiler reads (Trojan Source,
+// CVE-2021-42574), "" when it cannot. The class, from Unicode's
+// properties rather than a list:
+//
+//   - the bidirectional controls (Bidi_Control: U+061C, U+200E, U+200F,
+//     U+202A–U+202E, U+2066–U+2069), which reorder what is shown;
+//   - the default-ignorable code points, drawn as nothing: format
+//     characters (Cf: zero-width spaces and joiners, U+FEFF, the tags),
+//     variation selectors, Hangul fillers (Other_Default_Ignorable_Code_Point);
+//   - the line and paragraph separators (U+2028, U+2029, and NEL, U+0085),
+//     which an editor breaks a line at where Go sees none, so that a
+//     comment seems to end;
+//   - every other control character (Cc) but tab, newline and carriage
+//     return: backspace, escape and the rest rewrite a terminal's line.
+func Hidden(r rune) string {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return ""
+	case unicode.Is(unicode.Bidi_Control, r):
+		return "a bidirectional-text control"
+	case r == '\u0085' || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r):
+		return "a line or paragraph separator"
+	case unicode.Is(unicode.Cc, r):
+		return "a control character"
+	case unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
+		return "an invisible character"
+	}
+	return ""
 }
 
 // directive returns the compiler directive a comment is, or holds, or "".

@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,5 +120,61 @@ func k(t *Thread, in, out *Global[float32], n int) {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.NoError(t, Vet(tt.src, tt.fn))
 		})
+	}
+}
+
+// runesOf lists every code point of a Unicode table.
+func runesOf(tab *unicode.RangeTable) []rune {
+	var out []rune
+	for _, r := range tab.R16 {
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			out = append(out, c)
+		}
+	}
+	for _, r := range tab.R32 {
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestVetRefusesHiddenCharacters holds Vet to the whole class Hidden
+// names, enumerated from Unicode's tables (Bidi_Control, Cf, Cc, Zl, Zp,
+// Variation_Selector, Other_Default_Ignorable_Code_Point), not from a
+// list: each one, in a comment, in a string and in a raw string, is
+// refused at its line with its code point. Tab, newline and carriage
+// return, and letters of other scripts, stay allowed.
+func TestVetRefusesHiddenCharacters(t *testing.T) {
+	tables := map[string]*unicode.RangeTable{"Bidi_Control": unicode.Bidi_Control, "Cf": unicode.Cf, "Cc": unicode.Cc,
+		"Zl": unicode.Zl, "Zp": unicode.Zp, "Variation_Selector": unicode.Variation_Selector,
+		"Other_Default_Ignorable_Code_Point": unicode.Other_Default_Ignorable_Code_Point}
+	n := 0
+	for name, tab := range tables {
+		for _, r := range runesOf(tab) {
+			if r == '\t' || r == '\n' || r == '\r' {
+				continue
+			}
+			n++
+			for _, where := range []string{"// a comment " + string(r) + "\n", "const s = \"" + string(r) + "\"\n", "const raw = `" + string(r) + "`\n"} {
+				err := Vet(kernel(where), "copyK")
+				if !assert.ErrorIs(t, err, ErrRefused, "%s U+%04X in %q", name, r, where) {
+					continue
+				}
+				var e *Error
+				require.True(t, errors.As(err, &e))
+				assert.Equal(t, 9, e.Line, "%s U+%04X", name, r)
+				assert.Contains(t, e.Msg, fmt.Sprintf("(U+%04X) is not allowed", r))
+			}
+		}
+	}
+	// U+061C, U+200E and U+200F (the marks) among them, and more than the
+	// nine controls of Trojan Source's paper.
+	for _, r := range []rune{'\u061c', '\u200e', '\u200f', '\u202a', '\u202e', '\u2066', '\u2069', '\u200b', '\ufeff', '\u2028', '\u3164', '\ufe0f', '\x1b'} {
+		assert.NotEmpty(t, Hidden(r), "U+%04X", r)
+	}
+	assert.Greater(t, n, 4000)
+	for _, ok := range []string{"// tab\there\r\n", "const s = \"é ü 中文 🚀 ∑\"\n", "func іnit() {}\n"} {
+		assert.NoError(t, Vet(kernel(ok), "copyK"), "%q", ok)
 	}
 }
