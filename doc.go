@@ -1,7 +1,8 @@
 // Package coalesce is the map of a course on GPU global memory and
 // coalescing: Go notebooks (GoNB) that predict with an exact sector model,
-// measure on a real GPU, and grade what learners predict. It holds no code;
-// go doc on each package below says what it does.
+// measure on a real GPU, and grade what learners predict. It holds no code
+// but Source, the course's own source built into the binary for
+// grader/sandbox; go doc on each package below says what it does.
 //
 // # Layers
 //
@@ -33,7 +34,8 @@
 //	1  lessons/spec        the experiment spec: the kernel table and the field table
 //	   internal/attempt    a learner's attempts, recorded beside the notebook
 //	   grader/sandbox      a learner's Go kernel vetted, built and run in a child process with limits
-//	0  lessons/devices     GPU profiles (profiles.json)
+//	0  .                   this map, and Source: the packages a learner's kernel is built against, in the binary
+//	   lessons/devices     GPU profiles (profiles.json)
 //	   lessons/metrics     Nsight Compute's metric names
 //	   grader/gradebook/csvsafe  CSV that a spreadsheet shows and never runs
 //	   internal/...        plumbing: words, notebook (ipynb reading), atomicfile (a file replaced whole), dockerfile,

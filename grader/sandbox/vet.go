@@ -7,7 +7,6 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
-	"go/types"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,16 +32,6 @@ var allowed = []string{"cmp", "math", "math/bits", "slices", "sort", SimtPath}
 // AllowedImports returns the import paths a kernel's source may name.
 func AllowedImports() []string { return slices.Clone(allowed) }
 
-// reserved prefixes the names the child's main.go declares and imports
-// under, which a kernel may not use at package level: Go refuses a name
-// declared both in a file's imports and in the package.
-const reserved = "sandbox_"
-
-// header is what the kernel's source is compiled under: a package clause,
-// and a line directive that makes the kernel's first line line 1, for its
-// errors and refusals.
-const header = "package main\n//line kernel.go:1:1\n"
-
 // Vet checks a kernel's source before anything builds it, and returns
 // nil or an *Error of ErrRefused naming the first line at fault and what
 // is allowed. The source is Go declarations without a package clause:
@@ -60,9 +49,11 @@ const header = "package main\n//line kernel.go:1:1\n"
 //     both a fork bomb and the only way to a data race, which in Go can
 //     break memory safety without package unsafe;
 //   - a compiler directive (//go:..., //line, //export, #cgo) anywhere;
-//   - a package-level name that is main, that starts with sandbox_ (the
-//     child's own names), or that is predeclared (int, nil, len...: the
-//     child's main would read the kernel's).
+//   - a package-level name, or an import's name, that starts with
+//     Sandbox_: the names the sandbox adds to the learner's package. Any
+//     other name is allowed (main, err, len, error...): the learner's code
+//     is a package of its own, whose names shadow nothing of the
+//     sandbox's.
 func Vet(src, fn string) error {
 	if len(src) > MaxSource {
 		return refuse(0, "the source is %d bytes, over the %d allowed: a kernel and its helpers are a few kilobytes", len(src), MaxSource)
@@ -108,17 +99,10 @@ func Vet(src, fn string) error {
 			add(imp, "the import name %s is not allowed: names starting with %s are the sandbox's", imp.Name.Name, reserved)
 		}
 	}
-	names := map[string]bool{}
 	name := func(id *ast.Ident) {
-		switch {
-		case id.Name == "main":
-			add(id, "the name main is not allowed at package level: the sandbox's main calls the kernel")
-		case strings.HasPrefix(id.Name, reserved):
+		if strings.HasPrefix(id.Name, reserved) {
 			add(id, "the name %s is not allowed: names starting with %s are the sandbox's", id.Name, reserved)
-		case types.Universe.Lookup(id.Name) != nil:
-			add(id, "the name %s is Go's own (predeclared): a kernel may not declare it anew at package level", id.Name)
 		}
-		names[id.Name] = true
 	}
 	found := false
 	for _, d := range f.Decls {

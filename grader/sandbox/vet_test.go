@@ -54,12 +54,9 @@ func TestVetRefuses(t *testing.T) {
 		{"package var", kernel("var x = bomb()\n\nfunc bomb() int { return 1 }\n"), "copyK", 9, "a package-level var is not allowed"},
 		{"package var in a group", kernel("var (\n\ta int\n)\n"), "copyK", 9, "a package-level var is not allowed"},
 		{"func without body", kernel("func asm(x int) int\n"), "copyK", 9, "func asm has no body"},
-		{"func main", kernel("func main() {}\n"), "copyK", 9, "the name main is not allowed"},
-		{"reserved name", kernel("func sandbox_os() {}\n"), "copyK", 9, "the name sandbox_os is not allowed"},
-		{"reserved import name", "import sandbox_m \"math\"\n\nfunc k() float64 { return sandbox_m.Pi }\n", "k", 1, "the import name sandbox_m is not allowed"},
-		{"predeclared type", kernel("type error int\n"), "copyK", 9, "the name error is Go's own"},
-		{"predeclared const", kernel("const nil = 0\n"), "copyK", 9, "the name nil is Go's own"},
-		{"predeclared func", kernel("func panic(v any) {}\n"), "copyK", 9, "the name panic is Go's own"},
+		{"reserved name", kernel("func Sandbox_Kernel() {}\n"), "copyK", 9, "the name Sandbox_Kernel is not allowed: names starting with Sandbox_ are the sandbox's"},
+		{"reserved type name", kernel("type Sandbox_T int\n"), "copyK", 9, "the name Sandbox_T is not allowed"},
+		{"reserved import name", "import Sandbox_m \"math\"\n\nfunc k() float64 { return Sandbox_m.Pi }\n", "k", 1, "the import name Sandbox_m is not allowed"},
 		{"bidi control", kernel("// \u202e hidden\n"), "copyK", 9, "a bidirectional-text control (U+202E) is not allowed"},
 		{"invalid utf-8", kernel("// \xff\n"), "copyK", 9, "not valid UTF-8"},
 		{"huge source", kernel(strings.Repeat("// padding\n", MaxSource/11)), "copyK", 0, "over the 65536 allowed"},
@@ -115,6 +112,11 @@ func k(t *Thread, in, out *Global[float32], n int) {
 		{"a directive as text", "// see go:linkname in the docs; not a directive\nfunc k() { _ = \"//go:linkname\" }\n", "k"},
 		{"cyrillic init", "func \u0456nit() {}\n", "\u0456nit"},
 		{"a method of the same name", "type T int\n\nfunc (T) k() {}\n\nfunc k() {}\n", "k"},
+		// The learner's code is a package of its own: names of Go's and of
+		// the sandbox's main are the learner's to declare.
+		{"func main", kernel("func main() {}\n"), "copyK"},
+		{"predeclared names", kernel("type error int\n\nconst nil = 0\n\nfunc panic(v any) {}\n\nfunc len() {}\n"), "copyK"},
+		{"a kernel named err", "func err() {}\n", "err"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
