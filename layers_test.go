@@ -45,6 +45,7 @@ var layers = map[string]int{
 	"grader":                        4,
 	"grader/sandbox":                1,
 	"cuda/usercuda":                 5,
+	"cuda/twin":                     5,
 	"calibrate":                     5,
 	"grader/gradebook":              6,
 	"grader/gradebook/answers":      2,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
+	"github.com/coalescing-course/coalesce/cuda/twin"
 	"github.com/coalescing-course/coalesce/cuda/usercuda"
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
@@ -105,7 +106,7 @@ func Try(id string, kernel any) *exercises.Outcome {
 		fail(err)
 		return nil
 	}
-	showHTML(outcomeHTML(e, out), outcomeText(e, out))
+	showHTML(outcomeHTML(e, out, kernel), outcomeText(e, out, kernel))
 	if d := diagramOf(out); d != nil {
 		if p, err := plots.TracedDiagram(*d); err == nil {
 			showPNG(plots.Diagram, p)
@@ -114,7 +115,7 @@ func Try(id string, kernel any) *exercises.Outcome {
 	return out
 }
 
-func outcomeText(e *exercises.Exercise, out *exercises.Outcome) string {
+func outcomeText(e *exercises.Exercise, out *exercises.Outcome, kernel any) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, %s (%s): %s\n", e.ID, out.Variant, who(out.Variant.Learner), verdictWord(out))
 	switch {
@@ -125,6 +126,9 @@ func outcomeText(e *exercises.Exercise, out *exercises.Outcome) string {
 	default:
 		b.WriteString("Output: right.\n")
 	}
+	if why := raceNote(out, kernel); why != "" {
+		b.WriteString(why + "\n")
+	}
 	for _, t := range out.Targets {
 		fmt.Fprintf(&b, "%s %s: %s (target at most %s)", mark(t.Pass), t.Metric, grader.Number(t.Got), grader.Number(t.Want))
 		if t.Why != "" {
@@ -133,12 +137,12 @@ func outcomeText(e *exercises.Exercise, out *exercises.Outcome) string {
 		b.WriteByte('\n')
 	}
 	if out.Result != nil {
-		b.WriteString(sitesText(out.Result))
+		b.WriteString(sitesText(out.Result, kernel))
 	}
 	return b.String()
 }
 
-func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome) string {
+func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome, kernel any) string {
 	var b strings.Builder
 	color := "#b00"
 	if out.Pass {
@@ -154,6 +158,9 @@ func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome) string {
 	default:
 		b.WriteString(`<p style="margin:0.2em 0">Output: right.</p>`)
 	}
+	if why := raceNote(out, kernel); why != "" {
+		fmt.Fprintf(&b, `<p style="margin:0.2em 0;color:#b00">%s</p>`, esc(why))
+	}
 	b.WriteString(`<table><tr><th></th><th>metric (Nsight Compute)</th><th>model</th><th>target, at most</th><th>why</th></tr>`)
 	for _, t := range out.Targets {
 		fmt.Fprintf(&b, `<tr><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`,
@@ -161,10 +168,26 @@ func outcomeHTML(e *exercises.Exercise, out *exercises.Outcome) string {
 	}
 	b.WriteString(`</table>`)
 	if out.Result != nil {
-		fmt.Fprintf(&b, `<pre style="font-size:90%%">%s</pre>`, esc(sitesText(out.Result)))
+		fmt.Fprintf(&b, `<pre style="font-size:90%%">%s</pre>`, esc(sitesText(out.Result, kernel)))
 	}
 	b.WriteString(`</div>`)
 	return b.String()
+}
+
+// raceNote says what simt saw when threads of a block raced on shared
+// memory: a read of a word another thread writes with no Sync between is
+// why an output is wrong, which the mismatch alone does not say.
+func raceNote(out *exercises.Outcome, kernel any) string {
+	if out.Result == nil || out.Result.RaceCount == 0 {
+		return ""
+	}
+	r := out.Result.Races[0]
+	what := "a t.Sync() is missing between the two accesses"
+	if r.Kind == "read after write" || r.Kind == "write after read" {
+		what = "one thread reads a word another writes with no t.Sync() between: put t.Sync() after the writes and before the reads"
+	}
+	return fmt.Sprintf("simt saw %d data races on shared memory (%s): the first, %s, on %s[%d] in block %s, threads %s and %s, at %s",
+		out.Result.RaceCount, what, r.Kind, r.Shared, r.Index, r.Block, r.First, r.Second, lineName(kernel, r.File, r.Line))
 }
 
 func verdictWord(out *exercises.Outcome) string {
@@ -191,28 +214,28 @@ var esc = html.EscapeString
 // sitesText lists what each access site of the kernel cost: a global one
 // its requests and sectors per request, a shared one its wavefronts per
 // instruction, and the instructions some lanes sat out.
-func sitesText(r *simt.Result) string {
+func sitesText(r *simt.Result, kernel any) string {
 	var b strings.Builder
-	b.WriteString("site                 access        requests  sectors/request  partial  code\n")
+	b.WriteString("site                      access        requests  sectors/request  partial  code\n")
 	for _, s := range r.Sites {
 		op := "load"
 		if s.Store {
 			op = "store"
 		}
-		where := fmt.Sprintf("%s:%d", s.File, s.Line)
+		where := goLine(kernel, s)
 		if s.Shared {
 			per := 0.0
 			if s.Instructions > 0 {
 				per = float64(s.Wavefronts) / float64(s.Instructions)
 			}
-			fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %5.2f wavefronts  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
+			fmt.Fprintf(&b, "%-25s %-5s %-7s %9d  %5.2f wavefronts  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
 			continue
 		}
 		per := 0.0
 		if s.Instructions > 0 {
 			per = float64(s.Sectors) / float64(s.Instructions)
 		}
-		fmt.Fprintf(&b, "%-20s %-5s %-7s %9d  %15.2f  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
+		fmt.Fprintf(&b, "%-25s %-5s %-7s %9d  %15.2f  %7d  %s\n", where, op, s.Buffer+"[]", s.Instructions, per, s.Partial, s.Code)
 	}
 	return b.String()
 }
@@ -242,25 +265,38 @@ func diagramOf(out *exercises.Outcome) *simt.Traced {
 }
 
 // CUDAResult is what TryCUDA found: the GPU's run of the learner's body,
-// the output's check, and the model's counts for the Go kernel beside.
+// the output's check, its targets judged on the GPU, the model's counts
+// for the Go kernel beside, and the two line by line.
 type CUDAResult struct {
+	// Run is the GPU's run; nil when the body was not run (no GPU, or
+	// the body failed to compile, launch or finish).
 	Run *usercuda.Result
 	// Wrong is the output check's error: nil when the output is right.
 	Wrong error
 	// Model is the Go kernel's outcome through the model, nil when none
 	// was given.
 	Model *exercises.Outcome
+	// Targets are the exercise's targets judged on the GPU (empty when
+	// the body did not run): see the exercises' doc, "The CUDA side".
+	Targets []CUDATarget
+	// Lines is the body beside the Go kernel, line by line.
+	Lines twin.Table
+	// Pass is the CUDA body's verdict: it ran, its output is right and
+	// every target is met. False whenever the body was not run.
+	Pass bool
 }
 
 // TryCUDA compiles body, the learner's CUDA text for exercise id (what
 // goes between the braces of the exercise's fixed signature), runs it on
 // this machine's GPU on the learner's variant, checks its output, times it
-// with CUDA events and reads its counters with Nsight Compute, and shows
-// them beside the model's counts for goKernel, the learner's Go version
-// (nil: none). For 10-kernels/gather, goKernel is the Gather whose Order
-// sorts the keys the GPU gets, and is required. Without a GPU the cell
-// says so and shows the model's side only; a body nvcc refuses shows
-// nvcc's message, with the lines of the body.
+// with CUDA events and reads its counters with Nsight Compute, its total
+// counts and, line by line, its source counters, and shows them beside
+// the model's counts for goKernel, the learner's Go version (nil: none).
+// The targets are judged on the GPU's counts (CUDAResult.Targets). For
+// 10-kernels/gather, goKernel is the Gather whose Order sorts the keys
+// the GPU gets, and is required. Without a GPU the cell says, in one
+// sentence, that the body was not compiled or run, and grades nothing; a
+// body nvcc refuses shows nvcc's message, with the lines of the body.
 func TryCUDA(id, body string, goKernel any) *CUDAResult {
 	return TryCUDAWith(id, body, goKernel, CUDAOptions{})
 }
@@ -282,11 +318,8 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 	}
 	g, why := liveGPU()
 	if g == nil {
-		note := "No GPU here (" + why + "): the CUDA body was not compiled or run. The Go kernel still grades: lab.Try."
+		note := noGPUNote(why)
 		showHTML(`<p class="coalesce-nogpu">`+esc(note)+`</p>`, note+"\n")
-		if res.Model != nil {
-			showHTML(outcomeHTML(e, res.Model), outcomeText(e, res.Model))
-		}
 		return res
 	}
 	k := userKernel(p, body)
@@ -294,7 +327,7 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 	defer cancel()
 	line := statusLine()
 	fmt.Fprintf(line, "cuda: compiling and running %s on %s\n", p.Name, g.Info.GPU)
-	run, err := usercuda.Run(ctx, g, k, usercuda.Options{Timeout: o.Timeout, Check: o.Sanitizer, Counters: true})
+	run, err := usercuda.Run(ctx, g, k, usercuda.Options{Timeout: o.Timeout, Check: o.Sanitizer, Counters: true, Lines: true})
 	line.Close()
 	if err != nil {
 		if note, ok := kernelFailure(err); ok {
@@ -306,13 +339,18 @@ func TryCUDAWith(id, body string, goKernel any, o CUDAOptions) *CUDAResult {
 		return nil
 	}
 	res.Run = run
-	if g.Strict && run.CountersErr != nil {
+	if g.Strict && (run.CountersErr != nil || run.LinesErr != nil) {
 		// make test-gpu: a cell without ncu's own counts fails.
-		fail(fmt.Errorf("lab: %w: %v", cuda.ErrStandIn, run.CountersErr))
+		fail(fmt.Errorf("lab: %w: %v", cuda.ErrStandIn, errors.Join(run.CountersErr, run.LinesErr)))
 		return nil
 	}
 	res.Wrong = p.Check(run.Outputs)
-	showHTML(cudaHTML(e, p, res), cudaText(e, p, res))
+	res.Lines = lineTable(p, body, res)
+	if run.CountersErr == nil {
+		res.Targets = judgeCUDA(e, res, res.Lines)
+	}
+	res.Pass = cudaPass(res) && run.CountersErr == nil
+	showHTML(cudaHTML(e, p, res, goKernel), cudaText(e, p, res, goKernel))
 	return res
 }
 
@@ -383,7 +421,8 @@ func userKernel(p exercises.Problem, body string) *usercuda.Kernel {
 }
 
 // liveGPU returns this machine's GPU when the notebook measures live, or
-// why not.
+// why not, in words that fit a sentence ("no GPU here: nvcc not found
+// on PATH").
 func liveGPU() (*cuda.GPU, string) {
 	src, err := measurer()
 	if err != nil {
@@ -392,12 +431,15 @@ func liveGPU() (*cuda.GPU, string) {
 	if g := gpuOf(src); g != nil {
 		return g, ""
 	}
-	return nil, src.Origin().Caption()
+	if o := src.Origin(); o.Why != "" {
+		return nil, o.Why
+	}
+	return nil, "the notebook measures from " + src.Origin().String()
 }
 
-func cudaText(e *exercises.Exercise, p exercises.Problem, r *CUDAResult) string {
+func cudaText(e *exercises.Exercise, p exercises.Problem, r *CUDAResult, goKernel any) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %s: ", p.Name, r.Run.GPU)
+	fmt.Fprintf(&b, "%s on %s: %s\n", p.Name, r.Run.GPU, cudaVerdict(r))
 	if r.Wrong != nil {
 		fmt.Fprintf(&b, "wrong output: %v\n", r.Wrong)
 	} else {
@@ -405,10 +447,19 @@ func cudaText(e *exercises.Exercise, p exercises.Problem, r *CUDAResult) string 
 	}
 	fmt.Fprintf(&b, "time: %.4g ms (median of %d launches, CUDA events)\n", r.Run.MedianMs, len(r.Run.TimesMs))
 	for _, row := range counterRows(e, r) {
-		fmt.Fprintf(&b, "%s: GPU %s, model %s, target %s\n", row[0], row[1], row[2], row[3])
+		fmt.Fprintf(&b, "%s %s: GPU %s, model %s, target %s", row[4], row[0], row[1], row[2], row[3])
+		if row[5] != "" {
+			fmt.Fprintf(&b, " — %s", row[5])
+		}
+		b.WriteByte('\n')
 	}
 	if r.Run.CountersErr != nil {
 		fmt.Fprintf(&b, "counters: %v\n", r.Run.CountersErr)
+	}
+	if r.Run.LinesErr != nil {
+		fmt.Fprintf(&b, "source counters: %v\n", r.Run.LinesErr)
+	} else {
+		b.WriteString(tableText(r.Lines, goKernel))
 	}
 	if r.Run.Sanitizer != nil {
 		fmt.Fprintf(&b, "compute-sanitizer %s: %d errors\n", r.Run.Sanitizer.Check, r.Run.Sanitizer.Errors)
@@ -416,22 +467,45 @@ func cudaText(e *exercises.Exercise, p exercises.Problem, r *CUDAResult) string 
 	return b.String()
 }
 
-func cudaHTML(e *exercises.Exercise, p exercises.Problem, r *CUDAResult) string {
+// cudaVerdict is the CUDA body's verdict in words.
+func cudaVerdict(r *CUDAResult) string {
+	switch {
+	case r.Pass:
+		return "passed"
+	case r.Wrong != nil:
+		return "wrong output"
+	case r.Run != nil && r.Run.CountersErr != nil:
+		return "output right, targets not judged (no counters)"
+	}
+	return "right output, target missed"
+}
+
+func cudaHTML(e *exercises.Exercise, p exercises.Problem, r *CUDAResult, goKernel any) string {
 	var b strings.Builder
-	color, word := "#070", "output right"
+	color := "#b00"
+	if r.Pass {
+		color = "#070"
+	}
+	word := cudaVerdict(r)
 	if r.Wrong != nil {
-		color, word = "#b00", "wrong output: "+r.Wrong.Error()
+		word += ": " + r.Wrong.Error()
 	}
 	fmt.Fprintf(&b, `<div class="coalesce-cuda" style="border-left:4px solid %s;padding-left:0.6em">`, color)
-	fmt.Fprintf(&b, `<p style="margin:0.2em 0"><b>%s</b> on %s: <span style="color:%s">%s</span></p>`, esc(p.Name), esc(r.Run.GPU), color, esc(word))
+	fmt.Fprintf(&b, `<p style="margin:0.2em 0"><b>%s</b> on %s: <b style="color:%s">%s</b></p>`, esc(p.Name), esc(r.Run.GPU), color, esc(word))
 	fmt.Fprintf(&b, `<p style="margin:0.2em 0">Time: %.4g ms, the median of %d launches (CUDA events).</p>`, r.Run.MedianMs, len(r.Run.TimesMs))
-	b.WriteString(`<table><tr><th>metric</th><th>GPU (ncu)</th><th>model (your Go kernel)</th><th>target, at most</th></tr>`)
+	b.WriteString(`<table><tr><th></th><th>metric</th><th>GPU (ncu)</th><th>model (your Go kernel)</th><th>target, at most</th><th>how judged</th></tr>`)
 	for _, row := range counterRows(e, r) {
-		fmt.Fprintf(&b, `<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`, esc(row[0]), row[1], row[2], row[3])
+		fmt.Fprintf(&b, `<tr><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`, row[4], esc(row[0]), row[1], row[2], row[3], esc(row[5]))
 	}
 	b.WriteString(`</table>`)
 	if r.Run.CountersErr != nil {
 		fmt.Fprintf(&b, `<p>Counters: %s</p>`, esc(r.Run.CountersErr.Error()))
+	}
+	if r.Run.LinesErr != nil {
+		fmt.Fprintf(&b, `<p>Source counters: %s</p>`, esc(r.Run.LinesErr.Error()))
+	} else {
+		b.WriteString(`<p style="margin:0.4em 0 0.2em 0">Line by line: ncu's source counters of each line of your body (instructions/sectors, shared instructions/wavefronts), beside simt's count of the same accesses in your Go kernel, paired by buffer and access order. ≠ marks a line the compiler changed, ✗ one that does not do what its twin does.</p>`)
+		b.WriteString(tableHTML(r.Lines, goKernel))
 	}
 	if s := r.Run.Sanitizer; s != nil {
 		fmt.Fprintf(&b, `<pre>compute-sanitizer %s: %d errors
@@ -441,22 +515,29 @@ func cudaHTML(e *exercises.Exercise, p exercises.Problem, r *CUDAResult) string 
 	return b.String()
 }
 
-// counterRows are the exercise's target metrics: the GPU's count, the
-// model's for the Go kernel, the target.
-func counterRows(e *exercises.Exercise, r *CUDAResult) [][4]string {
-	var rows [][4]string
+// counterRows are the exercise's targets: the metric, the GPU's count,
+// the model's for the Go kernel, the target, the verdict mark and how it
+// was judged.
+func counterRows(e *exercises.Exercise, r *CUDAResult) [][6]string {
+	var rows [][6]string
 	for _, m := range e.Metrics {
-		gpu := "—"
+		gpu, model, target, mk, how := "—", "—", "—", "", ""
 		if v, ok := r.Run.Counters[m]; ok {
 			gpu = grader.Number(v)
 		}
-		model, target := "—", "—"
 		if r.Model != nil {
 			if i := slices.IndexFunc(r.Model.Targets, func(t exercises.Target) bool { return t.Metric == m }); i >= 0 {
 				model, target = grader.Number(r.Model.Targets[i].Got), grader.Number(r.Model.Targets[i].Want)
 			}
 		}
-		rows = append(rows, [4]string{m, gpu, model, target})
+		if i := slices.IndexFunc(r.Targets, func(t CUDATarget) bool { return t.Metric == m }); i >= 0 {
+			t := r.Targets[i]
+			gpu, target, mk, how = grader.Number(t.GPU), grader.Number(t.Want), mark(t.Pass), t.Why
+			if how == "" {
+				how = "on the GPU's count"
+			}
+		}
+		rows = append(rows, [6]string{m, gpu, model, target, mk, how})
 	}
 	return rows
 }

@@ -45,7 +45,10 @@ func TestTryStarter(t *testing.T) {
 	assert.Contains(t, text, "right output, target missed")
 	assert.Contains(t, text, "n=100000 k=8")
 	assert.Contains(t, text, "(target at most 12500)")
-	assert.Regexp(t, `starters\.go:\d+\s+load\s+in\[\].*out\.Store\(t, e, in\.Load\(t, e\)\)`, text, "the sites, named by the starter's source lines, with their code")
+	// The starter's loop body is line 5 of its function (starters.go):
+	// a site is named by the kernel and its line there, not by the file
+	// GoNB generates.
+	assert.Regexp(t, `stridedCopyStarter line 5\s+load\s+in\[\].*out\.Store\(t, e, in\.Load\(t, e\)\)`, text, "the sites, named by the kernel's own lines, with their code")
 	assert.Contains(t, text, "(not in a notebook: no picture", "a diagram of the costly load")
 }
 
@@ -86,8 +89,9 @@ func TestTryRefuses(t *testing.T) {
 	}
 }
 
-// Without a GPU the CUDA cell says so, and still shows the Go kernel's
-// outcome.
+// Without a GPU the CUDA cell says, in one sentence, that the body was
+// neither compiled nor run, and grades nothing: no verdict of the Go
+// kernel's stands in for it.
 func TestTryCUDAWithoutGPU(t *testing.T) {
 	recorded(t)
 	out := capture(t)
@@ -95,11 +99,25 @@ func TestTryCUDAWithoutGPU(t *testing.T) {
 	require.NoError(t, err)
 	p, err := e.CUDA(e.Variant(""))
 	require.NoError(t, err)
-	r := TryCUDA(e.ID, p.Solution, e.Starter)
+	// The starter's body with the Go solution: a green Go verdict must not show.
+	r := TryCUDA(e.ID, p.Starter, e.Starter)
 	require.NotNil(t, r)
 	assert.Nil(t, r.Run)
-	assert.Contains(t, out.String(), "No GPU here")
-	assert.Contains(t, out.String(), "right output, target missed", "the Go side still graded")
+	assert.False(t, r.Pass)
+	assert.Empty(t, r.Targets)
+	text := out.String()
+	assert.Contains(t, text, "your CUDA body was not compiled or run, and nothing of it is graded.")
+	assert.Contains(t, text, "(nvcc")
+	assert.NotContains(t, text, "passed")
+	assert.NotContains(t, text, "target missed")
+	assert.NotContains(t, text, "no GPU here: ", "the reason once, not twice over")
+	assert.NotContains(t, text, "recorded on", "why the CUDA body did not run, not where the lessons' numbers come from")
+}
+
+func TestNoGPUNote(t *testing.T) {
+	assert.Equal(t, "No GPU is used here (nvcc not found on PATH), so your CUDA body was not compiled or run, and nothing of it is graded.",
+		noGPUNote("no GPU here: nvcc not found on PATH"))
+	assert.Equal(t, "No GPU is used here, so your CUDA body was not compiled or run, and nothing of it is graded.", noGPUNote(""))
 }
 
 func TestTryCUDAGatherNeedsOrder(t *testing.T) {
@@ -137,4 +155,31 @@ func TestUserKernelOfProblem(t *testing.T) {
 			assert.True(t, strings.Contains(k.Declaration(), p.Name+"("), k.Declaration())
 		})
 	}
+}
+
+// A transpose that forgets the barrier between writing the tile and
+// reading it back: the output is wrong, and the cell says why, from the
+// race simt saw.
+func TestTryMissingSync(t *testing.T) {
+	recorded(t)
+	out := capture(t)
+	r := Try("10-kernels/transpose", func(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int) {
+		tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
+		c := t.BlockIdx.X*32 + tx
+		for j := 0; j < 32; j += 8 {
+			if r := t.BlockIdx.Y*32 + ty + j; r < rows && c < cols {
+				tile.Store(t, (ty+j)*33+tx, in.Load(t, r*cols+c))
+			}
+		}
+		r := t.BlockIdx.Y*32 + tx
+		for j := 0; j < 32; j += 8 {
+			if oc := t.BlockIdx.X*32 + ty + j; r < rows && oc < cols {
+				out.Store(t, oc*rows+r, tile.Load(t, tx*33+ty+j))
+			}
+		}
+	})
+	require.NotNil(t, r)
+	assert.False(t, r.Correct)
+	assert.Contains(t, out.String(), "simt saw")
+	assert.Contains(t, out.String(), "with no t.Sync() between")
 }

@@ -263,6 +263,12 @@ type Options struct {
 	// Counters profiles one launch under Nsight Compute for the course's
 	// metrics (metrics.Profiled).
 	Counters bool
+	// Lines profiles one more launch under Nsight Compute for its source
+	// counters (toolkit.SourceArgs): what each line of the body cost,
+	// instruction by instruction (Result.Lines). The program is built
+	// with -lineinfo (toolkit.BuildFlags), which ties each SASS
+	// instruction to a line of the body.
+	Lines bool
 }
 
 // DefaultTimeout bounds a run of a learner's program when
@@ -292,6 +298,12 @@ type Result struct {
 	CountersErr error
 	// Sanitizer is the check's report when one was asked.
 	Sanitizer *SanitizerReport
+	// Lines are ncu's source counters of the body's lines (kernel.cu,
+	// the body's own numbering), in line order, each with its SASS
+	// instructions, when Options.Lines asked; LinesErr says why there
+	// are none, as CountersErr does.
+	Lines    []toolkit.SourceLine
+	LinesErr error
 }
 
 // LaunchError is a learner's kernel that could not be launched or that
@@ -438,7 +450,60 @@ func Run(ctx context.Context, g *cuda.GPU, k *Kernel, o Options) (*Result, error
 			return res, err
 		}
 	}
+	if o.Lines {
+		if err := profileLines(ctx, g, k, prog, work, timeout, res); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// profileLines runs one launch of k under ncu for its source page and
+// sets res's Lines, or LinesErr when there can be none.
+func profileLines(ctx context.Context, g *cuda.GPU, k *Kernel, prog *Program, work string, timeout time.Duration, res *Result) error {
+	if d := g.CountersDenied(); d != nil {
+		res.LinesErr = d
+		return nil
+	}
+	if g.Ncu == nil {
+		res.LinesErr = fmt.Errorf("cuda: %w: %s", measure.ErrNoCounters, g.NoNcu)
+		return nil
+	}
+	if err := writeLaunch(work, k, Options{}, true); err != nil {
+		return err
+	}
+	stdout, runErr := g.Ncu.SourceCmd(k.Name, prog.Path, []string{work}, timeout).Run(ctx)
+	var stderr string
+	var te *toolkit.ToolError
+	if errors.As(runErr, &te) {
+		stderr = te.Stderr
+	}
+	if d := toolkit.CountersDeniedIn(res.GPU, string(stdout), stderr); d != nil {
+		g.DenyCounters(d)
+		res.LinesErr = d
+		return nil
+	}
+	if te != nil && te.Timeout == 0 {
+		te.Stderr = strings.TrimSpace(te.Stderr + "\n" + toolkit.NcuDiagnostics(stdout))
+	}
+	if _, err := readAnswer(work, k, "ncu", timeout, runErr); err != nil {
+		return err
+	}
+	pages, err := toolkit.ParseNcuSource(stdout)
+	if err != nil {
+		return err
+	}
+	for _, p := range pages {
+		if p.Kernel == k.Name || strings.HasPrefix(p.Kernel, k.Name+"(") {
+			res.Lines = p.File(userFile)
+			return nil
+		}
+	}
+	names := make([]string, len(pages))
+	for i, p := range pages {
+		names[i] = p.Kernel
+	}
+	return &toolkit.OutputError{Tool: "ncu", Msg: fmt.Sprintf("source pages of %q: want the one of %s", names, k.Name)}
 }
 
 // sanitize runs one launch of k under compute-sanitizer's check c.

@@ -404,3 +404,42 @@ func TestRunCounters(t *testing.T) {
 		assert.ErrorContains(t, res.CountersErr, "ncu not found on PATH")
 	})
 }
+
+func TestRunUserKernelLines(t *testing.T) {
+	ctx := context.Background()
+	t.Run("the body's lines from ncu's source page", func(t *testing.T) {
+		f := newUserFake(t, "ok")
+		// What ncu printed for a select load on the H200 (run 1), its
+		// kernel renamed: the load the body writes on lines 6 and 8 sits
+		// on line 9 with the store.
+		page, err := os.ReadFile("../toolkit/testdata/ncusource/bl_select.source.csv")
+		require.NoError(t, err)
+		f.toolOutput(strings.ReplaceAll(string(page), `"select_load"`, `"copy"`))
+		res, err := f.run(ctx, copyKernel(), Options{Lines: true})
+		require.NoError(t, err)
+		require.NoError(t, res.LinesErr)
+		var lines []int
+		for _, l := range res.Lines {
+			lines = append(lines, l.Line)
+			assert.Equal(t, "kernel.cu", l.File, "the generated host lines are left out")
+		}
+		assert.Equal(t, []int{2, 3, 5, 8, 9, 11}, lines)
+		args := f.read("tool-args")
+		assert.Contains(t, args, "--section SourceCounters --kernel-name regex:^copy$ --launch-count 1 --page source --print-source cuda,sass --csv")
+	})
+	t.Run("another kernel's page", func(t *testing.T) {
+		f := newUserFake(t, "ok")
+		page, err := os.ReadFile("../toolkit/testdata/ncusource/bl_select.source.csv")
+		require.NoError(t, err)
+		f.toolOutput(string(page))
+		_, err = f.run(ctx, copyKernel(), Options{Lines: true})
+		assert.ErrorContains(t, err, `source pages of ["select_load"]: want the one of copy`)
+	})
+	t.Run("no ncu", func(t *testing.T) {
+		f := newUserFake(t, "ok")
+		f.gpu.Ncu, f.gpu.NoNcu = nil, "ncu not found on PATH"
+		res, err := f.run(ctx, copyKernel(), Options{Lines: true})
+		require.NoError(t, err)
+		assert.ErrorIs(t, res.LinesErr, measure.ErrNoCounters)
+	})
+}

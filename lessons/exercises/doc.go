@@ -131,6 +131,46 @@
 //	error       string   "" or why it was not graded in full: an unknown id,
 //	                     a kernel of the wrong type, a fault, a panic
 //
+// # The CUDA side: how lab.TryCUDA judges a body
+//
+// A CUDA body passes when it runs, its output is right (Problem.Check) and
+// every target is met by the GPU's own count: ncu's hardware counter of
+// the launch, except the bank conflicts, taken from ncu's source counters
+// (each shared instruction's wavefronts less its ideal ones, the bank
+// rule of the addresses it was given), because the hardware's counter
+// grows past the rule on large launches (lessons/simt's doc).
+//
+// The compiler may group a warp's accesses into instructions otherwise
+// than simt, which takes the k-th trip of every lane together: nvcc
+// unrolls a loop whose trip count differs between lanes (a grid-stride
+// loop with a hoisted `int stride = blockDim.x * gridDim.x`) after a
+// remainder loop, and in the warp whose lanes run different trip counts,
+// lanes a trip apart then share one instruction, which touches a sector
+// more. Measured on the H200 (runs/log/issue25_run2_lab.txt): the
+// textbook hoisted-stride solution of 10-kernels/strided-copy costs 32,622
+// load sectors for ada's variant against a target of 32,614, and 23,988
+// against 23,977 for issue25's, where simt's count of its Go twin is the
+// target exactly. Such a body is not wrong, and passes: a target the GPU
+// misses by at most 1 % (lab.RegroupAllowance; at least one) is judged on
+// the model, per line, when
+//
+//   - a Go twin is given, right and meeting the target, and every line of
+//     the body whose count differs from the twin's (cuda/twin pairs them by
+//     buffer and access order) differs by a transformation its SASS shows
+//     (unrolled, merged, predicated); a line that differs for no known
+//     reason fails the target;
+//   - or, without a Go twin, a line of the body shows an unrolled loop in
+//     its SASS (more instructions of an access than the text has).
+//
+// No wrong solution fits in the allowance: the exercises' mistakes cost a
+// quarter or more above the target (lanes 8 bytes apart in
+// 10-kernels/strided-copy: twice; a struct's field read from the array of
+// structs: its stride over 4 bytes; an unpadded tile: 32 wavefronts a
+// warp; keys in their first order: a sector a lane; one float a thread
+// where float4s fit: four times the requests). lab's TestGPULearnerStyles
+// holds this on the GPU with learner-style bodies of every exercise, right
+// and wrong, and with and without their Go twins.
+//
 // # CUDA
 //
 // CUDA returns a Problem: the kernel's fixed signature, starter, solution
