@@ -172,9 +172,10 @@ type Config struct {
 	// CacheDir is the sandbox's own directory: the compiled course and
 	// standard library (go-build, a Go build cache no learner code writes
 	// to), the children kept for reuse (bin) and each batch's directory
-	// while it runs (batch-*). "" is coalesce/sandbox in the user's cache
-	// directory (os.UserCacheDir), else in the temporary directory. The
-	// user's own Go caches are never used.
+	// while it runs (batch-*). "" is $COALESCE_SANDBOX_DIR, else
+	// coalesce/sandbox in the user's cache directory (os.UserCacheDir),
+	// else (none, or not writable) in the temporary directory. The user's
+	// own Go caches are never used.
 	CacheDir string
 	// Workers bounds the builds and runs at once; 0 is the machine's
 	// cores, fewer where its memory would not hold that many children at
@@ -242,11 +243,22 @@ func goCommand() string {
 	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
-// defaultCacheDir is coalesce/sandbox in the user's cache directory, or
-// in the temporary directory where there is none (no HOME).
+// CacheDirEnv names the environment variable that sets the default of
+// Config.CacheDir.
+const CacheDirEnv = "COALESCE_SANDBOX_DIR"
+
+// defaultCacheDir is $COALESCE_SANDBOX_DIR, or coalesce/sandbox in the
+// user's cache directory, or in the temporary directory where there is
+// none (no HOME) or it cannot be made.
 func defaultCacheDir() string {
+	if d := os.Getenv(CacheDirEnv); d != "" {
+		return d
+	}
 	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "coalesce", "sandbox")
+		d = filepath.Join(d, "coalesce", "sandbox")
+		if os.MkdirAll(d, 0o700) == nil {
+			return d
+		}
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("coalesce-sandbox-%d", os.Getuid()))
 }
