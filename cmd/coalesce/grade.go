@@ -219,8 +219,8 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	failed := false
 	if batch != nil {
 		st := batch.Stats()
-		fmt.Fprintf(stderr, "coalesce grade: kernels: %s run, %s built, %s reused; the largest build added %s to its cache (removed)\n",
-			count(int(st.Runs), "kernel"), count(int(st.Builds), "child"), count(int(st.Reused), "child"), byteCount(st.MaxBuildGrowth))
+		fmt.Fprintf(stderr, "coalesce grade: kernels: %s run, %s (and %d reused: the same source built before); the largest build added %s to its cache (removed)\n",
+			count(int(st.Runs), "kernel"), count(int(st.Builds), "build"), st.Reused, byteCount(st.MaxBuildGrowth))
 		if n := ungradedKernels(gb, opt.KernelExercises); n > 0 {
 			fmt.Fprintf(stderr, "coalesce grade: %s could not be graded (the machine, or a deadline; each row's note says which); their learners are flagged\n", count(n, "kernel row"))
 			failed = true

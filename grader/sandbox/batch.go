@@ -46,8 +46,9 @@ type Batch struct {
 	seq    atomic.Int64
 	closed atomic.Bool
 
-	mu     sync.Mutex
-	builds map[string]*build
+	mu       sync.Mutex
+	builds   map[string]*build
+	binBytes int64 // of the children in builds
 
 	stats struct {
 		builds, reused, runs atomic.Int64
@@ -63,6 +64,11 @@ type build struct {
 	bin  string
 	err  error
 	res  Result // Build, CacheGrowth
+	// users are the Runs using it; used when the last was done; size its
+	// bytes (b.mu guards all three).
+	users int
+	used  time.Time
+	size  int64
 }
 
 // Stats are what a batch did, for an instructor's figures.
@@ -232,10 +238,11 @@ func (b *Batch) Run(ctx context.Context, k Kernel) (*Result, error) {
 		}
 	}
 	start := time.Now()
-	bin, built, err := b.child(ctx, k)
+	bin, built, done, err := b.child(ctx, k)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	res := &Result{Build: time.Since(start), Reused: built == nil}
 	if built != nil {
 		res.Build, res.CacheGrowth = built.Build, built.CacheGrowth
@@ -252,8 +259,12 @@ func (b *Batch) Run(ctx context.Context, k Kernel) (*Result, error) {
 
 // child returns the path of k's child: built by this call (with what the
 // build took), by another of the batch, or kept from an earlier batch
-// (nil Result).
-func (b *Batch) child(ctx context.Context, k Kernel) (string, *Result, error) {
+// (nil Result); and release, to call when done with it. The batch keeps
+// its children while they are in use and, beyond, up to half of
+// MaxBinaries, the least recently used going first: a class of a
+// thousand learners, each with kernels of their own, does not hold a
+// thousand children on disk.
+func (b *Batch) child(ctx context.Context, k Kernel) (string, *Result, func(), error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%q\x00%q\x00%q\x00", b.key, k.Source, k.Func, k.Order)
 	key := hex.EncodeToString(h.Sum(nil))
@@ -263,18 +274,28 @@ func (b *Batch) child(ctx context.Context, k Kernel) (string, *Result, error) {
 		bl = &build{done: make(chan struct{})}
 		b.builds[key] = bl
 	}
+	bl.users++
 	b.mu.Unlock()
+	release := func() {
+		b.mu.Lock()
+		bl.users--
+		bl.used = time.Now()
+		b.evict()
+		b.mu.Unlock()
+	}
 	if ok {
 		select {
 		case <-bl.done:
 		case <-ctx.Done():
-			return "", nil, ctx.Err()
+			release()
+			return "", nil, nil, ctx.Err()
 		}
 		if bl.err != nil {
-			return "", nil, bl.err
+			release()
+			return "", nil, nil, bl.err
 		}
 		b.stats.reused.Add(1)
-		return bl.bin, nil, nil
+		return bl.bin, nil, release, nil
 	}
 	bl.bin = filepath.Join(b.dir, "bin", key)
 	_ = os.MkdirAll(filepath.Dir(bl.bin), 0o755)
@@ -291,20 +312,62 @@ func (b *Batch) child(ctx context.Context, k Kernel) (string, *Result, error) {
 		bl.err = b.buildChild(ctx, k, key, bl.bin, fresh)
 		bl.res = *fresh
 		keepRefusal(kept, key, bl.err)
+		if n := b.stats.builds.Load(); n%32 == 0 {
+			trimBinaries(kept, b.cfg.MaxBinaries)
+		}
+	}
+	var size int64
+	if info, err := os.Stat(bl.bin); err == nil && bl.err == nil {
+		size = info.Size()
 	}
 	var e *Error
+	b.mu.Lock()
+	bl.size = size
 	if bl.err != nil && !(errors.As(bl.err, &e) && (errors.Is(e, ErrRefused) || errors.Is(e, ErrCompile) && !e.timedOut)) {
 		// Not the source's own verdict (a machine's error, a time limit
 		// on a busy machine): the next kernel of this source tries again.
-		b.mu.Lock()
 		delete(b.builds, key)
-		b.mu.Unlock()
 	}
+	b.binBytes += bl.size
+	b.mu.Unlock()
 	close(bl.done)
 	if bl.err != nil {
-		return "", nil, bl.err
+		release()
+		return "", nil, nil, bl.err
 	}
-	return bl.bin, fresh, nil
+	return bl.bin, fresh, release, nil
+}
+
+// evict removes the batch's children not in use, the least recently used
+// first, until the rest fit in half of MaxBinaries; b.mu is held.
+func (b *Batch) evict() {
+	for b.binBytes > b.cfg.MaxBinaries/2 {
+		var oldest string
+		for key, bl := range b.builds {
+			if bl.users > 0 || bl.size == 0 || !isDone(bl.done) {
+				continue
+			}
+			if oldest == "" || bl.used.Before(b.builds[oldest].used) {
+				oldest = key
+			}
+		}
+		if oldest == "" {
+			return
+		}
+		bl := b.builds[oldest]
+		_ = os.Remove(bl.bin)
+		b.binBytes -= bl.size
+		delete(b.builds, oldest)
+	}
+}
+
+func isDone(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // acquire takes one of the batch's worker slots until release, or fails

@@ -194,3 +194,27 @@ func TestCancelledBatchLeavesNoProcess(t *testing.T) {
 	batches, _ := filepath.Glob(filepath.Join(dir, batchGlob))
 	assert.Empty(t, batches)
 }
+
+// TestEvictKeepsHalfOfMaxBinaries: the batch's children beyond half of
+// MaxBinaries go, the least recently used first, never one in use.
+func TestEvictKeepsHalfOfMaxBinaries(t *testing.T) {
+	dir := t.TempDir()
+	b := &Batch{cfg: Config{MaxBinaries: 40}, builds: map[string]*build{}}
+	now := time.Now()
+	for i, name := range []string{"a", "b", "c", "d"} {
+		bl := &build{done: make(chan struct{}), bin: filepath.Join(dir, name), size: 10, used: now.Add(time.Duration(i) * time.Second)}
+		close(bl.done)
+		require.NoError(t, os.WriteFile(bl.bin, make([]byte, 10), 0o755))
+		b.builds[name] = bl
+		b.binBytes += 10
+	}
+	b.builds["a"].users = 1 // the oldest, in use
+	b.evict()
+	assert.Equal(t, int64(20), b.binBytes)
+	for name, want := range map[string]bool{"a": true, "b": false, "c": false, "d": true} {
+		_, kept := b.builds[name]
+		assert.Equal(t, want, kept, name)
+		_, err := os.Stat(filepath.Join(dir, name))
+		assert.Equal(t, want, err == nil, name)
+	}
+}

@@ -90,7 +90,9 @@ func TestRealExercises(t *testing.T) {
 		{name: "coalesced copy", id: "10-kernels/strided-copy", fn: "copyGrid", pass: true, points: 3},
 		{name: "an order of the wrong type", id: "10-kernels/gather", fn: "gather", order: "wideKeys", msg: "the order is func([]int64) []int64, want func([]int32) []int32"},
 		{name: "an order for an exercise without one", id: "10-kernels/strided-copy", fn: "copyGrid", order: "sortKeys", msg: "an order is a gather's host step"},
-		{name: "the copy done inside a launch of its own", id: "10-kernels/strided-copy", fn: "copyInside", msg: "simt"},
+		// Whatever simt makes of a launch inside a launch (a fault, or
+		// counts of its own, which Judge finds short): no point.
+		{name: "the copy done inside a launch of its own", id: "10-kernels/strided-copy", fn: "copyInside", msg: "*"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -102,10 +104,13 @@ func TestRealExercises(t *testing.T) {
 			assert.Equal(t, tt.pass, rep.Pass, "%+v", rep)
 			assert.Equal(t, tt.points, rep.Points, "%+v", rep)
 			assert.Equal(t, "ada", rep.Learner)
-			if tt.msg == "" {
+			switch tt.msg {
+			case "":
 				assert.Empty(t, rep.Error)
 				assert.True(t, rep.Correct)
-			} else {
+			case "*":
+				assert.False(t, rep.Correct)
+			default:
 				assert.Contains(t, rep.Error, tt.msg)
 			}
 		})

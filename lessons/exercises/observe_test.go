@@ -158,7 +158,9 @@ func TestWorkOutsideTheLaunch(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, out.Correct, "the output is not the graded launch's")
 			assert.False(t, out.Pass)
-			require.Error(t, out.Fault)
+			// ErrUncounted; or, where simt refuses a launch inside a launch,
+			// its fault or the output left wrong.
+			require.True(t, out.Fault != nil || out.Mismatch != nil, "%+v", out)
 			if errors.Is(out.Fault, ErrUncounted) {
 				assert.Contains(t, out.Fault.Error(), "fewer than the")
 			}
@@ -171,7 +173,7 @@ func TestWorkOutsideTheLaunch(t *testing.T) {
 			rep := Judge(tt.id, "ada", obs)
 			assert.Zero(t, rep.Points, "%+v", rep)
 			assert.False(t, rep.Pass)
-			assert.NotEmpty(t, rep.Error)
+			assert.True(t, rep.Error != "" || rep.Mismatch != nil, "%+v", rep)
 		})
 	}
 }
