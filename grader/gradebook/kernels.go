@@ -202,7 +202,11 @@ func kernelRows(ctx context.Context, learner string, subs []*intake.Submission, 
 // the reference worked out here (exercises.Judge), and sets r's status and
 // points; it returns the notes saying why.
 func kernelVerdict(ctx context.Context, r *Row, learner string, try *answers.Try, run runFunc, d deadlines) []string {
-	res, err := run(ctx, sandbox.Kernel{Exercise: try.ID, Learner: learner, Source: try.Source.Text, Func: try.Func, Order: try.Order})
+	var res *sandbox.Result
+	err := context.Cause(ctx) // past a deadline, or stopped: nothing more is run
+	if err == nil {
+		res, err = run(ctx, sandbox.Kernel{Exercise: try.ID, Learner: learner, Source: try.Source.Text, Func: try.Func, Order: try.Order})
+	}
 	var se *sandbox.Error
 	switch {
 	case err != nil && ctx.Err() != nil && !errors.As(err, &se):

@@ -277,3 +277,40 @@ var kernelCells = []string{
 	"const tile = 32\n\ntype pair struct{ a int }\n\nfunc (p pair) get() int { return p.a }\n\nfunc idx(t *simt.Thread) int {\n\treturn t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X\n}",
 	"func copyK(t *simt.Thread, in, out *simt.Global[float32], n, k int) {\n\tvar p pair\n\t_ = p.get() + tile\n\tT := t.GridDim.X * t.BlockDim.X\n\tfor i := idx(t); i < n; i += T {\n\t\tout.Store(t, i, in.Load(t, i))\n\t}\n}\n%%\nlab.Try(\"10-kernels/strided-copy\", copyK)",
 }
+
+// TestKernelsStopWithTheirContext: once grading is stopped (the
+// command's interrupt), no further kernel is run; the learners not graded
+// have rows saying so.
+func TestKernelsStopWithTheirContext(t *testing.T) {
+	var subs []intake.Submission
+	for i := range 40 {
+		learner := fmt.Sprintf("l%02d", i)
+		cells := []string{"import \"github.com/coalescing-course/coalesce/lessons/simt\"",
+			"func k(t *simt.Thread) {}\n%%\nlab.Try(\"10-kernels/strided-copy\", k)"}
+		subs = append(subs, intake.Submission{Path: learner + ".ipynb", Learner: learner, Lesson: "10-kernels", Found: answers.FindCalls(cellsNotebook(cells...))})
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	var mu sync.Mutex
+	calls := 0
+	run := func(ctx context.Context, k sandbox.Kernel) (*sandbox.Result, error) {
+		mu.Lock()
+		calls++
+		if calls == 5 {
+			cancel(errors.New("interrupted"))
+		}
+		mu.Unlock()
+		return nil, &sandbox.Error{Err: sandbox.ErrTimeout, Msg: "still running after 30s"}
+	}
+	gb, err := GradeContext(ctx, testGrader(t), subs, Options{Lessons: []string{"01-sectors"}, RunKernels: true,
+		KernelExercises: []KernelExercise{{ID: copyID, Points: 3}}, RunKernel: run, KernelWorkers: 2})
+	require.NoError(t, err)
+	assert.LessOrEqual(t, calls, 6, "a kernel run after the stop (at most one in flight on the other worker)")
+	stopped := 0
+	for _, r := range gb.Rows {
+		if r.ID == copyID && r.Status == Ungraded {
+			stopped++
+			assert.Contains(t, r.Note, "not graded: grading was stopped (interrupted)")
+		}
+	}
+	assert.Equal(t, 40-calls, stopped)
+}

@@ -140,8 +140,8 @@ func NewBatch(ctx context.Context, c Config) (*Batch, error) {
 	h := sha256.New()
 	// The build's limits too: a source refused at one (a compiler out of
 	// memory) is kept refused for it alone.
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00%d\x00%d\x00", sum, version, c.GradePackage, childTemplate, c.Memory, int64(c.CPU.Seconds()),
-		c.BuildMemory, c.BuildFileSize)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%q\x00%d\x00%d\x00%d\x00%d\x00", sum, version, c.GradePackage, childTemplate, buildFlags,
+		c.Memory, int64(c.CPU.Seconds()), c.BuildMemory, c.BuildFileSize)
 	b.key = hex.EncodeToString(h.Sum(nil))
 	start := time.Now()
 	if err := b.warmBase(ctx); err != nil {
@@ -229,6 +229,9 @@ func (b *Batch) Run(ctx context.Context, k Kernel) (*Result, error) {
 	defer b.wg.Done()
 	ctx, stop := mergeDone(ctx, b.ctx)
 	defer stop()
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
 	if err := Vet(k.Source, k.Func); err != nil {
 		return nil, err
 	}
@@ -373,11 +376,20 @@ func isDone(c chan struct{}) bool {
 // acquire takes one of the batch's worker slots until release, or fails
 // when ctx ends first.
 func (b *Batch) acquire(ctx context.Context) (release func(), err error) {
+	// A select picks at random among what is ready: a context already
+	// done must not be outdrawn by a free slot.
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
 	select {
 	case b.slots <- struct{}{}:
+		if err := ctx.Err(); err != nil {
+			<-b.slots
+			return nil, context.Cause(ctx)
+		}
 		return func() { <-b.slots }, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, context.Cause(ctx)
 	}
 }
 
