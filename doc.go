@@ -1,7 +1,8 @@
 // Package coalesce is the map of a course on GPU global memory and
 // coalescing: Go notebooks (GoNB) that predict with an exact sector model,
-// measure on a real GPU, and grade what learners predict. It holds no code;
-// go doc on each package below says what it does.
+// measure on a real GPU, and grade what learners predict. It holds no code
+// but Source, the course's own source built into the binary for
+// grader/sandbox; go doc on each package below says what it does.
 //
 // # Layers
 //
@@ -39,7 +40,8 @@
 //	   internal/words      plurals ("4 sectors"), counts written as units writes them
 //	   internal/notebook   ipynb reading, and the numbers its prose states, rounded as units rounds
 //	   internal/progress   a status line kept up to date while a slow step runs
-//	0  units               how a number of each unit is written: digits, rounding, separators, symbols,
+//	0  .                   this map, and Source: the packages a learner's kernel is built against, in the binary
+//	   units               how a number of each unit is written: digits, rounding, separators, symbols,
 //	                       a column's scaler, the exact form for machine-readable output, equations true as printed
 //	   lessons/devices     GPU profiles (profiles.json)
 //	   lessons/metrics     Nsight Compute's metric names

@@ -16,6 +16,7 @@ import (
 	"github.com/coalescing-course/coalesce/grader/gradebook"
 	"github.com/coalescing-course/coalesce/grader/gradebook/intake"
 	"github.com/coalescing-course/coalesce/grader/gradebook/report"
+	"github.com/coalescing-course/coalesce/grader/sandbox"
 	"github.com/coalescing-course/coalesce/internal/progress"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/lessons/measure"
@@ -33,7 +34,8 @@ const progressEvery = 25
 
 const gradeUsage = `usage: coalesce grade [-out DIR] [-measure recorded|live|none] [-reference FILE]
                       [-lessons all|L1,L2] [-assignment NAME] [-roster FILE]
-                      [-overrides FILE] [-max-size BYTES] [-timeout D] [-kernels]
+                      [-overrides FILE] [-max-size BYTES] [-timeout D]
+                      [-kernels [-kernel-timeout D] [-kernels-deadline D] [-kernel-workers N]]
                       [-quiet] SUBMISSIONS...
 
 Grades learners' saved notebooks (.ipynb files, or directories searched for
@@ -52,13 +54,26 @@ hand, after grading (CSV: learner, exercise, points, reason).
 
 -kernels also grades the kernel exercises: the Go kernel of each lab.Try call
 (with the declarations it needs from every code cell) is vetted (only math,
-sort, slices, cmp and lessons/simt imported; funcs, types and consts only),
-built with go build and run in a child process with time, memory and file
-limits, an empty environment and no network where the system allows; its
-report is the row (package grader/sandbox), graded on the learner's own
-variant (the parameters their name draws, as lab.Try did in their notebook).
-All five kernel exercises of 10-kernels are graded, whatever -lessons says,
-and count in the points possible. This runs learner code: off by default.
+sort, slices, cmp and lessons/simt imported; funcs, types and consts only; no
+bidirectional or invisible characters), built with go build against the
+course's source built into this binary, and run in a child process; every
+build and child runs with memory, CPU-time and file-size limits set before it
+starts, an empty environment and no network where the system allows, and dies
+with this command. The child reports the outputs and counts it saw; the points
+are worked out here, on the learner's own variant (the parameters their name
+draws, as lab.Try did in their notebook). All five kernel exercises of
+10-kernels are graded, whatever -lessons says, and count in the points
+possible, the assignment's name and the item analysis. Learners are graded
+-kernel-workers at a time (default: the machine's cores), each learner's
+kernels within -kernel-timeout (default 3m), all of them within
+-kernels-deadline (default 2h); a kernel not graded in time, or that the
+machine could not run, is an ungraded row saying why, its learner flagged,
+and the exit status 1. A machine that cannot grade kernels at all (no go
+command) stops the command before any notebook is read. Builds use the
+sandbox's own caches, never yours: $COALESCE_SANDBOX_DIR, default
+coalesce/sandbox in the user cache directory (the course compiled once,
+about 55 MB; kernels built, kept up to 512 MB). This runs learner code: off
+by default.
 
 A learner is the first folder below a directory named here (the hub user's
 folder: SUBMISSIONS/ada/01-sectors.ipynb is ada's), else the file name
@@ -86,6 +101,9 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	maxSize := fs.Int64("max-size", intake.DefaultMaxBytes, "largest notebook file read, in bytes (a safety bound: outputs are streamed, not held)")
 	timeout := fs.Duration("timeout", intake.DefaultTimeout, "deadline for reading the whole batch; a notebook not read by then is a row saying so")
 	kernels := fs.Bool("kernels", false, "also grade the kernel exercises by running each learner's Go kernel in a sandboxed child process (runs learner code)")
+	kernelTimeout := fs.Duration("kernel-timeout", gradebook.DefaultKernelTimeout, "with -kernels: deadline for all of one learner's kernels, builds and runs")
+	kernelsDeadline := fs.Duration("kernels-deadline", gradebook.DefaultKernelsDeadline, "with -kernels: deadline for the kernels of the whole batch")
+	kernelWorkers := fs.Int("kernel-workers", 0, "with -kernels: learners whose kernels are graded at once; 0: the machine's cores")
 	var quiet bool
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines (they go to stderr only when it is a terminal)")
 	fs.BoolVar(&quiet, "q", false, "same as -quiet")
@@ -101,6 +119,17 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *timeout <= 0 {
 		return usagef("grade: -timeout %s: want a positive duration, e.g. 10m", *timeout)
 	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"kernel-timeout", *kernelTimeout}, {"kernels-deadline", *kernelsDeadline}} {
+		if d.v <= 0 {
+			return usagef("grade: -%s %s: want a positive duration, e.g. 3m", d.name, d.v)
+		}
+	}
+	if *kernelWorkers < 0 {
+		return usagef("grade: -kernel-workers %d: want 0 (the machine's cores) or more", *kernelWorkers)
+	}
 	src, why, err := gradeMeasurer(ctx, *mode, *refFile, stderr)
 	if err != nil {
 		return err
@@ -109,11 +138,22 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	opt := gradebook.Options{FirstAttempt: *firstAttempt, Assignment: strings.TrimSpace(*assignment), RunKernels: *kernels}
+	opt := gradebook.Options{FirstAttempt: *firstAttempt, Assignment: strings.TrimSpace(*assignment), RunKernels: *kernels,
+		KernelTimeout: *kernelTimeout, KernelsDeadline: *kernelsDeadline, KernelWorkers: *kernelWorkers}
+	var batch *sandbox.Batch
 	if *kernels {
 		if opt.KernelExercises, err = kernelExercises(); err != nil {
 			return err
 		}
+		// Before any notebook is read: a machine that cannot grade
+		// kernels says so now, not in a class of ungraded rows.
+		if batch, err = sandbox.NewBatch(ctx, sandbox.Config{Workers: *kernelWorkers}); err != nil {
+			return fmt.Errorf("grade -kernels: %w", err)
+		}
+		defer batch.Close()
+		opt.RunKernel = batch.Run
+		st := batch.Stats()
+		fmt.Fprintf(stderr, "coalesce grade: kernels: the sandbox is ready in %s (its caches in %s)\n", st.Warm.Round(time.Millisecond), st.CacheDir)
 	}
 	if *rosterFile != "" {
 		if opt.Roster, err = readList(*rosterFile, gradebook.ReadRoster); err != nil {
@@ -162,8 +202,11 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	gb, err := gradebook.Grade(g, subs, opt)
+	gb, err := gradebook.GradeContext(ctx, g, subs, opt)
 	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := report.WriteDir(gb, *out); err != nil {
@@ -176,8 +219,21 @@ func runGrade(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stdout, "wrote %s\n", filepath.ToSlash(filepath.Join(*out, name)))
 	}
 	fmt.Fprintf(stdout, "wrote %s/ (%s)\n", filepath.ToSlash(filepath.Join(*out, report.FeedbackDir)), count(len(gb.Totals), "file"))
+	failed := false
+	if batch != nil {
+		st := batch.Stats()
+		fmt.Fprintf(stderr, "coalesce grade: kernels: %s run, %s (and %d reused: the same source built before); the largest build added %s to its cache (removed)\n",
+			count(int(st.Runs), "kernel"), count(int(st.Builds), "build"), st.Reused, byteCount(st.MaxBuildGrowth))
+		if n := ungradedKernels(gb, opt.KernelExercises); n > 0 {
+			fmt.Fprintf(stderr, "coalesce grade: %s could not be graded (the machine, or a deadline; each row's note says which); their learners are flagged\n", count(n, "kernel row"))
+			failed = true
+		}
+	}
 	if gb.BadNotebooks > 0 {
 		fmt.Fprintf(stderr, "coalesce grade: %d of %s could not be graded; each has a bad-notebook row in the gradebook\n", gb.BadNotebooks, count(gb.Notebooks, "notebook"))
+		failed = true
+	}
+	if failed {
 		return errReported
 	}
 	return nil
@@ -277,6 +333,30 @@ func isTerminal(w io.Writer) bool {
 	}
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// ungradedKernels counts the kernel rows of gb that are ungraded.
+func ungradedKernels(gb *gradebook.Gradebook, kernels []gradebook.KernelExercise) int {
+	n := 0
+	for _, r := range gb.Rows {
+		if r.Status != gradebook.Ungraded {
+			continue
+		}
+		for _, e := range kernels {
+			if r.ID == e.ID {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// byteCount is n bytes in KiB or MiB.
+func byteCount(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 }
 
 // kernelExercises are the kernel exercises -kernels grades, with their

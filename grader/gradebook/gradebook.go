@@ -182,9 +182,20 @@ type Options struct {
 	// graded and no learner code runs.
 	RunKernels      bool
 	KernelExercises []KernelExercise
-	// RunKernel runs one kernel; nil is a sandbox.Config's Run with its
-	// defaults.
+	// RunKernel runs one kernel; nil opens a sandbox.Batch with its
+	// defaults (and KernelWorkers) for the call to Grade, and closes it
+	// after: an error opening it (no go command, limits the system
+	// refuses) is Grade's, before any learner is graded.
 	RunKernel func(context.Context, sandbox.Kernel) (*sandbox.Result, error)
+	// KernelTimeout bounds all of one learner's kernels, builds and runs
+	// (`coalesce grade -kernel-timeout`), KernelsDeadline the kernels of
+	// the whole batch (-kernels-deadline); 0 is DefaultKernelTimeout,
+	// DefaultKernelsDeadline. A kernel not graded in time is an ungraded
+	// row that says which deadline passed, and its learner is flagged.
+	// KernelWorkers is how many learners' kernels are graded at once; 0
+	// is GOMAXPROCS.
+	KernelTimeout, KernelsDeadline time.Duration
+	KernelWorkers                  int
 }
 
 // Grade grades a batch of submissions with g: one row per learner and
@@ -197,6 +208,12 @@ type Options struct {
 // get missing rows; the overrides are applied last; the totals and the
 // item analysis are computed from the rows.
 func Grade(g *grader.Grader, subs []intake.Submission, opt Options) (*Gradebook, error) {
+	return GradeContext(context.Background(), g, subs, opt)
+}
+
+// GradeContext is Grade until ctx is done: the kernels not graded by then
+// are ungraded rows saying so.
+func GradeContext(ctx context.Context, g *grader.Grader, subs []intake.Submission, opt Options) (*Gradebook, error) {
 	b := g.Bank()
 	gb := &Gradebook{Course: b.Course, Origin: g.Origin(), keys: map[string]*grader.Key{}}
 	lessons, err := scope(b, opt.Lessons)
@@ -204,9 +221,17 @@ func Grade(g *grader.Grader, subs []intake.Submission, opt Options) (*Gradebook,
 		return nil, err
 	}
 	gb.Lessons = lessons
+	if opt.RunKernels {
+		// The kernel exercises' lessons are the assignment's too.
+		for _, e := range opt.KernelExercises {
+			if l := lessonOfID(e.ID); !slices.Contains(gb.Lessons, l) {
+				gb.Lessons = append(slices.Clip(gb.Lessons), l)
+			}
+		}
+	}
 	gb.Assignment = opt.Assignment
 	if gb.Assignment == "" {
-		gb.Assignment = strings.Join(lessons, "+")
+		gb.Assignment = strings.Join(gb.Lessons, "+")
 	}
 	var exercises []*grader.Question
 	for _, l := range lessons {
@@ -218,7 +243,12 @@ func Grade(g *grader.Grader, subs []intake.Submission, opt Options) (*Gradebook,
 			return nil, fmt.Errorf("gradebook: RunKernels: no kernel exercises given to grade")
 		}
 		if runKernel == nil {
-			runKernel = sandbox.Config{}.Run
+			batch, err := sandbox.NewBatch(ctx, sandbox.Config{Workers: opt.KernelWorkers})
+			if err != nil {
+				return nil, fmt.Errorf("gradebook: grading kernels: %w", err)
+			}
+			defer batch.Close()
+			runKernel = batch.Run
 		}
 		for _, e := range opt.KernelExercises {
 			gb.PointsPossible += e.Points
@@ -286,13 +316,15 @@ func Grade(g *grader.Grader, subs []intake.Submission, opt Options) (*Gradebook,
 	if modTime == nil {
 		modTime = fileModTime
 	}
+	var kernelRows map[string][]Row
+	if opt.RunKernels {
+		kernelRows = gradeKernels(ctx, learners, byLearner, opt, runKernel)
+	}
 	for _, learner := range learners {
 		mine := byLearner[learner]
 		intake.GradingOrder(mine)
 		rows := learnerRows(b, learner, mine, exercises, gb.keys, opt.FirstAttempt)
-		if opt.RunKernels {
-			rows = append(rows, kernelRows(context.Background(), learner, mine, opt.KernelExercises, runKernel)...)
-		}
+		rows = append(rows, kernelRows[learner]...)
 		applyOverrides(rows, overrides[learner])
 		t := Total{Learner: learner, IdentityFrom: identity[learner], Assignment: gb.Assignment,
 			MaxPoints: gb.PointsPossible, Notebooks: len(mine)}
@@ -307,11 +339,17 @@ func Grade(g *grader.Grader, subs []intake.Submission, opt Options) (*Gradebook,
 		if opt.Roster != nil && !roster[sameLearner(learner)] {
 			flags = append(flags, "not on roster")
 		}
+		if f := ungradedKernels(rows, opt.KernelExercises); f != "" {
+			flags = append(flags, f)
+		}
 		t.Status, t.Flags = learnerStatus(rows, mine, flags)
 		gb.Rows = append(gb.Rows, rows...)
 		gb.Totals = append(gb.Totals, t)
 	}
 	gb.Items = gb.itemAnalysis()
+	if opt.RunKernels {
+		gb.Items = append(gb.Items, gb.kernelItems(opt.KernelExercises)...)
+	}
 	return gb, nil
 }
 

@@ -103,3 +103,35 @@ func (gb *Gradebook) itemAnalysis() []Item {
 	}
 	return items
 }
+
+// kernelItems are the item analysis of the kernel exercises: how many
+// learners passed, failed, did not try or could not be run, from the rows.
+// They have no predictions, no answers and no misconception.
+func (gb *Gradebook) kernelItems(kernels []KernelExercise) []Item {
+	var items []Item
+	for _, e := range kernels {
+		it := Item{ID: e.ID, Lesson: lessonOfID(e.ID), MaxPoints: e.Points, Learners: len(gb.Totals)}
+		for _, r := range gb.Rows {
+			if r.ID != e.ID {
+				continue
+			}
+			if r.Override != nil {
+				it.Overridden++
+			}
+			switch r.Status {
+			case Right:
+				it.Right++
+				it.Answered++
+			case Wrong:
+				it.Wrong++
+				it.Answered++
+			case Missing:
+				it.Missing++
+			case Unreadable:
+				it.Unreadable++
+			}
+		}
+		items = append(items, it)
+	}
+	return items
+}

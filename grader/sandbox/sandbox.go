@@ -1,41 +1,32 @@
 package sandbox
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/token"
-	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
-	"unsafe"
 
-	"github.com/coalescing-course/coalesce/internal/procgroup"
-	"github.com/coalescing-course/coalesce/units"
+	coalesce "github.com/coalescing-course/coalesce"
 )
 
 // CourseModule is the course's module path.
 const CourseModule = "github.com/coalescing-course/coalesce"
 
-// DefaultGradePackage is the package whose Grade the child calls:
-// Grade(id, learner string, kernel any) Report, with Report JSON.
+// DefaultGradePackage is the package whose Observe the child calls:
+// Observe(id, learner string, kernel, order any) T, with T JSON
+// (lessons/exercises: its Observation).
 const DefaultGradePackage = CourseModule + "/lessons/exercises"
 
 // The defaults of Config's limits.
 const (
-	// DefaultBuildTimeout bounds go build: a kernel compiles in about a
-	// second once the course's packages are in the build cache; the first
-	// build of a cold cache compiles them too.
-	DefaultBuildTimeout = 2 * time.Minute
+	// DefaultBuildTimeout bounds one go build of a kernel: about a second
+	// once the course's packages are in the sandbox's cache.
+	DefaultBuildTimeout = time.Minute
 	// DefaultRunTimeout bounds a run's wall clock, and its CPU time.
 	DefaultRunTimeout = 30 * time.Second
 	// DefaultMemory is the child's address space beyond what the Go
@@ -47,24 +38,42 @@ const (
 	// compile and link it runs (RLIMIT_AS), reservations included: 1.2 GB
 	// of each is reserved at start; the course's command builds in 2 GB.
 	DefaultBuildMemory = 4 << 30
+	// DefaultBuildFileSize is the largest file a build may write
+	// (RLIMIT_FSIZE, on go build and every compile and link): a kernel's
+	// compiled package is tens of kilobytes and the child about 5 MB; a
+	// huge constant is refused as it is written, never reaching a cache.
+	DefaultBuildFileSize = 64 << 20
+	// DefaultMaxBuildCache is the most one build may add to its cache,
+	// counted after it: over it, the kernel is refused.
+	DefaultMaxBuildCache = 128 << 20
+	// DefaultMaxBaseCache bounds the sandbox's cache of the course's and
+	// the standard library's compiled packages (about 55 MB for one
+	// version of the course): past it, the cache is emptied and built
+	// again.
+	DefaultMaxBaseCache = 1 << 30
+	// DefaultMaxBinaries bounds the children kept for reuse (about 5 MB
+	// each): the least recently used go first.
+	DefaultMaxBinaries = 512 << 20
 	// DefaultMaxOutput is how much of the child's stdout, and of its
 	// stderr, is kept; the rest is read and dropped.
 	DefaultMaxOutput = 64 << 10
 	// MaxReport is the largest report read, in bytes (the child's file
-	// size limit, RLIMIT_FSIZE).
-	MaxReport = 1 << 20
+	// size limit, RLIMIT_FSIZE): an observation holds the outputs' bytes,
+	// 3.2 MB of JSON for the largest variant of the course's exercises.
+	MaxReport = 16 << 20
 )
 
 // The kinds of error Run returns for the learner's code, for errors.Is;
 // each comes as an *Error saying what happened. Any other error is the
-// grading machine's (no go command, no course source, a context done)
-// and says nothing of the kernel.
+// grading machine's (no go command, a course that does not build, a
+// context done) and says nothing of the kernel.
 var (
 	// ErrRefused is a source the static vetting refuses (see Vet): never
 	// built.
 	ErrRefused = errors.New("sandbox: refused")
-	// ErrCompile is a source the Go compiler refuses; Msg holds its
-	// messages, at the kernel's lines.
+	// ErrCompile is a source the Go compiler refuses, or whose build ran
+	// past a limit (time, memory, file size, cache); Msg says which, with
+	// the compiler's messages at the kernel's lines.
 	ErrCompile = errors.New("sandbox: does not compile")
 	// ErrTimeout is a child killed at the wall-clock or CPU limit.
 	ErrTimeout = errors.New("sandbox: time limit")
@@ -87,18 +96,30 @@ type Error struct {
 	Err error
 	// Line is the kernel source's line at fault, 0 when none is.
 	Line int
-	Msg  string
+	// Msg says what happened, in the sandbox's words; Detail is what the
+	// learner's code made of it, "" when nothing: the compiler's messages,
+	// which quote the code, or the first line of a crash, which the code
+	// may have printed. A caller writing Detail where others read it
+	// neutralises it.
+	Msg, Detail string
 	// Output is the end of the child's stderr, or the compiler's output,
 	// temporary paths removed; "" when none.
 	Output string
+
+	timedOut bool // a build that ran out of time: a busy machine's, perhaps
 }
 
 func (e *Error) Error() string {
-	s := e.Err.Error() + ": "
+	s := e.Err.Error()
 	if e.Line > 0 {
-		s += fmt.Sprintf("line %d: ", e.Line)
+		s += fmt.Sprintf(": line %d", e.Line)
 	}
-	return s + e.Msg
+	for _, part := range []string{e.Msg, e.Detail} {
+		if part != "" {
+			s += ": " + part
+		}
+	}
+	return s
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -106,9 +127,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // Kernel is a learner's kernel to grade: the source of its declarations
 // (imports, funcs, types, consts; no package clause), the func in it that
 // is the kernel, the exercise id and the learner. Order, when set, names
-// the func of the host step that orders a gather's keys: the child then
-// grades Gather{Order: Order, Kernel: Func} of the grading package
-// (lessons/exercises' 10-kernels/gather).
+// the func of a gather's host step that orders its keys: the child passes
+// it to Observe beside the kernel.
 type Kernel struct {
 	Exercise, Learner string
 	Source            string
@@ -118,7 +138,8 @@ type Kernel struct {
 
 // Result is what a child reported.
 type Result struct {
-	// Report is the JSON object Grade returned, as the child wrote it.
+	// Report is the JSON object Observe returned, as the child wrote it:
+	// an observation, which the caller judges.
 	Report json.RawMessage
 	// Stdout and Stderr are the first Config.MaxOutput bytes the child
 	// printed (the learner's code may print); Dropped counts the rest.
@@ -126,23 +147,42 @@ type Result struct {
 	Dropped        int64
 	// Network says how the child was kept off the network.
 	Network string
-	// Build and Run are the wall-clock times of the two steps.
+	// Build and Run are the wall-clock times of the two steps; Reused
+	// says the child was one built before for the same source (Build is
+	// then the time spent finding it).
 	Build, Run time.Duration
+	Reused     bool
+	// CacheGrowth is what the build added to its cache, in bytes, before
+	// the cache was removed (0 when Reused).
+	CacheGrowth int64
 }
 
-// Config says where the course is and what limits the child gets. Its zero
-// value is the defaults.
+// Config says where the course is and what limits the child gets. Its
+// zero value is the defaults.
 type Config struct {
-	// CourseRoot is the directory of the course's go.mod; "" is the one
-	// this package was built from (the course's source tree).
-	CourseRoot string
-	// GradePackage is the import path of the package whose Grade the
+	// Course is the course's source, rooted at the module's root (paths
+	// are import paths less CourseModule/); nil is coalesce.Source, the
+	// copy built into this binary.
+	Course fs.FS
+	// GradePackage is the import path of the package whose Observe the
 	// child calls; "" is DefaultGradePackage.
 	GradePackage string
 	// Go is the go command; "" is go on PATH, else GOROOT's.
 	Go string
-	// BuildTimeout and RunTimeout bound the build and the run; CPU the
-	// run's CPU time (RLIMIT_CPU, whole seconds, at least 1); Memory the
+	// CacheDir is the sandbox's own directory: the compiled course and
+	// standard library (go-build, a Go build cache no learner code writes
+	// to), the children kept for reuse (bin) and each batch's directory
+	// while it runs (batch-*). "" is $COALESCE_SANDBOX_DIR, else
+	// coalesce/sandbox in the user's cache directory (os.UserCacheDir),
+	// else (none, or not writable) in the temporary directory. The user's
+	// own Go caches are never used.
+	CacheDir string
+	// Workers bounds the builds and runs at once; 0 is the machine's
+	// cores, fewer where its memory would not hold that many children at
+	// their limits.
+	Workers int
+	// BuildTimeout and RunTimeout bound a build and a run; CPU the run's
+	// CPU time (RLIMIT_CPU, whole seconds, at least 1); Memory the
 	// address space it may map, in bytes, beyond what the runtime has at
 	// start (see DefaultMemory); MaxOutput what is kept of stdout and of
 	// stderr. Zero is the default of each.
@@ -150,11 +190,19 @@ type Config struct {
 	Memory                        int64
 	MaxOutput                     int
 	// BuildMemory is the address space of go build and of each compiler
-	// and linker it runs, in bytes; 0 is DefaultBuildMemory.
-	BuildMemory int64
+	// and linker it runs; BuildFileSize the largest file any of them may
+	// write; MaxBuildCache what one build may add to its cache; all in
+	// bytes, 0 the default.
+	BuildMemory, BuildFileSize, MaxBuildCache int64
+	// MaxBaseCache and MaxBinaries bound CacheDir's compiled packages and
+	// kept children, in bytes; 0 the default.
+	MaxBaseCache, MaxBinaries int64
 }
 
-func (c Config) filled() (Config, error) {
+func (c Config) filled() Config {
+	if c.Course == nil {
+		c.Course = coalesce.Source
+	}
 	if c.GradePackage == "" {
 		c.GradePackage = DefaultGradePackage
 	}
@@ -164,24 +212,20 @@ func (c Config) filled() (Config, error) {
 	c.Memory = or(c.Memory, DefaultMemory)
 	c.MaxOutput = or(c.MaxOutput, DefaultMaxOutput)
 	c.BuildMemory = or(c.BuildMemory, DefaultBuildMemory)
+	c.BuildFileSize = or(c.BuildFileSize, DefaultBuildFileSize)
+	c.MaxBuildCache = or(c.MaxBuildCache, DefaultMaxBuildCache)
+	c.MaxBaseCache = or(c.MaxBaseCache, DefaultMaxBaseCache)
+	c.MaxBinaries = or(c.MaxBinaries, DefaultMaxBinaries)
 	if c.Go == "" {
 		c.Go = goCommand()
 	}
-	if c.CourseRoot == "" {
-		_, file, _, ok := runtime.Caller(0)
-		if !ok || !filepath.IsAbs(file) {
-			return c, errors.New("sandbox: this binary was built without its source paths (-trimpath): set the course's root (the directory of its go.mod)")
-		}
-		c.CourseRoot = filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	if c.CacheDir == "" {
+		c.CacheDir = defaultCacheDir()
 	}
-	mod, err := os.ReadFile(filepath.Join(c.CourseRoot, "go.mod"))
-	if err != nil {
-		return c, fmt.Errorf("sandbox: the course's source is needed to build a kernel: %w", err)
+	if c.Workers <= 0 {
+		c.Workers = defaultWorkers(c)
 	}
-	if !regexp.MustCompile(`(?m)^module\s+` + regexp.QuoteMeta(CourseModule) + `\s*$`).Match(mod) {
-		return c, fmt.Errorf("sandbox: %s is not the course's module %s", filepath.Join(c.CourseRoot, "go.mod"), CourseModule)
-	}
-	return c, nil
+	return c
 }
 
 func or[T comparable](v, def T) T {
@@ -199,399 +243,48 @@ func goCommand() string {
 	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
-// Run grades a learner's kernel in a child process: it vets the source
-// (Vet), builds it with a generated main that sets the child's limits and
-// then calls Grade, runs it, and returns the report the child wrote. What
-// is wrong with the kernel is an *Error (errors.Is ErrRefused, ErrCompile,
-// ErrTimeout...); any other error is the grading machine's.
-func (c Config) Run(ctx context.Context, k Kernel) (*Result, error) {
-	if err := Vet(k.Source, k.Func); err != nil {
-		return nil, err
+// CacheDirEnv names the environment variable that sets the default of
+// Config.CacheDir.
+const CacheDirEnv = "COALESCE_SANDBOX_DIR"
+
+// defaultCacheDir is $COALESCE_SANDBOX_DIR, or coalesce/sandbox in the
+// user's cache directory, or in the temporary directory where there is
+// none (no HOME) or it cannot be made.
+func defaultCacheDir() string {
+	if d := os.Getenv(CacheDirEnv); d != "" {
+		return d
 	}
-	if k.Order != "" {
-		if err := Vet(k.Source, k.Order); err != nil {
-			return nil, err
+	if d, err := os.UserCacheDir(); err == nil {
+		d = filepath.Join(d, "coalesce", "sandbox")
+		if os.MkdirAll(d, 0o700) == nil {
+			return d
 		}
 	}
-	c, err := c.filled()
+	return filepath.Join(os.TempDir(), fmt.Sprintf("coalesce-sandbox-%d", os.Getuid()))
+}
+
+// defaultWorkers is the machine's cores, or fewer: as many children at
+// their memory limit, and half as many builds at theirs, as half the
+// machine's memory holds.
+func defaultWorkers(c Config) int {
+	n := runtime.NumCPU()
+	if total := memTotal(); total > 0 {
+		per := c.Memory + c.BuildMemory/2
+		n = min(n, max(1, int(total/2/per)))
+	}
+	return max(1, n)
+}
+
+// memTotal is the machine's memory in bytes (/proc/meminfo), 0 when it
+// cannot be read.
+func memTotal() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
-		return nil, err
+		return 0
 	}
-	dir, err := os.MkdirTemp("", "coalesce-sandbox-")
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+	var kb int64
+	if _, err := fmt.Sscanf(string(data), "MemTotal: %d kB", &kb); err != nil {
+		return 0
 	}
-	defer os.RemoveAll(dir)
-	res := &Result{}
-	start := time.Now()
-	bin, err := c.build(ctx, dir, k)
-	res.Build = time.Since(start)
-	if err != nil {
-		return nil, err
-	}
-	start = time.Now()
-	err = c.run(ctx, dir, bin, res)
-	res.Run = time.Since(start)
-	if err != nil {
-		return res, err
-	}
-	return res, nil
-}
-
-// build writes the child's module in dir and builds it, returning the
-// binary's path.
-func (c Config) build(ctx context.Context, dir string, k Kernel) (string, error) {
-	if !token.IsIdentifier(k.Func) {
-		return "", refuse(0, "the kernel's name %q is not a Go identifier", k.Func)
-	}
-	if k.Order != "" && !token.IsIdentifier(k.Order) {
-		return "", refuse(0, "the order's name %q is not a Go identifier", k.Order)
-	}
-	mod := fmt.Sprintf("module coalesce-sandbox-child\n\ngo 1.26\n\nrequire %s v0.0.0\n\nreplace %s => %s\n", CourseModule, CourseModule, c.CourseRoot)
-	sum, err := os.ReadFile(filepath.Join(c.CourseRoot, "go.sum"))
-	if err != nil {
-		return "", fmt.Errorf("sandbox: %w", err)
-	}
-	files := map[string]string{
-		"go.mod":    mod,
-		"go.sum":    string(sum),
-		"kernel.go": header + k.Source,
-		"main.go":   childMain(c, k),
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			return "", fmt.Errorf("sandbox: %w", err)
-		}
-	}
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, c.BuildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.Go, "build", "-trimpath", "-o", "child", ".")
-	cmd.Dir = dir
-	if cmd.Env, err = buildEnv(c.Go); err != nil {
-		return "", err
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	procgroup.Own(cmd, syscall.SIGKILL)
-	cmd.WaitDelay = 5 * time.Second
-	out := &capped{max: 64 << 10}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("sandbox: go build: %w", err)
-	}
-	// The compiler's limits, which the compile and link processes inherit:
-	// set before the go command, busy reading the module for tens of
-	// milliseconds, starts them. A page of constants (s1 = s0+s0, ...) can
-	// make the compiler allocate without bound.
-	if err := limit(cmd.Process.Pid, syscall.RLIMIT_AS, uint64(c.BuildMemory)); err != nil {
-		_ = cmd.Cancel()
-		_ = cmd.Wait()
-		return "", fmt.Errorf("sandbox: limiting go build's memory: %w", err)
-	}
-	err = cmd.Wait()
-	switch {
-	case parent.Err() != nil:
-		return "", parent.Err()
-	case ctx.Err() != nil:
-		return "", &Error{Err: ErrCompile, Msg: fmt.Sprintf("the build ran past its limit of %s (killed)", c.BuildTimeout)}
-	case err != nil:
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			return "", fmt.Errorf("sandbox: go build: %w", err)
-		}
-		msg, line := compilerMessage(out.String(), dir)
-		if strings.Contains(msg, "out of memory") || strings.Contains(msg, "cannot allocate memory") {
-			return "", &Error{Err: ErrCompile, Msg: fmt.Sprintf("the compiler ran out of its %s of memory: the source asks it for more than a kernel needs", units.BinaryBytes.Format(float64(c.BuildMemory))), Output: shown(msg, dir)}
-		}
-		if line == 0 {
-			// Nothing at the kernel's lines: the course's packages or the
-			// child's main do not build, which is the machine's problem.
-			return "", fmt.Errorf("sandbox: the child does not build, and not at the kernel's lines: %s", msg)
-		}
-		return "", &Error{Err: ErrCompile, Line: line, Msg: msg, Output: msg}
-	}
-	return filepath.Join(dir, "child"), nil
-}
-
-// buildEnv is go build's environment: the user's caches and paths, as
-// go env reports them, and settings that keep it offline, without cgo and
-// on this toolchain.
-func buildEnv(goCmd string) ([]string, error) {
-	paths, err := goEnv(goCmd)
-	if err != nil {
-		return nil, err
-	}
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return append(append(env, paths...), "CGO_ENABLED=0", "GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local",
-		"GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false", "GOENV=off", "GOTELEMETRY=off"), nil
-}
-
-var goEnvs sync.Map // go command -> []string
-
-// goEnv is the user's GOROOT, GOPATH, GOCACHE and GOMODCACHE as KEY=value,
-// read once per go command: the child's build must find the caches the
-// user's go env file may name, with that file turned off.
-func goEnv(goCmd string) ([]string, error) {
-	if v, ok := goEnvs.Load(goCmd); ok {
-		return v.([]string), nil
-	}
-	keys := []string{"GOROOT", "GOPATH", "GOCACHE", "GOMODCACHE"}
-	cmd := exec.Command(goCmd, append([]string{"env", "-json"}, keys...)...)
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %s env: %w", goCmd, err)
-	}
-	var m map[string]string
-	if err := json.Unmarshal(out, &m); err != nil {
-		return nil, fmt.Errorf("sandbox: %s env: %w", goCmd, err)
-	}
-	var env []string
-	for _, k := range keys {
-		if m[k] != "" {
-			env = append(env, k+"="+m[k])
-		}
-	}
-	goEnvs.Store(goCmd, env)
-	return env, nil
-}
-
-var compilerLine = regexp.MustCompile(`(?m)^(?:\./)?kernel\.go:(\d+)(?::\d+)?: `)
-
-// compilerMessage is go build's output for the learner: temporary paths
-// and the package header line gone, kernel.go:N: written line N:; and the
-// first line at fault.
-func compilerMessage(out, dir string) (string, int) {
-	out = strings.ReplaceAll(out, dir+string(filepath.Separator), "")
-	out = strings.ReplaceAll(out, dir, ".")
-	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if strings.HasPrefix(l, "# ") {
-			continue
-		}
-		lines = append(lines, l)
-	}
-	out = strings.Join(lines, "\n")
-	line := 0
-	if m := compilerLine.FindStringSubmatch(out); m != nil {
-		fmt.Sscan(m[1], &line)
-	}
-	out = compilerLine.ReplaceAllString(out, "line $1: ")
-	return out, line
-}
-
-// run runs the child binary bin in dir, with an empty environment, no
-// stdin and its output bounded, and reads its report into res.
-func (c Config) run(ctx context.Context, dir, bin string, res *Result) error {
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, c.RunTimeout)
-	defer cancel()
-	stdout, stderr := &capped{max: c.MaxOutput}, &capped{max: c.MaxOutput}
-	start := func(isolate bool) (*exec.Cmd, error) {
-		cmd := exec.CommandContext(ctx, bin)
-		cmd.Dir = dir
-		cmd.Env = []string{"GOMAXPROCS=1", "GOTRACEBACK=single"}
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if isolate {
-			uid, gid := os.Getuid(), os.Getgid()
-			attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
-			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		}
-		cmd.SysProcAttr = attr
-		procgroup.Own(cmd, syscall.SIGKILL)
-		cmd.WaitDelay = 2 * time.Second
-		return cmd, cmd.Start()
-	}
-	cmd, err := start(netns.usable())
-	if err != nil && netns.usable() {
-		netns.fail(err)
-		cmd, err = start(false)
-	}
-	if err != nil {
-		return fmt.Errorf("sandbox: starting the child: %w", err)
-	}
-	res.Network = netns.String()
-	err = cmd.Wait()
-	// Whatever the child left in its process group goes with it.
-	procgroup.Kill(cmd.Process.Pid, 0)
-	res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
-	res.Dropped = stdout.dropped + stderr.dropped
-	tail := shown(stderr.String(), dir)
-	if parent.Err() != nil {
-		return parent.Err()
-	}
-	if ctx.Err() != nil {
-		return &Error{Err: ErrTimeout, Msg: fmt.Sprintf("still running after %s: killed (an endless loop?)", c.RunTimeout), Output: tail}
-	}
-	if err != nil {
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			return fmt.Errorf("sandbox: running the child: %w", err)
-		}
-		return classify(exit, stderr.String(), tail, c)
-	}
-	f, err := os.Open(filepath.Join(dir, reportFile))
-	if err != nil {
-		return &Error{Err: ErrNoReport, Msg: "the child exited without writing its report", Output: tail}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxReport+1))
-	if err != nil {
-		return fmt.Errorf("sandbox: reading the report: %w", err)
-	}
-	var obj map[string]json.RawMessage
-	switch {
-	case len(data) > MaxReport:
-		return &Error{Err: ErrNoReport, Msg: fmt.Sprintf("the report is over %d bytes", MaxReport), Output: tail}
-	case json.Unmarshal(data, &obj) != nil:
-		return &Error{Err: ErrNoReport, Msg: "the report is not a JSON object", Output: tail}
-	}
-	res.Report = data
-	return nil
-}
-
-// classify says why a child exited with an error.
-func classify(exit *exec.ExitError, stderr, tail string, c Config) error {
-	ws, _ := exit.Sys().(syscall.WaitStatus)
-	switch {
-	case strings.Contains(stderr, "goroutine stack exceeds") || strings.Contains(stderr, "stack overflow"):
-		return &Error{Err: ErrStack, Msg: "the stack outgrew its limit: unbounded recursion?", Output: tail}
-	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
-		return &Error{Err: ErrMemory, Msg: fmt.Sprintf("out of memory: the child may use %s of address space", units.BinaryBytes.Format(float64(c.Memory))), Output: tail}
-	case ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) && cpuUsed(exit) >= c.CPU-time.Second:
-		return &Error{Err: ErrTimeout, Msg: fmt.Sprintf("used its %s of CPU time: killed (an endless loop?)", c.CPU.Round(time.Second)), Output: tail}
-	case ws.Signaled():
-		return &Error{Err: ErrCrashed, Msg: fmt.Sprintf("killed by %s", ws.Signal()), Output: tail}
-	case ws.ExitStatus() == exitLimits:
-		return fmt.Errorf("sandbox: the child could not set its limits: %s", tail)
-	}
-	return &Error{Err: ErrCrashed, Msg: fmt.Sprintf("exit status %d: %s", ws.ExitStatus(), firstLine(stderr)), Output: tail}
-}
-
-// limit sets a resource limit of process pid (prlimit(2)), soft and
-// hard.
-func limit(pid, resource int, value uint64) error {
-	lim := syscall.Rlimit{Cur: value, Max: value}
-	_, _, errno := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), uintptr(resource), uintptr(unsafe.Pointer(&lim)), 0, 0, 0)
-	if errno != 0 {
-		return errno
-	}
-	return nil
-}
-
-func cpuUsed(exit *exec.ExitError) time.Duration {
-	return exit.UserTime() + exit.SystemTime()
-}
-
-// firstLine is the line of a child's stderr that says why it died: the
-// runtime's fatal error or panic, else the first.
-func firstLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	line := lines[0]
-	for _, l := range lines {
-		if strings.HasPrefix(l, "fatal error: ") || strings.HasPrefix(l, "panic: ") {
-			line = l
-			break
-		}
-	}
-	if len(line) > 200 {
-		line = line[:200] + "…"
-	}
-	return line
-}
-
-// shown is a child's stderr for an error, the temporary directory
-// removed: its start, where a panic or a fatal error says what it is, and
-// its end.
-func shown(s, dir string) string {
-	s = strings.ReplaceAll(s, dir, ".")
-	const keep = 2 << 10
-	if len(s) > 2*keep {
-		s = s[:keep] + "\n…\n" + s[len(s)-keep:]
-	}
-	return s
-}
-
-// capped keeps the first max bytes written to it and the last tailSize,
-// and counts those it drops, so that a child printing without end neither
-// blocks nor fills memory, and a fatal error printed after a flood is
-// still seen.
-type capped struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	max     int
-	dropped int64
-	tail    []byte // the last tailSize bytes dropped
-}
-
-const tailSize = 8 << 10
-
-func (w *capped) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := min(max(0, w.max-w.buf.Len()), len(p))
-	w.buf.Write(p[:n])
-	rest := p[n:]
-	w.dropped += int64(len(rest))
-	w.tail = append(w.tail, rest[max(0, len(rest)-tailSize):]...)
-	if len(w.tail) > tailSize {
-		w.tail = append(w.tail[:0], w.tail[len(w.tail)-tailSize:]...)
-	}
-	return len(p), nil
-}
-
-// Bytes returns the first max bytes written.
-func (w *capped) Bytes() []byte {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return bytes.Clone(w.buf.Bytes())
-}
-
-// String is the first max bytes written and, if some were dropped, the
-// last ones.
-func (w *capped) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.dropped == 0 {
-		return w.buf.String()
-	}
-	return fmt.Sprintf("%s\n… (%s bytes dropped) …\n%s", w.buf.String(), units.Count.Format(float64(w.dropped-int64(len(w.tail)))), w.tail)
-}
-
-// netns remembers whether a child can be given its own network
-// namespace, by a user namespace: tried on the first run, and not again
-// once refused.
-var netns = &isolation{}
-
-type isolation struct {
-	mu  sync.Mutex
-	err error
-}
-
-func (i *isolation) usable() bool {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	return i.err == nil
-}
-
-func (i *isolation) fail(err error) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	i.err = err
-}
-
-func (i *isolation) String() string {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.err == nil {
-		return "a network namespace of its own, with no interface up"
-	}
-	return fmt.Sprintf("not isolated (no user namespace: %v); the import allowlist keeps package net out", i.err)
+	return kb << 10
 }

@@ -7,10 +7,10 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
-	"go/types"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -32,24 +32,15 @@ var allowed = []string{"cmp", "math", "math/bits", "slices", "sort", SimtPath}
 // AllowedImports returns the import paths a kernel's source may name.
 func AllowedImports() []string { return slices.Clone(allowed) }
 
-// reserved prefixes the names the child's main.go declares and imports
-// under, which a kernel may not use at package level: Go refuses a name
-// declared both in a file's imports and in the package.
-const reserved = "sandbox_"
-
-// header is what the kernel's source is compiled under: a package clause,
-// and a line directive that makes the kernel's first line line 1, for its
-// errors and refusals.
-const header = "package main\n//line kernel.go:1:1\n"
-
 // Vet checks a kernel's source before anything builds it, and returns
 // nil or an *Error of ErrRefused naming the first line at fault and what
 // is allowed. The source is Go declarations without a package clause:
 // imports, then funcs, types and consts. fn must be one of its funcs.
 // Vet refuses:
 //
-//   - a source over MaxSource bytes, or with bidirectional-text controls
-//     (which show a reader other code than the compiler reads);
+//   - a source over MaxSource bytes, or with a character that shows a
+//     reader other code than the compiler reads (Hidden: bidirectional
+//     controls, invisible and control characters, line separators);
 //   - an import outside AllowedImports;
 //   - a package-level var (its initializer runs before main can set the
 //     child's limits), an init function or a method named init (the same),
@@ -58,9 +49,11 @@ const header = "package main\n//line kernel.go:1:1\n"
 //     both a fork bomb and the only way to a data race, which in Go can
 //     break memory safety without package unsafe;
 //   - a compiler directive (//go:..., //line, //export, #cgo) anywhere;
-//   - a package-level name that is main, that starts with sandbox_ (the
-//     child's own names), or that is predeclared (int, nil, len...: the
-//     child's main would read the kernel's).
+//   - a package-level name, or an import's name, that starts with
+//     Sandbox_: the names the sandbox adds to the learner's package. Any
+//     other name is allowed (main, err, len, error...): the learner's code
+//     is a package of its own, whose names shadow nothing of the
+//     sandbox's.
 func Vet(src, fn string) error {
 	if len(src) > MaxSource {
 		return refuse(0, "the source is %d bytes, over the %d allowed: a kernel and its helpers are a few kilobytes", len(src), MaxSource)
@@ -69,8 +62,8 @@ func Vet(src, fn string) error {
 		return refuse(lineOf(src, invalidAt(src)), "the source is not valid UTF-8")
 	}
 	for i, r := range src {
-		if r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' {
-			return refuse(lineOf(src, i), "a bidirectional-text control (U+%04X) is not allowed: it shows a reader other code than the compiler reads", r)
+		if kind := Hidden(r); kind != "" {
+			return refuse(lineOf(src, i), "%s (U+%04X) is not allowed, in code, comments or strings alike: it shows a reader other code than the compiler reads", kind, r)
 		}
 	}
 	fset := token.NewFileSet()
@@ -106,17 +99,10 @@ func Vet(src, fn string) error {
 			add(imp, "the import name %s is not allowed: names starting with %s are the sandbox's", imp.Name.Name, reserved)
 		}
 	}
-	names := map[string]bool{}
 	name := func(id *ast.Ident) {
-		switch {
-		case id.Name == "main":
-			add(id, "the name main is not allowed at package level: the sandbox's main calls the kernel")
-		case strings.HasPrefix(id.Name, reserved):
+		if strings.HasPrefix(id.Name, reserved) {
 			add(id, "the name %s is not allowed: names starting with %s are the sandbox's", id.Name, reserved)
-		case types.Universe.Lookup(id.Name) != nil:
-			add(id, "the name %s is Go's own (predeclared): a kernel may not declare it anew at package level", id.Name)
 		}
-		names[id.Name] = true
 	}
 	found := false
 	for _, d := range f.Decls {
@@ -178,6 +164,37 @@ func Vet(src, fn string) error {
 		return refuse(0, "no func %s in the source: it declares %s", fn, orNone(funcs))
 	}
 	return nil
+}
+
+// Hidden says what kind of character r is when it can make a reader of
+// the source see other code than the compiler reads (Trojan Source,
+// CVE-2021-42574), "" when it cannot. The class, from Unicode's
+// properties rather than a list:
+//
+//   - the bidirectional controls (Bidi_Control: U+061C, U+200E, U+200F,
+//     U+202A–U+202E, U+2066–U+2069), which reorder what is shown;
+//   - the default-ignorable code points, drawn as nothing: format
+//     characters (Cf: zero-width spaces and joiners, U+FEFF, the tags),
+//     variation selectors, Hangul fillers (Other_Default_Ignorable_Code_Point);
+//   - the line and paragraph separators (U+2028, U+2029, and NEL, U+0085),
+//     which an editor breaks a line at where Go sees none, so that a
+//     comment seems to end;
+//   - every other control character (Cc) but tab, newline and carriage
+//     return: backspace, escape and the rest rewrite a terminal's line.
+func Hidden(r rune) string {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return ""
+	case unicode.Is(unicode.Bidi_Control, r):
+		return "a bidirectional-text control"
+	case r == '\u0085' || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r):
+		return "a line or paragraph separator"
+	case unicode.Is(unicode.Cc, r):
+		return "a control character"
+	case unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
+		return "an invisible character"
+	}
+	return ""
 }
 
 // directive returns the compiler directive a comment is, or holds, or "".

@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,12 +54,9 @@ func TestVetRefuses(t *testing.T) {
 		{"package var", kernel("var x = bomb()\n\nfunc bomb() int { return 1 }\n"), "copyK", 9, "a package-level var is not allowed"},
 		{"package var in a group", kernel("var (\n\ta int\n)\n"), "copyK", 9, "a package-level var is not allowed"},
 		{"func without body", kernel("func asm(x int) int\n"), "copyK", 9, "func asm has no body"},
-		{"func main", kernel("func main() {}\n"), "copyK", 9, "the name main is not allowed"},
-		{"reserved name", kernel("func sandbox_os() {}\n"), "copyK", 9, "the name sandbox_os is not allowed"},
-		{"reserved import name", "import sandbox_m \"math\"\n\nfunc k() float64 { return sandbox_m.Pi }\n", "k", 1, "the import name sandbox_m is not allowed"},
-		{"predeclared type", kernel("type error int\n"), "copyK", 9, "the name error is Go's own"},
-		{"predeclared const", kernel("const nil = 0\n"), "copyK", 9, "the name nil is Go's own"},
-		{"predeclared func", kernel("func panic(v any) {}\n"), "copyK", 9, "the name panic is Go's own"},
+		{"reserved name", kernel("func Sandbox_Kernel() {}\n"), "copyK", 9, "the name Sandbox_Kernel is not allowed: names starting with Sandbox_ are the sandbox's"},
+		{"reserved type name", kernel("type Sandbox_T int\n"), "copyK", 9, "the name Sandbox_T is not allowed"},
+		{"reserved import name", "import Sandbox_m \"math\"\n\nfunc k() float64 { return Sandbox_m.Pi }\n", "k", 1, "the import name Sandbox_m is not allowed"},
 		{"bidi control", kernel("// \u202e hidden\n"), "copyK", 9, "a bidirectional-text control (U+202E) is not allowed"},
 		{"invalid utf-8", kernel("// \xff\n"), "copyK", 9, "not valid UTF-8"},
 		{"huge source", kernel(strings.Repeat("// padding\n", MaxSource/11)), "copyK", 0, "over the 65536 allowed"},
@@ -113,10 +112,71 @@ func k(t *Thread, in, out *Global[float32], n int) {
 		{"a directive as text", "// see go:linkname in the docs; not a directive\nfunc k() { _ = \"//go:linkname\" }\n", "k"},
 		{"cyrillic init", "func \u0456nit() {}\n", "\u0456nit"},
 		{"a method of the same name", "type T int\n\nfunc (T) k() {}\n\nfunc k() {}\n", "k"},
+		// The learner's code is a package of its own: names of Go's and of
+		// the sandbox's main are the learner's to declare.
+		{"func main", kernel("func main() {}\n"), "copyK"},
+		{"predeclared names", kernel("type error int\n\nconst nil = 0\n\nfunc panic(v any) {}\n\nfunc len() {}\n"), "copyK"},
+		{"a kernel named err", "func err() {}\n", "err"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.NoError(t, Vet(tt.src, tt.fn))
 		})
+	}
+}
+
+// runesOf lists every code point of a Unicode table.
+func runesOf(tab *unicode.RangeTable) []rune {
+	var out []rune
+	for _, r := range tab.R16 {
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			out = append(out, c)
+		}
+	}
+	for _, r := range tab.R32 {
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestVetRefusesHiddenCharacters holds Vet to the whole class Hidden
+// names, enumerated from Unicode's tables (Bidi_Control, Cf, Cc, Zl, Zp,
+// Variation_Selector, Other_Default_Ignorable_Code_Point), not from a
+// list: each one, in a comment, in a string and in a raw string, is
+// refused at its line with its code point. Tab, newline and carriage
+// return, and letters of other scripts, stay allowed.
+func TestVetRefusesHiddenCharacters(t *testing.T) {
+	tables := map[string]*unicode.RangeTable{"Bidi_Control": unicode.Bidi_Control, "Cf": unicode.Cf, "Cc": unicode.Cc,
+		"Zl": unicode.Zl, "Zp": unicode.Zp, "Variation_Selector": unicode.Variation_Selector,
+		"Other_Default_Ignorable_Code_Point": unicode.Other_Default_Ignorable_Code_Point}
+	n := 0
+	for name, tab := range tables {
+		for _, r := range runesOf(tab) {
+			if r == '\t' || r == '\n' || r == '\r' {
+				continue
+			}
+			n++
+			for _, where := range []string{"// a comment " + string(r) + "\n", "const s = \"" + string(r) + "\"\n", "const raw = `" + string(r) + "`\n"} {
+				err := Vet(kernel(where), "copyK")
+				if !assert.ErrorIs(t, err, ErrRefused, "%s U+%04X in %q", name, r, where) {
+					continue
+				}
+				var e *Error
+				require.True(t, errors.As(err, &e))
+				assert.Equal(t, 9, e.Line, "%s U+%04X", name, r)
+				assert.Contains(t, e.Msg, fmt.Sprintf("(U+%04X) is not allowed", r))
+			}
+		}
+	}
+	// U+061C, U+200E and U+200F (the marks) among them, and more than the
+	// nine controls of Trojan Source's paper.
+	for _, r := range []rune{'\u061c', '\u200e', '\u200f', '\u202a', '\u202e', '\u2066', '\u2069', '\u200b', '\ufeff', '\u2028', '\u3164', '\ufe0f', '\x1b'} {
+		assert.NotEmpty(t, Hidden(r), "U+%04X", r)
+	}
+	assert.Greater(t, n, 4000)
+	for _, ok := range []string{"// tab\there\r\n", "const s = \"é ü 中文 🚀 ∑\"\n", "func іnit() {}\n"} {
+		assert.NoError(t, Vet(kernel(ok), "copyK"), "%q", ok)
 	}
 }

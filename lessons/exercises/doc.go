@@ -9,7 +9,8 @@
 //	e, _ := exercises.Lookup("10-kernels/strided-copy")
 //	v := e.Variant("ada")                  // ada's n and k
 //	out, err := e.Run(v, myKernel)         // out.Correct, out.Targets, out.Result
-//	rep := exercises.Grade(e.ID, "ada", myKernel) // the same, as JSON for a sandbox
+//	obs := exercises.Observe(e.ID, "ada", myKernel, nil) // in a sandbox's child: what it did
+//	rep := exercises.Judge(e.ID, "ada", obs)             // in the parent: the verdict, as JSON
 //	p, err := e.CUDA(v)                    // the CUDA side: signature, args, Check
 //
 // # The exercises
@@ -103,9 +104,27 @@
 // access in a sector of its own; tile words 32 apart put a warp in one
 // bank; scattered keys touch a sector a lane.
 //
+// # Observed in one process, judged in another
+//
+// A grader that runs learner code in a child process (grader/sandbox)
+// splits Run in two. The child calls Observe, which runs the kernel and
+// reports what it saw: the output buffers' bytes, the model's counts, and
+// why each target's metric costs what it does (Observation, JSON). The
+// parent calls Judge with it: Judge works out the variant's reference and
+// targets itself, compares the bytes, holds each count to its target and
+// gives the points. The child decides nothing; what is learner text in
+// an observation (a panic's value, a source line) is cut to MaxText.
+//
+// Judge (and Run) also hold each sector count to the least a right output
+// needs: the distinct sectors of the input it must read (values drawn at
+// random, which no kernel knows without loading them) and of the output it
+// must write. An output that came with fewer accesses than that was made
+// where the graded launch could not see (a launch started inside the
+// kernel): it is not right, and its Fault is ErrUncounted.
+//
 // # JSON schema
 //
-// Grade returns a Report, which encodes as one JSON object with these
+// Grade (Judge of Observe, in one process) returns a Report, which encodes as one JSON object with these
 // fields, always present:
 //
 //	id          string   the exercise, "10-kernels/transpose"

@@ -132,11 +132,16 @@ type instance struct {
 	cuda    Problem
 }
 
-// target is a counter target: the metric's count at most want. explain
-// says why a site costs more, for the feedback.
+// target is a counter target: the metric's count at most want. least is
+// the fewest the metric can count for a right output, 0 for no bound:
+// the distinct sectors of the bytes a right output has to read (values
+// drawn at random, which no kernel can know without loading them) or
+// write. A count below it is an output made by accesses the graded launch
+// did not see (a launch inside the launch: see Outcome.Fault).
 type target struct {
 	metric string
 	want   float64
+	least  float64
 }
 
 var all = []*Exercise{stridedCopy(), aosSoA(), transpose(), gather(), alignedVector()}
@@ -232,8 +237,9 @@ type Outcome struct {
 	// simt.ErrAccess, simt.ErrPanic, simt.ErrEscape, ...), or a gather's
 	// Order that did not return a reordering of its keys or used simt; or,
 	// for a launch that ran to its end with a right output, ErrUncounted:
-	// the launch's own accesses did not make it. Nil when the kernel ran
-	// to its end and made its output.
+	// the launch's own accesses did not make it (a word no thread stored or
+	// loaded, or fewer accesses than the output needs). Nil when the
+	// kernel ran to its end and made its output.
 	Fault error
 	// Correct says the output equals the reference; Mismatch is the first
 	// difference when it does not (nil when Correct, or on a Fault).
@@ -245,7 +251,7 @@ type Outcome struct {
 	// Pass is Correct with every target met.
 	Pass bool
 	// Result is simt's account of the launch, its first warp traced: the
-	// sites and the warp diagram. Nil on a Fault.
+	// sites and the warp diagram. Nil when the launch did not finish.
 	Result *simt.Result
 }
 
@@ -302,44 +308,25 @@ func (e *Exercise) Run(v Variant, kernel any) (*Outcome, error) {
 	out := &Outcome{ID: e.ID, Variant: v}
 	run, err := in.bind(k)
 	if err != nil {
-		out.Fault = err
-		for _, t := range in.targets {
-			out.Targets = append(out.Targets, Target{Metric: t.metric, Want: t.want, Why: "the kernel did not run"})
-		}
+		out.Fault, out.Targets = err, unmet(in, "the kernel did not run")
 		return out, nil
 	}
 	l := in.launch
 	l.Trace = 1
 	r, err := l.Run(run)
 	if err != nil {
-		out.Fault = err
-		for _, t := range in.targets {
-			out.Targets = append(out.Targets, Target{Metric: t.metric, Want: t.want, Why: "the launch did not finish"})
-		}
+		out.Fault, out.Targets = err, unmet(in, "the launch did not finish")
 		return out, nil
 	}
 	out.Result = r
-	out.Mismatch = in.check(in.outputs)
-	if out.Mismatch == nil {
+	if in.check(in.outputs) == nil {
 		if err := in.counted(r); err != nil {
 			out.Fault = err
-			for _, t := range in.targets {
-				out.Targets = append(out.Targets, Target{Metric: t.metric, Want: t.want, Why: "the launch did not make the output"})
-			}
+			out.Targets = unmet(in, "the launch did not make the output")
 			return out, nil
 		}
 	}
-	out.Correct = out.Mismatch == nil
-	out.Pass = out.Correct
-	for _, t := range in.targets {
-		got := r.Modelled.Metrics[t.metric] // an absent shared metric is 0: no shared instruction
-		tr := Target{Metric: t.metric, Want: t.want, Got: got, Pass: got <= t.want}
-		if !tr.Pass {
-			tr.Why = explain(t.metric, r)
-			out.Pass = false
-		}
-		out.Targets = append(out.Targets, tr)
-	}
+	score(out, in, in.outputs, r.Modelled.Metrics, func(metric string) string { return explain(metric, r) })
 	return out, nil
 }
 

@@ -87,6 +87,29 @@ func sortedSectors(keys []int32) int64 {
 	return n
 }
 
+// tableSectors returns the table sectors some key lies in: what any order
+// of the lookups loads at least.
+func tableSectors(keys []int32) int64 {
+	const per = sectors.SectorBytes / 4
+	seen := map[int32]bool{}
+	for _, k := range keys {
+		seen[k/per] = true
+	}
+	return int64(len(seen))
+}
+
+// nonZero counts the keys that are not 0: out_key starts zeroed, so
+// only those must be stored.
+func nonZero(keys []int32) int64 {
+	var n int64
+	for _, k := range keys {
+		if k != 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // callOrder runs a learner's Order on a copy of keys, as a host step that
 // may not use simt (simt.Host: the lookups are the kernel's, in the graded
 // launch), turning a panic or a use of simt into an error.
@@ -201,7 +224,12 @@ func (gatherImpl) prepare(v Variant) *instance {
 			}
 			return "", 0, true
 		},
-		targets: []target{{metrics.LdSectors, float64(ideal + sortedSectors(keys))}, {metrics.StSectors, float64(2 * ideal)}},
+		targets: []target{
+			// The least: every key, and each table sector some key is in;
+			// every value (none is 0) and every key that is not 0.
+			{metrics.LdSectors, float64(ideal + sortedSectors(keys)), float64(ideal + tableSectors(keys))},
+			{metrics.StSectors, float64(2 * ideal), float64(ideal) + sectorsOf(0, nonZero(keys))},
+		},
 		cuda: Problem{
 			Name: "gather",
 			Signature: "__global__ void gather(const float* __restrict__ table, const int* __restrict__ keys, " +

@@ -1,7 +1,5 @@
 package exercises
 
-import "fmt"
-
 // Report is a graded kernel, as the sandbox's child prints it (JSON; the
 // package documentation lists its fields under "JSON schema").
 type Report struct {
@@ -26,41 +24,9 @@ type Report struct {
 	Error string `json:"error"`
 }
 
-// Grade runs kernel on learner's variant of exercise id and reports. It
-// never panics: what goes wrong is in Error.
-func Grade(id, learner string, kernel any) (rep Report) {
-	rep = Report{ID: id, Learner: learner, Params: map[string]int{}, Targets: []Target{}}
-	defer func() {
-		if v := recover(); v != nil {
-			rep.Error = fmt.Sprintf("exercises: %s: grading panicked: %v", id, v)
-			rep.Correct, rep.Mismatch, rep.Pass, rep.Points = false, nil, false, 0
-		}
-	}()
-	e, err := Lookup(id)
-	if err != nil {
-		rep.Error = err.Error()
-		return rep
-	}
-	v := e.Variant(learner)
-	rep.Params = v.Params
-	rep.MaxPoints = 1 + len(e.Metrics)
-	out, err := e.Run(v, kernel)
-	if err != nil {
-		rep.Error = err.Error()
-		return rep
-	}
-	if out.Fault != nil {
-		rep.Error = out.Fault.Error()
-	}
-	rep.Correct, rep.Mismatch, rep.Pass = out.Correct, out.Mismatch, out.Pass
-	rep.Targets = append(rep.Targets, out.Targets...)
-	if out.Correct {
-		rep.Points = 1
-		for _, t := range out.Targets {
-			if t.Pass {
-				rep.Points++
-			}
-		}
-	}
-	return rep
+// Grade runs kernel on learner's variant of exercise id and judges it, in
+// this process: Judge of Observe. It never panics: what goes wrong is in
+// Error.
+func Grade(id, learner string, kernel any) Report {
+	return Judge(id, learner, Observe(id, learner, kernel, nil))
 }

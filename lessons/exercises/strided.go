@@ -70,7 +70,7 @@ func (strided) prepare(v Variant) *instance {
 		inputs:  map[string]any{"in": in},
 		check:   check,
 		needs:   loadedAll("in", 0, n),
-		targets: []target{{metrics.LdSectors, ideal}, {metrics.StSectors, ideal}},
+		targets: []target{{metrics.LdSectors, ideal, ideal}, {metrics.StSectors, ideal, ideal}},
 		cuda: Problem{
 			Name:      "strided_copy",
 			Signature: "__global__ void strided_copy(const float* __restrict__ in, float* __restrict__ out, int n, int k)",

@@ -95,10 +95,10 @@ func (transposeImpl) prepare(v Variant) *instance {
 		check:   check,
 		needs:   loadedAll("in", 0, rows*cols),
 		targets: []target{
-			{metrics.LdSectors, float64(rowSectors(rows, cols))},
-			{metrics.StSectors, float64(rowSectors(cols, rows))},
-			{metrics.ShLdBankConflicts, 0},
-			{metrics.ShStBankConflicts, 0},
+			{metrics.LdSectors, float64(rowSectors(rows, cols)), sectorsOf(0, int64(rows*cols))},
+			{metrics.StSectors, float64(rowSectors(cols, rows)), sectorsOf(0, int64(rows*cols))},
+			{metrics.ShLdBankConflicts, 0, 0},
+			{metrics.ShStBankConflicts, 0, 0},
 		},
 		cuda: Problem{
 			Name:      "transpose",

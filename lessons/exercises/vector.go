@@ -110,9 +110,10 @@ func (alignedVectorImpl) prepare(v Variant) *instance {
 		inputs:  map[string]any{"in": in},
 		check:   check,
 		needs:   loadedAll("in", off, off+n),
+		// The least: the sectors of the n floats copied, read and written.
 		targets: []target{
-			{metrics.LdRequests, float64(req)}, {metrics.LdSectors, float64(sec)},
-			{metrics.StRequests, float64(req)}, {metrics.StSectors, float64(sec)},
+			{metrics.LdRequests, float64(req), 0}, {metrics.LdSectors, float64(sec), sectorsOf(int64(off), int64(n))},
+			{metrics.StRequests, float64(req), 0}, {metrics.StSectors, float64(sec), sectorsOf(int64(off), int64(n))},
 		},
 		cuda: Problem{
 			Name:      "aligned_vector",

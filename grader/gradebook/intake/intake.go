@@ -315,15 +315,19 @@ func (r Reader) limit() int64 {
 
 // Read reads and parses one notebook file, refusing files over the limit.
 // It never fails: what is wrong with the file is the submission's Problem.
-// It opens only a regular file, non-blocking, so that an entry swapped for
-// a named pipe after Collect cannot hang it.
+// It opens the file once, and then looks at what it opened: a file found
+// under a root is opened through the root (openInRoot), so that no link
+// swapped after Collect, or after any check, leads out of it; only a
+// regular file is read, opened non-blocking, so that an entry swapped for
+// a named pipe cannot hang it.
 func (r Reader) Read(in Input) Submission {
 	if in.Problem != "" {
 		return r.problem(in, in.Problem, FlagNotRegular)
 	}
 	path := in.Path
 	if in.Root != "" {
-		// Again, at the time of reading: the tree may have changed.
+		// Again, at the time of reading, for the message: the tree may have
+		// changed. What is opened is decided by openInRoot alone.
 		info, err := os.Lstat(path)
 		if err != nil {
 			return r.problem(in, fmt.Sprintf("cannot read the file: %v", errors.Unwrap(err)), "")
@@ -332,9 +336,9 @@ func (r Reader) Read(in Input) Submission {
 			return r.problem(in, p, FlagNotRegular)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openInput(in)
 	if err != nil {
-		return r.problem(in, fmt.Sprintf("cannot read the file: %v", errors.Unwrap(err)), "")
+		return r.problem(in, err.Error(), FlagNotRegular)
 	}
 	defer f.Close()
 	info, err := f.Stat()
@@ -351,6 +355,50 @@ func (r Reader) Read(in Input) Submission {
 	}
 	nb, err := notebook.Read(f, limit)
 	return r.fromNotebook(in, nb, err)
+}
+
+// openInput opens in's file for reading, once: a file named on its own as
+// it is (the instructor named it), a file found under a root through
+// os.Root, which resolves every component and link of its name beneath
+// the root as it opens it (openat2's RESOLVE_BENEATH, or a walk with
+// O_NOFOLLOW), and fails for a name that leads out. os.Root follows only
+// relative links; an absolute link that named a file inside the root
+// when checked is opened by that file's name in the root, through the
+// root again.
+func openInput(in Input) (*os.File, error) {
+	const flags = os.O_RDONLY | syscall.O_NONBLOCK
+	if in.Root == "" {
+		f, err := os.OpenFile(in.Path, flags, 0)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the file: %v", errors.Unwrap(err))
+		}
+		return f, nil
+	}
+	root, err := os.OpenRoot(in.Root)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the submissions' folder %s: %v", in.Root, errors.Unwrap(err))
+	}
+	defer root.Close()
+	rel, err := filepath.Rel(in.Root, in.Path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the file: not under %s", in.Root)
+	}
+	f, err := root.OpenFile(rel, flags, 0)
+	if err == nil {
+		return f, nil
+	}
+	if target, problem := resolveInRoot(in.Path, in.Root); problem == "" {
+		if base, err2 := filepath.EvalSymlinks(in.Root); err2 == nil {
+			if abs, err3 := filepath.Abs(base); err3 == nil {
+				if inner, err4 := filepath.Rel(abs, target); err4 == nil {
+					if f, err = root.OpenFile(inner, flags, 0); err == nil {
+						return f, nil
+					}
+				}
+			}
+		}
+	}
+	return nil, fmt.Errorf("cannot read it inside %s (a link out of it, or an entry that changed while it was read): %v: skipped", in.Root, errors.Unwrap(err))
 }
 
 // Parse is Read on a file's contents.

@@ -162,9 +162,11 @@ func answerText(p *float64) string {
 }
 
 // mdText makes learner text (a name, a note) inert in markdown: no HTML,
-// no table cell break, one line.
+// no table cell break, no link or image ([x](y) shown as written), one
+// line.
 func mdText(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "\n", " ", "\r", " ", "`", "\\`").Replace(s)
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "\n", " ", "\r", " ", "`", "\\`",
+		"[", "\\[", "]", "\\]").Replace(s)
 }
 
 // WriteJSON writes the whole gradebook as one indented JSON document (see

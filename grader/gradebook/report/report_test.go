@@ -38,7 +38,7 @@ func TestWriteCSVOfAGradebookByHand(t *testing.T) {
 }
 
 // Markdown shows learner text as text: no HTML, no table cell ends early,
-// no code span opens, no line breaks into a new block.
+// no code span opens, no link or image, no line breaks into a new block.
 func TestMarkdownText(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"<b>ada</b>", "&lt;b&gt;ada&lt;/b&gt;"},
@@ -46,6 +46,8 @@ func TestMarkdownText(t *testing.T) {
 		{"x\ny\rz", "x y z"},
 		{"`rm -rf`", "\\`rm -rf\\`"},
 		{"R&D", "R&amp;D"},
+		{"[click](http://x)", `\[click\](http://x)`},
+		{"![img](http://x/a.png)", `!\[img\](http://x/a.png)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package exercises is a stand-in for lessons/exercises in the sandbox's
-// tests: one exercise with the contract's Grade, so that the sandbox can be
-// tested before (and without) the real exercises. It lives under testdata
+// tests: one exercise with the contract's Observe, so that the sandbox's
+// limits are tested on a small, fast exercise whose report is a verdict
+// (the real exercises report observations, which their parent judges). It lives under testdata
 // so that go test ./... never builds it on its own; the sandbox's child
 // imports it by its path (Config.GradePackage).
 package exercises
@@ -12,7 +13,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/simt"
 )
 
-// Report is what Grade returns, as the child writes it in JSON.
+// Report is what Observe returns, as the child writes it in JSON.
 type Report struct {
 	ID        string  `json:"id"`
 	Learner   string  `json:"learner"`
@@ -26,9 +27,10 @@ type Report struct {
 // Copy is the kernel type of the one exercise, "10-kernels/strided-copy".
 type Copy = func(t *simt.Thread, in, out *simt.Global[float32], n int)
 
-// Grade runs kernel over a copy of 4096 floats: correct when out holds in,
-// passed when the loads also take 4 sectors per request (coalesced).
-func Grade(id, learner string, kernel any) (rep Report) {
+// Observe runs kernel over a copy of 4096 floats: correct when out holds
+// in, passed when the loads also take 4 sectors per request (coalesced).
+// An order is refused: the stand-in has no gather.
+func Observe(id, learner string, kernel, order any) (rep Report) {
 	rep = Report{ID: id, Learner: learner, MaxPoints: 1}
 	defer func() {
 		if p := recover(); p != nil {
@@ -36,6 +38,10 @@ func Grade(id, learner string, kernel any) (rep Report) {
 			rep.Message = fmt.Sprintf("the grading panicked: %v", p)
 		}
 	}()
+	if order != nil {
+		rep.Message = "the stand-in takes no order"
+		return rep
+	}
 	if id != "10-kernels/strided-copy" {
 		rep.Message = fmt.Sprintf("no exercise %q: the stand-in has 10-kernels/strided-copy", id)
 		return rep
