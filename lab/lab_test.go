@@ -290,9 +290,13 @@ func TestShowOutsideANotebook(t *testing.T) {
 	code, _ := exited(t)
 	ShowWarp(Lanes(0, 4, 4), "a warp")
 	ShowInstruction(Spec(`{"kernel":"coalesced_copy","n":1024}`), 0, 0)
+	ShowBanks(Spec(`{"kernel":"transpose_tiled","rows":64,"cols":64,"pad":1}`), 0, 8)
 	assert.Equal(t, -1, *code, "no picture outside GoNB is not an error")
-	assert.Equal(t, 2, strings.Count(out.String(), "not in a notebook"))
+	assert.Equal(t, 3, strings.Count(out.String(), "not in a notebook"))
 
 	ShowWarp(Lanes(0, 12, 12), "no 12-byte loads")
 	assert.Equal(t, 1, *code, "a warp the model refuses ends the cell")
+	*code = -1
+	ShowBanks(Spec(`{"kernel":"transpose_tiled","rows":64,"cols":64,"pad":1}`), 0, 0)
+	assert.Equal(t, 1, *code, "a global instruction has no banks: the cell ends with why")
 }

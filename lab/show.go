@@ -117,6 +117,15 @@ func ShowInstruction(s spec.Spec, w int64, instr int) {
 	showPNG(plots.Diagram, Must(plots.InstructionDiagram(s, w, instr)))
 }
 
+// ShowBanks draws shared-memory instruction instr of warp w of the
+// tiled transpose s as its banks see it (plots.BankDiagram): the tile in
+// rows of 32 words, one a bank, the words the lanes access, and the
+// busiest bank's count, the access's wavefronts. instr counts from 0, as
+// in ShowInstruction.
+func ShowBanks(s spec.Spec, w int64, instr int) {
+	showPNG(plots.Banks, Must(plots.BankDiagram(s, w, instr)))
+}
+
 // WithIndices returns the gather s reading the indices idx instead of its
 // index_pattern: idx is written as an index file (little-endian int32) in
 // the temporary directory, named by its content, so that writing the same

@@ -30,6 +30,10 @@
 //     down to the sectors and lines it touches; Instructions and WarpOf give
 //     the addresses the model uses for any warp of any spec. Instruction
 //     indices count from 0 in the API, from 1 in the titles a reader sees.
+//   - BankDiagram: one warp's shared-memory access of the tiled transpose
+//     as the 32 banks see it: the tile laid out in rows of 32 words, the
+//     words the lanes access, and each bank's distinct words, whose most
+//     is the access's wavefronts.
 //
 // Every chart is a *plot.Plot: change its title, axes or legend as with
 // any gonum plot before drawing it. Render, PNG, SVG and Save draw one or

@@ -152,3 +152,25 @@ func ExampleInstructions() {
 	// 1 load in[idx[t]]   lane 0 at byte 124, 4 sectors
 	// 2 store out[t]      lane 0 at byte 128, 4 sectors
 }
+
+// The tiled transpose's shared tile as the banks see it: the column read
+// of phase 2 without padding (every lane in bank 0: 32 wavefronts) and
+// with one word of padding a row (one lane a bank: 1), the row write of
+// phase 1, and tile 16, whose warps hold two rows of the tile.
+func ExampleBankDiagram() {
+	for _, d := range []struct {
+		name, spec string
+		instr      int
+	}{
+		{"banks_pad0_load", `{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":0}`, 8},
+		{"banks_pad1_load", `{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":1}`, 8},
+		{"banks_pad1_store", `{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":1}`, 1},
+		{"banks_tile16_load", `{"kernel":"transpose_tiled","rows":4096,"cols":4096,"tile":16,"pad":0}`, 4},
+	} {
+		p, err := plots.BankDiagram(mustParse(d.spec), 0, d.instr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		save(d.name+".png", plots.Banks, p)
+	}
+}

@@ -52,6 +52,7 @@ func TestGoldenCharts(t *testing.T) {
 			"warp_aos.png", "warp_gather.png", "warp_gather.svg", "warp_vector.png", "warp_partial.png",
 		}},
 		{"warp by hand", ExampleWarpDiagram, []string{"warp_by_hand.png"}},
+		{"banks", ExampleBankDiagram, []string{"banks_pad0_load.png", "banks_pad1_load.png", "banks_pad1_store.png", "banks_tile16_load.png"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cmpimg.CheckPlotApprox(tt.draw, t, goldenDelta, tt.files...)
