@@ -294,6 +294,6 @@ func (d *bankDrawing) summary() string {
 			busiest = b
 		}
 	}
-	return fmt.Sprintf("The busiest bank, bank %d, holds %d of the words%s: a bank serves one word a wavefront, so the access takes %s, %d bank conflicts.",
-		busiest, d.perBank[busiest], shared, words.Plural(d.wavefronts, "wavefront"), d.wavefronts-1)
+	return fmt.Sprintf("The busiest bank, bank %d, holds %d of the words%s: a bank serves one word a wavefront, so the access takes %s, %s.",
+		busiest, d.perBank[busiest], shared, words.Plural(d.wavefronts, "wavefront"), words.Plural(d.wavefronts-1, "bank conflict"))
 }

@@ -29,7 +29,7 @@ func TestBankDiagram(t *testing.T) {
 	}{
 		{`{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":0}`, 8, 32, 1, "The busiest bank, bank 0, holds 32 of the words: a bank serves one word a wavefront, so the access takes 32 wavefronts, 31 bank conflicts."},
 		{`{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":1}`, 8, 1, 32, "No bank holds two of the words: the banks serve the warp at once, 1 wavefront, no bank conflict."},
-		{`{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":2}`, 8, 2, 16, "takes 2 wavefronts, 1 bank conflicts"},
+		{`{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":2}`, 8, 2, 16, "takes 2 wavefronts, 1 bank conflict."},
 		{`{"kernel":"transpose_tiled","rows":4096,"cols":4096,"tile":16}`, 4, 8, 4, "holds 8 of the words"},
 		{`{"kernel":"transpose_tiled","rows":4096,"cols":4096,"pad":0}`, 1, 1, 32, "Dark: the words the warp's 32 active lanes write."},
 	} {
