@@ -24,6 +24,14 @@ import (
 //go:embed src
 var sources embed.FS
 
+// SharedHeader is src/shared.cuh: the host code that the harness and a
+// learner's kernel's program share (the exit statuses, Failure, the plan's
+// reader, the L2 flush and the timing loop). Package usercuda inlines it
+// into every learner's program, so that this one copy serves both builds.
+//
+//go:embed src/shared.cuh
+var SharedHeader string
+
 // CacheEnv names the environment variable that overrides the cache directory.
 const CacheEnv = "COALESCE_CACHE"
 

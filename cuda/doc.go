@@ -8,7 +8,11 @@
 //     kernels (kernels.cuh), one per kernel of lessons/spec, each with
 //     exactly the semantics the spec package states, and the harness
 //     (harness.cu) that runs a launch plan on the GPU, checks the result
-//     and times it; they are embedded in every Go binary. Builder compiles
+//     and times it, and the host code the harness shares with a learner's
+//     kernel's program (shared.cuh: the exit statuses, the plan's reader,
+//     the L2 flush and the timing loop; SharedHeader); they are embedded
+//     in every Go binary. A plan, for either program, is one flat JSON
+//     object that PlanWriter writes. Builder compiles
 //     the harness with nvcc once per content hash into a cache directory;
 //     GPU is the live measure.Measurer, which times launches with the
 //     harness and reads their counters with Nsight Compute (Measure).

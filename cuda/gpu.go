@@ -175,10 +175,13 @@ func (h *Harness) cmd(args []string, timeout time.Duration) toolkit.Invocation {
 	return toolkit.Invocation{Tool: "harness", Path: h.Path, Args: args, Timeout: timeout}
 }
 
-// Exit statuses of the course's CUDA programs: the harness
-// (src/harness.cu), and for ExitNoDevice and ExitNoDriver a learner's
-// kernel's program too (usercuda/kernelsrc/host.cu).
+// Exit statuses of the course's CUDA programs, the harness and a
+// learner's kernel's program (package usercuda): the ones the Go side
+// branches on, as src/shared.cuh's Exit defines them for both
+// (TestExitStatusesAgree holds the two lists together).
 const (
+	// exitSomeLineFailed is shared.cuh's ExitFailed: the harness
+	// answered some line with an error.
 	exitSomeLineFailed = 1
 	// ExitNoDevice is a program that found no CUDA device.
 	ExitNoDevice = 3

@@ -7,10 +7,68 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
+
+// PlanWriter writes one plan: a flat JSON object of string, integer and
+// boolean values, keys in the order written. It is the one input format
+// of the course's two CUDA programs, read by src/shared.cuh's JParser and
+// Plan: the harness reads a plan a line (plan, below), a learner's
+// kernel's program one plan from plan.json (package usercuda). Keys and
+// strings are encoded as encoding/json encodes them. A key written twice,
+// which the reader refuses, is the error Bytes returns. The zero value is
+// an empty plan.
+type PlanWriter struct {
+	b    bytes.Buffer
+	keys map[string]bool
+	err  error
+}
+
+func (w *PlanWriter) key(key string) {
+	if w.keys == nil {
+		w.keys = map[string]bool{}
+	}
+	if w.keys[key] && w.err == nil {
+		w.err = fmt.Errorf("cuda: plan: the key %q written twice", key)
+	}
+	w.keys[key] = true
+	if w.b.Len() > 0 {
+		w.b.WriteByte(',')
+	}
+	k, _ := json.Marshal(key)
+	w.b.Write(k)
+	w.b.WriteByte(':')
+}
+
+// Integer writes key with the integer v.
+func (w *PlanWriter) Integer(key string, v int64) {
+	w.key(key)
+	w.b.WriteString(strconv.FormatInt(v, 10))
+}
+
+// Text writes key with the string v.
+func (w *PlanWriter) Text(key, v string) {
+	w.key(key)
+	s, _ := json.Marshal(v)
+	w.b.Write(s)
+}
+
+// Flag writes key with the boolean v.
+func (w *PlanWriter) Flag(key string, v bool) {
+	w.key(key)
+	w.b.WriteString(strconv.FormatBool(v))
+}
+
+// Bytes returns the plan as one line of JSON, without a newline.
+func (w *PlanWriter) Bytes() ([]byte, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	return append(append([]byte{'{'}, w.b.Bytes()...), '}'), nil
+}
 
 // plan writes the harness's input line for s on gpu (nil: the spec's own
 // device): the kernel's fields as the spec holds them, and every size the
@@ -20,18 +78,13 @@ import (
 // computes none of them. A gather's indices come from indexFile, which
 // must already hold them.
 func plan(s spec.Spec, gpu *measure.DeviceInfo, indexFile string) ([]byte, error) {
-	var b bytes.Buffer
-	put := func(key string, v any) {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		val, _ := json.Marshal(v)
-		fmt.Fprintf(&b, "%q:%s", key, val)
-	}
+	var w PlanWriter
 	// The spec's own fields, defaults included, but the gather's pattern:
 	// the harness reads indices from a file only.
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(s.String()), &fields); err != nil {
+	dec := json.NewDecoder(strings.NewReader(s.String()))
+	dec.UseNumber()
+	var fields map[string]any
+	if err := dec.Decode(&fields); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
 	for _, name := range spec.Fields(s.Kernel) {
@@ -39,38 +92,51 @@ func plan(s spec.Spec, gpu *measure.DeviceInfo, indexFile string) ([]byte, error
 		case spec.FieldIndexPattern, spec.FieldSeed, spec.FieldIndexFile, spec.FieldDevice:
 			continue
 		}
-		put(name, fields[name])
+		switch v := fields[name].(type) {
+		case string:
+			w.Text(name, v)
+		case bool:
+			w.Flag(name, v)
+		case json.Number:
+			i, err := v.Int64()
+			if err != nil {
+				return nil, fmt.Errorf("cuda: plan: field %s = %s: want an integer", name, v)
+			}
+			w.Integer(name, i)
+		default:
+			return nil, fmt.Errorf("cuda: plan: field %s = %v: want a string, an integer or a boolean", name, v)
+		}
 	}
 	if s.Kernel == spec.GatherCopy {
-		put(spec.FieldIndexFile, indexFile)
+		w.Text(spec.FieldIndexFile, indexFile)
 	}
 	// A 2D kernel's n and block are derived from rows, cols, tile and
 	// block_rows; its body takes pad whether or not the spec has one.
 	if spec.Is2D(s.Kernel) {
-		put(spec.FieldN, s.N)
-		put(spec.FieldBlock, s.Block)
+		w.Integer(spec.FieldN, s.N)
+		w.Integer(spec.FieldBlock, int64(s.Block))
 		if !spec.Takes(s.Kernel, spec.FieldPad) {
-			put(spec.FieldPad, 0)
+			w.Integer(spec.FieldPad, 0)
 		}
 	}
 	shape := s.Shape()
 	if gpu != nil {
 		shape = s.ShapeOn(gpu.SMs, gpu.MaxThreadsPerSM)
 	}
-	put("blocks", shape.Blocks)
-	put("threads", shape.Threads)
-	put("block_x", shape.BlockX)
-	put("block_y", shape.BlockY)
-	put("grid_x", shape.GridX)
-	put("grid_y", shape.GridY)
-	put("shared_bytes", sharedBytes(s))
+	w.Integer("blocks", shape.Blocks)
+	w.Integer("threads", shape.Threads)
+	w.Integer("block_x", shape.BlockX)
+	w.Integer("block_y", shape.BlockY)
+	w.Integer("grid_x", shape.GridX)
+	w.Integer("grid_y", shape.GridY)
+	w.Integer("shared_bytes", sharedBytes(s))
 	for _, buf := range s.Buffers() {
-		put("bytes_"+buf.Name, buf.Bytes)
+		w.Integer("bytes_"+buf.Name, buf.Bytes)
 	}
 	from, to := s.Memcpy()
-	put("memcpy_from", from)
-	put("memcpy_to", to)
-	return append(append([]byte{'{'}, b.Bytes()...), '}'), nil
+	w.Text("memcpy_from", from)
+	w.Text("memcpy_to", to)
+	return w.Bytes()
 }
 
 // sharedBytes is the dynamic shared memory a block of s takes: the

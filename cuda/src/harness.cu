@@ -13,10 +13,12 @@
 // "not run: the CUDA context failed on an earlier line", and the Go side
 // runs those lines again in a fresh process.
 //
-// A plan is a flat JSON object that the Go side (cuda/plan.go) writes from
-// the experiment spec and the kernel table of lessons/spec: the kernel, the
-// arguments its body takes, and every size derived from them, so that the
-// harness computes none of the spec's rules:
+// A plan is a flat JSON object (shared.cuh's format, which a learner's
+// kernel's program reads too) that the Go side (cuda/plan.go, with
+// PlanWriter) writes from the experiment spec and the kernel table of
+// lessons/spec: the kernel, the arguments its body takes, and every size
+// derived from them, so that the harness computes none of the spec's
+// rules:
 //
 //   {"kernel":"strided_copy","n":1048576,"block":256,"elem_bytes":4,
 //    "stride":32,"l2_fetch_granularity":64,"blocks":128,"threads":32768,
@@ -55,15 +57,16 @@
 // Options: --input FILE (default stdin), --output FILE (default stdout),
 // --warmup N (>= 3, default 3), --reps N (>= 9, default 20), --no-flush.
 //
-// Exit status: 0 when every line was answered with a result, 1 when some
-// line got an error (or the --calibrate chase failed), 2 on a usage error,
-// 3 when there is no CUDA device, 4 when there is no usable driver.
+// Exit status (shared.cuh's Exit): 0 when every line was answered with a
+// result, 1 when some line got an error (or the --calibrate chase failed),
+// 2 on a usage error, 3 when there is no CUDA device, 4 when there is no
+// usable driver.
 #include "kernels.cuh"
+#include "shared.cuh"
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -74,248 +77,17 @@
 #include <vector>
 
 // ===========================================================================
-// Errors
+// Errors and the plan: Failure, ck, strf, jstr, JParser and Plan are the
+// shared ones (shared.cuh), which a learner's kernel's program uses too.
 
-// Failure is what every check of this file throws: a message for the JSON
-// error line, and whether the kernel had already been launched (so that the
-// Go side can still pair profiled kernels with specs).
-struct Failure : std::runtime_error {
-    cudaError_t code;
-    explicit Failure(const std::string& msg, cudaError_t c = cudaSuccess)
-        : std::runtime_error(msg), code(c) {}
-};
+using namespace coalesce_host;
 
-static std::string strf(const char* fmt, ...) {
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return buf;
-}
-
-// ck turns a failed CUDA call into a Failure naming the call and the error.
-static void ck(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) {
-        throw Failure(strf("%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e)), e);
-    }
-}
 #define CK(call) ck((call), #call)
 
 // ===========================================================================
-// A flat JSON object: string keys, values that are strings, integers or
-// booleans. That is all a plan is, so that is all this parser reads;
-// anything else is refused with a message rather than guessed at.
-
-struct JValue {
-    enum Kind { Int, Str, Bool } kind;
-    long long i = 0;
-    std::string s;
-    bool b = false;
-};
-
-struct JParser {
-    const std::string& t;
-    size_t p = 0;
-    explicit JParser(const std::string& text) : t(text) {}
-
-    [[noreturn]] void fail(const std::string& msg) {
-        throw Failure(strf("invalid JSON at byte %zu: %s", p + 1, msg.c_str()));
-    }
-    void ws() {
-        while (p < t.size() && (t[p] == ' ' || t[p] == '\t' || t[p] == '\r' || t[p] == '\n')) p++;
-    }
-    void expect(char c) {
-        ws();
-        if (p >= t.size() || t[p] != c) fail(strf("want '%c'", c));
-        p++;
-    }
-    static void put_utf8(std::string& out, unsigned cp) {
-        if (cp < 0x80) {
-            out += (char)cp;
-        } else if (cp < 0x800) {
-            out += (char)(0xC0 | (cp >> 6));
-            out += (char)(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += (char)(0xE0 | (cp >> 12));
-            out += (char)(0x80 | ((cp >> 6) & 0x3F));
-            out += (char)(0x80 | (cp & 0x3F));
-        } else {
-            out += (char)(0xF0 | (cp >> 18));
-            out += (char)(0x80 | ((cp >> 12) & 0x3F));
-            out += (char)(0x80 | ((cp >> 6) & 0x3F));
-            out += (char)(0x80 | (cp & 0x3F));
-        }
-    }
-    unsigned hex4() {
-        if (p + 4 > t.size()) fail("short \\u escape");
-        unsigned v = 0;
-        for (int k = 0; k < 4; k++) {
-            char c = t[p++];
-            v <<= 4;
-            if (c >= '0' && c <= '9') v |= c - '0';
-            else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
-            else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
-            else fail("bad \\u escape");
-        }
-        return v;
-    }
-    std::string str() {
-        ws();
-        if (p >= t.size() || t[p] != '"') fail("want a string");
-        p++;
-        std::string out;
-        for (;;) {
-            if (p >= t.size()) fail("unterminated string");
-            char c = t[p++];
-            if (c == '"') return out;
-            if ((unsigned char)c < 0x20) fail("control character in string");
-            if (c != '\\') {
-                out += c;
-                continue;
-            }
-            if (p >= t.size()) fail("unterminated escape");
-            char e = t[p++];
-            switch (e) {
-            case '"': out += '"'; break;
-            case '\\': out += '\\'; break;
-            case '/': out += '/'; break;
-            case 'b': out += '\b'; break;
-            case 'f': out += '\f'; break;
-            case 'n': out += '\n'; break;
-            case 'r': out += '\r'; break;
-            case 't': out += '\t'; break;
-            case 'u': {
-                unsigned cp = hex4();
-                if (cp >= 0xD800 && cp < 0xDC00) {
-                    if (p + 2 > t.size() || t[p] != '\\' || t[p + 1] != 'u') fail("lone surrogate");
-                    p += 2;
-                    unsigned lo = hex4();
-                    if (lo < 0xDC00 || lo >= 0xE000) fail("bad surrogate pair");
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                } else if (cp >= 0xDC00 && cp < 0xE000) {
-                    fail("lone surrogate");
-                }
-                put_utf8(out, cp);
-                break;
-            }
-            default: fail("bad escape");
-            }
-        }
-    }
-    JValue value() {
-        ws();
-        if (p >= t.size()) fail("want a value");
-        char c = t[p];
-        JValue v;
-        if (c == '"') {
-            v.kind = JValue::Str;
-            v.s = str();
-            return v;
-        }
-        if (t.compare(p, 4, "true") == 0) {
-            p += 4;
-            v.kind = JValue::Bool;
-            v.b = true;
-            return v;
-        }
-        if (t.compare(p, 5, "false") == 0) {
-            p += 5;
-            v.kind = JValue::Bool;
-            return v;
-        }
-        if (c == '-' || (c >= '0' && c <= '9')) {
-            size_t start = p;
-            if (t[p] == '-') p++;
-            size_t digits = p;
-            while (p < t.size() && t[p] >= '0' && t[p] <= '9') p++;
-            if (p == digits) fail("want digits");
-            if (p < t.size() && (t[p] == '.' || t[p] == 'e' || t[p] == 'E'))
-                fail("want an integer (the harness reads plans, which hold whole numbers)");
-            std::string num = t.substr(start, p - start);
-            errno = 0;
-            char* end = nullptr;
-            long long x = strtoll(num.c_str(), &end, 10);
-            if (errno == ERANGE) fail("integer out of range");
-            v.kind = JValue::Int;
-            v.i = x;
-            return v;
-        }
-        if (c == '{' || c == '[') fail("nested objects and arrays are not part of a plan");
-        if (t.compare(p, 4, "null") == 0) fail("null is not a plan value");
-        fail("want a string, an integer, true or false");
-    }
-    std::map<std::string, JValue> object() {
-        std::map<std::string, JValue> m;
-        expect('{');
-        ws();
-        if (p < t.size() && t[p] == '}') {
-            p++;
-        } else {
-            for (;;) {
-                std::string key = str();
-                expect(':');
-                JValue v = value();
-                if (m.count(key)) fail("duplicate key \"" + key + "\"");
-                m[key] = v;
-                ws();
-                if (p < t.size() && t[p] == ',') {
-                    p++;
-                    continue;
-                }
-                expect('}');
-                break;
-            }
-        }
-        ws();
-        if (p != t.size()) fail("trailing data after the object");
-        return m;
-    }
-};
-
-// ===========================================================================
-// The plan, as the Go side writes it (cuda/plan.go).
-
-struct Plan {
-    std::map<std::string, JValue> m;
-
-    const JValue* find(const std::string& key) const {
-        auto it = m.find(key);
-        return it == m.end() ? nullptr : &it->second;
-    }
-    // integer returns the plan's integer key, which must be there.
-    long long integer(const std::string& key) const {
-        const JValue* v = find(key);
-        if (!v) throw Failure("plan: no \"" + key + "\"");
-        if (v->kind != JValue::Int) throw Failure("plan: \"" + key + "\": want an integer");
-        return v->i;
-    }
-    std::string text(const std::string& key) const {
-        const JValue* v = find(key);
-        if (!v) throw Failure("plan: no \"" + key + "\"");
-        if (v->kind != JValue::Str) throw Failure("plan: \"" + key + "\": want a string");
-        return v->s;
-    }
-    bool flag(const std::string& key) const {
-        const JValue* v = find(key);
-        if (!v) throw Failure("plan: no \"" + key + "\"");
-        if (v->kind != JValue::Bool) throw Failure("plan: \"" + key + "\": want true or false");
-        return v->b;
-    }
-    std::string kernel() const { return text("kernel"); }
-};
-
-static Plan parse_plan(const std::string& line) {
-    JParser jp(line);
-    Plan p;
-    p.m = jp.object();
-    if (p.kernel().empty()) throw Failure("plan: empty \"kernel\"");
-    return p;
-}
-
-// ===========================================================================
-// Helper kernels: filling, checking and flushing. None of their names starts
-// with k_, so a profiler filtering on ^k_ never sees them.
+// Helper kernels: filling and checking (the L2 flush is shared.cuh's). None
+// of their names starts with k_, so a profiler filtering on ^k_ never sees
+// them.
 
 // Result collects a check: how many elements were wrong, and the first.
 struct Result {
@@ -426,31 +198,13 @@ __global__ void check_transpose(const uint32_t* in, const uint32_t* out, long lo
     }
 }
 
-// flush_l2 reads a buffer twice the L2's size so that, before each timed
-// launch, the L2 holds none of the kernel's data and no dirty lines waiting
-// to be written back: every timed launch starts as cold as the first, as
-// Nsight Compute's default cache control also makes it. The store never
-// executes (the buffer is zeros); it only keeps the loads alive.
-__global__ void flush_l2(const uint4* buf, long long n, uint4* sink) {
-    uint4 acc = make_uint4(0, 0, 0, 0);
-    for (long long k = thread_index(); k < n; k += (long long)gridDim.x * blockDim.x) {
-        uint4 v = buf[k];
-        acc.x ^= v.x;
-        acc.y ^= v.y;
-        acc.z ^= v.z;
-        acc.w ^= v.w;
-    }
-    if (acc.x == 0xFFFFFFFFu && acc.y == 0x12345678u) *sink = acc;
-}
-
 // ===========================================================================
 // The device and its buffers.
 
 struct Device {
     cudaDeviceProp prop;
-    int helper_blocks = 0;  // grid of the fill/check/flush helpers
-    uint4* flush_buf = nullptr;
-    long long flush_words = 0;
+    int helper_blocks = 0;  // grid of the fill and check helpers
+    L2Flush flush;          // allocated when a timed run or --calibrate flushes
     Result* result = nullptr;  // device memory for the checks
 };
 static Device dev;
@@ -1000,35 +754,12 @@ struct Timing {
     int count = 0;
 };
 
-static void flush() {
-    flush_l2<<<dev.helper_blocks, 256>>>(dev.flush_buf, dev.flush_words, dev.flush_buf);
-}
-
-// time_it runs fn warmup times, then reps times with an event pair around
-// each, and returns the median, the fastest and the slowest in milliseconds.
+// time_it times fn as the shared timing loop does (time_launches: warm-up
+// launches, then timed launches with a CUDA event pair around each, the L2
+// flushed before every one when do_flush), and returns the median, the
+// fastest and the slowest in milliseconds.
 static Timing time_it(const std::function<void()>& fn, int warmup, int reps, bool do_flush) {
-    for (int i = 0; i < warmup; i++) {
-        if (do_flush) flush();
-        fn();
-    }
-    CK(cudaGetLastError());
-    std::vector<cudaEvent_t> ev(2 * reps);
-    for (auto& e : ev) CK(cudaEventCreate(&e));
-    for (int i = 0; i < reps; i++) {
-        if (do_flush) flush();
-        CK(cudaEventRecord(ev[2 * i]));
-        fn();
-        CK(cudaEventRecord(ev[2 * i + 1]));
-    }
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    std::vector<double> ms(reps);
-    for (int i = 0; i < reps; i++) {
-        float t = 0;
-        CK(cudaEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1]));
-        ms[i] = t;
-    }
-    for (auto& e : ev) cudaEventDestroy(e);
+    std::vector<double> ms = time_launches(fn, warmup, reps, do_flush ? &dev.flush : nullptr);
     std::sort(ms.begin(), ms.end());
     Timing tm;
     tm.count = reps;
@@ -1040,23 +771,6 @@ static Timing time_it(const std::function<void()>& fn, int warmup, int reps, boo
 
 // ===========================================================================
 // Output
-
-static std::string jstr(const std::string& s) {
-    std::string o = "\"";
-    for (unsigned char c : s) {
-        switch (c) {
-        case '"': o += "\\\""; break;
-        case '\\': o += "\\\\"; break;
-        case '\n': o += "\\n"; break;
-        case '\r': o += "\\r"; break;
-        case '\t': o += "\\t"; break;
-        default:
-            if (c < 0x20) o += strf("\\u%04x", c);
-            else o += (char)c;
-        }
-    }
-    return o + "\"";
-}
 
 static std::string jnum(double v) { return strf("%.9g", v); }
 
@@ -1081,11 +795,10 @@ struct Options {
     std::string input, output;
 };
 
+// device_error_exit says on stderr why CUDA cannot reach the GPU, and
+// returns the exit status for it (missing_exit).
 static int device_error_exit(cudaError_t e, const char* what) {
-    int code = 3;
-    if (e == cudaErrorInsufficientDriver || e == cudaErrorSystemDriverMismatch || e == cudaErrorCompatNotSupportedOnDevice ||
-        e == cudaErrorInitializationError || e == cudaErrorSystemNotReady)
-        code = 4;
+    int code = missing_exit(e);
     fprintf(stderr, "{\"error\":%s,\"cuda_error\":%s}\n",
             jstr(strf("%s: %s", what, cudaGetErrorString(e))).c_str(), jstr(cudaGetErrorName(e)).c_str());
     return code;
@@ -1115,7 +828,7 @@ static int info(int default_l2) {
     o += strf(",\"default_l2_fetch_granularity\":%d", default_l2);
     o += "}";
     emit(o);
-    return 0;
+    return ExitOK;
 }
 
 // chase follows steps links of a cycle in next, starting where *pos says,
@@ -1188,7 +901,7 @@ static int calibrate() {
     std::string o = "{\"dram_latency_ns\":" + jnum(dram) + ",\"l2_latency_ns\":" + jnum(hit);
     o += strf(",\"dram_chase_bytes\":%zu,\"l2_chase_bytes\":%zu,\"chase_steps\":%lld,\"timed_chases\":%d}", dram_bytes, l2_bytes, steps, reps);
     emit(o);
-    return 0;
+    return ExitOK;
 }
 
 static std::string result_line(int line, const Run& r, long long l2_read, const Timing* kt, const Timing* mt) {
@@ -1255,7 +968,7 @@ static bool run_line(int line, const std::string& text, const Options& opt, bool
 
 static int usage(const char* msg) {
     fprintf(stderr, "harness: %s\nusage: harness [--info] [--calibrate] [--profile] [--input FILE] [--output FILE] [--warmup N>=3] [--reps N>=9] [--no-flush]\n", msg);
-    return 2;
+    return ExitUsage;
 }
 
 int main(int argc, char** argv) {
@@ -1286,11 +999,11 @@ int main(int argc, char** argv) {
     FILE* in = stdin;
     if (!opt.input.empty() && !(in = fopen(opt.input.c_str(), "r"))) {
         fprintf(stderr, "harness: %s: %s\n", opt.input.c_str(), strerror(errno));
-        return 2;
+        return ExitUsage;
     }
     if (!opt.output.empty() && !(out_file = fopen(opt.output.c_str(), "w"))) {
         fprintf(stderr, "harness: %s: %s\n", opt.output.c_str(), strerror(errno));
-        return 2;
+        return ExitUsage;
     }
 
     int count = 0;
@@ -1313,10 +1026,7 @@ int main(int argc, char** argv) {
     try {
         CK(cudaMalloc(&dev.result, sizeof(Result)));
         if (opt.calibrate || !opt.profile && opt.flush) {
-            size_t fb = 2 * (size_t)std::max(dev.prop.l2CacheSize, 1 << 20);
-            CK(cudaMalloc(&dev.flush_buf, fb));
-            CK(cudaMemset(dev.flush_buf, 0, fb));
-            dev.flush_words = (long long)(fb / 16);
+            dev.flush.alloc(dev.prop);
         }
     } catch (const Failure& f) {
         return device_error_exit(f.code, f.what());
@@ -1327,7 +1037,7 @@ int main(int argc, char** argv) {
             return calibrate();
         } catch (const Failure& f) {
             fprintf(stderr, "{\"error\":%s,\"cuda_error\":%s}\n", jstr(f.what()).c_str(), jstr(cudaGetErrorName(f.code)).c_str());
-            return 1;
+            return ExitFailed;
         }
     }
 
@@ -1362,5 +1072,5 @@ int main(int argc, char** argv) {
         if (!run_line(line, text, opt, fatal)) all_ok = false;
     }
     if (out_file != stdout) fclose(out_file);
-    return all_ok ? 0 : 1;
+    return all_ok ? ExitOK : ExitFailed;
 }

@@ -165,7 +165,7 @@ __global__ void k_vectorized_copy(const float* in, V* out, long long nvec, long 
 // 2), up to U-1 extra requests, each touching two places at once. The vote,
 // and comparing u*T with the vectors left rather than each index with nvec,
 // also keep the registers low enough for a block of 1024 threads at every
-// unroll of float and float2 (cuda/device/gridstride.sh prints them).
+// unroll of float and float2 (runs/gridstride.sh prints them).
 template <typename V, int U>
 __global__ void k_grid_stride_copy(const V* in, V* out, long long nvec) {
     const long long T = (long long)gridDim.x * blockDim.x;

@@ -13,14 +13,17 @@
 // each buffer's bytes and input, which are outputs, each value), the
 // learner's body and the launch. Kernel.Source generates the program (the
 // body after `#line 1 "kernel.cu"`, so that nvcc's and compute-sanitizer's
-// line numbers are the learner's; the host side is kernelsrc/host.cu);
+// line numbers are the learner's; the host side is kernelsrc/host.cu
+// after cuda.SharedHeader, the harness's own flush, timing loop and exit
+// statuses);
 // Compile builds it with nvcc into the cache directory under its content
 // hash (a refusal is a *CompileError holding nvcc's message as
-// "kernel.cu(3): error: ..."). The program reads its launch and inputs
-// from files, launches the kernel once for the outputs, then times warm-up
-// and timed launches with CUDA events, restoring every buffer (and
-// flushing the L2) before each, so that a kernel that updates in place is
-// timed on the same data every time. On request it runs first under
+// "kernel.cu(3): error: ..."). The program reads its launch from a plan
+// (plan.json, written by cuda.PlanWriter as the harness's plans are) and
+// its inputs from files, launches the kernel once for the outputs, then
+// times warm-up and timed launches with CUDA events as the harness does,
+// restoring every buffer (and flushing the L2) before each, so that a
+// kernel that updates in place is timed on the same data every time. On request it runs first under
 // compute-sanitizer (memcheck or racecheck: a finding is a
 // *SanitizerError) and last under ncu for the course's metrics of one
 // launch (a driver that refuses them sets the result's CountersErr to a

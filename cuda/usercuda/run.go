@@ -430,7 +430,7 @@ func Run(ctx context.Context, g *cuda.GPU, k *Kernel, o Options) (*Result, error
 		}
 	}
 
-	if err := writeLaunch(work, k, o, false); err != nil {
+	if err := writePlan(work, k, o, false); err != nil {
 		return nil, err
 	}
 	inv := toolkit.Invocation{Tool: "kernel " + k.Name, Path: prog.Path, Args: []string{work}, Timeout: timeout, Group: true}
@@ -470,7 +470,7 @@ func profileLines(ctx context.Context, g *cuda.GPU, k *Kernel, prog *Program, wo
 		res.LinesErr = fmt.Errorf("cuda: %w: %s", measure.ErrNoCounters, g.NoNcu)
 		return nil
 	}
-	if err := writeLaunch(work, k, Options{}, true); err != nil {
+	if err := writePlan(work, k, Options{}, true); err != nil {
 		return err
 	}
 	stdout, runErr := g.Ncu.SourceCmd(k.Name, prog.Path, []string{work}, timeout).Run(ctx)
@@ -519,7 +519,7 @@ func sanitize(ctx context.Context, san *toolkit.Sanitizer, k *Kernel, c toolkit.
 		}
 		san = &s
 	}
-	if err := writeLaunch(work, k, Options{}, true); err != nil {
+	if err := writePlan(work, k, Options{}, true); err != nil {
 		return nil, err
 	}
 	inv := san.CheckCmd(c, prog.Path, []string{work}, timeout)
@@ -558,7 +558,7 @@ func profile(ctx context.Context, g *cuda.GPU, k *Kernel, prog *Program, work st
 		res.CountersErr = fmt.Errorf("cuda: %w: %s", measure.ErrNoCounters, g.NoNcu)
 		return nil
 	}
-	if err := writeLaunch(work, k, Options{}, true); err != nil {
+	if err := writePlan(work, k, Options{}, true); err != nil {
 		return err
 	}
 	inv := g.Ncu.ProfileKernelCmd(k.Name, prog.Path, []string{work}, timeout)
@@ -610,9 +610,10 @@ func writeInputs(work string, k *Kernel) error {
 	return nil
 }
 
-// writeLaunch writes work/launch.txt, the launch the program reads
-// (kernelsrc/host.cu); once launches the kernel only once.
-func writeLaunch(work string, k *Kernel, o Options, once bool) error {
+// writePlan writes work/plan.json, the launch the program reads
+// (kernelsrc/host.cu), with cuda.PlanWriter, as package cuda writes the
+// harness's plans; once launches the kernel only once.
+func writePlan(work string, k *Kernel, o Options, once bool) error {
 	warmup, reps := o.Warmup, o.Reps
 	if warmup <= 0 {
 		warmup = 3
@@ -624,30 +625,43 @@ func writeLaunch(work string, k *Kernel, o Options, once bool) error {
 		reps = 0
 	}
 	g, b := k.Grid.norm(), k.Block.norm()
-	var w strings.Builder
-	fmt.Fprintf(&w, "coalesce-kernel 1\ngrid %d %d %d\nblock %d %d %d\nshared %d\n", g.X, g.Y, g.Z, b.X, b.Y, b.Z, k.SharedBytes)
-	fmt.Fprintf(&w, "warmup %d\nreps %d\nflush %d\nonce %d\n", warmup, reps, b2i(!o.NoFlush), b2i(once))
+	var w cuda.PlanWriter
+	w.Text("kernel", k.Name)
+	w.Integer("grid_x", int64(g.X))
+	w.Integer("grid_y", int64(g.Y))
+	w.Integer("grid_z", int64(g.Z))
+	w.Integer("block_x", int64(b.X))
+	w.Integer("block_y", int64(b.Y))
+	w.Integer("block_z", int64(b.Z))
+	w.Integer("shared_bytes", int64(k.SharedBytes))
+	w.Integer("warmup", int64(warmup))
+	w.Integer("reps", int64(reps))
+	w.Flag("flush", !o.NoFlush)
+	w.Flag("once", once)
 	for i, a := range k.Args {
+		arg := "arg" + strconv.Itoa(i)
 		switch kind, _, _ := argKind(a.CType); kind {
 		case 'p':
-			fmt.Fprintf(&w, "arg %d ptr %d %d %d\n", i, a.Bytes, b2i(a.Data != nil), b2i(a.Out))
+			w.Text(arg+"_kind", "ptr")
+			w.Integer(arg+"_bytes", a.Bytes)
+			w.Flag(arg+"_input", a.Data != nil)
+			w.Flag(arg+"_output", a.Out)
 		case 'i':
-			fmt.Fprintf(&w, "arg %d int %d\n", i, a.Int)
+			w.Text(arg+"_kind", "int")
+			w.Integer(arg+"_int", a.Int)
 		default:
-			fmt.Fprintf(&w, "arg %d float %s\n", i, strconv.FormatFloat(a.Float, 'x', -1, 64))
+			w.Text(arg+"_kind", "float")
+			w.Text(arg+"_float", strconv.FormatFloat(a.Float, 'x', -1, 64))
 		}
 	}
-	if err := os.WriteFile(filepath.Join(work, "launch.txt"), []byte(w.String()), 0o600); err != nil {
+	line, err := w.Bytes()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(work, "plan.json"), append(line, '\n'), 0o600); err != nil {
 		return fmt.Errorf("cuda: %w", err)
 	}
 	return nil
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // readAnswer reads the program's result.json after a run (under the tool

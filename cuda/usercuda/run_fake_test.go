@@ -39,17 +39,17 @@ cp "$FAKE_PROGRAM" "$out"
 `
 
 // fakeProgram stands in for a compiled kernel program run as `program
-// DIR`: it appends DIR/launch.txt to $FAKE_LAUNCHES and, as $FAKE_PROG
+// DIR`: it appends DIR/plan.json to $FAKE_LAUNCHES and, as $FAKE_PROG
 // says, copies in0.bin to out1.bin and answers ok (times only when not
 // once), answers a misaligned address, answers no device, or hangs with a
 // grandchild that ignores interrupts (its pid in $FAKE_PID).
 const fakeProgram = `
 dir="$1"
-cat "$dir/launch.txt" >> "$FAKE_LAUNCHES"; echo "--" >> "$FAKE_LAUNCHES"
+cat "$dir/plan.json" >> "$FAKE_LAUNCHES"; echo "--" >> "$FAKE_LAUNCHES"
 case "$FAKE_PROG" in
 ok)
   cp "$dir/in0.bin" "$dir/out1.bin"
-  times='[0.3,0.1,0.2]'; grep -q '^once 1' "$dir/launch.txt" && times='[]'
+  times='[0.3,0.1,0.2]'; grep -q '"once":true' "$dir/plan.json" && times='[]'
   echo '{"status":"ok","gpu":"Fake GPU","cc":"9.0","registers":8,"warmup":3,"times_ms":'"$times"'}' > "$dir/result.json";;
 fault)
   echo '{"status":"error","phase":"run","cuda_error":"cudaErrorMisalignedAddress","error":"misaligned address","call":"cudaDeviceSynchronize()","gpu":"Fake GPU"}' > "$dir/result.json"
@@ -236,19 +236,14 @@ func TestRunFake(t *testing.T) {
 		assert.Nil(t, res.Sanitizer)
 		assert.Nil(t, res.Counters)
 		assert.NoError(t, res.CountersErr)
-		assert.Equal(t, `coalesce-kernel 1
-grid 4 1 1
-block 256 1 1
-shared 0
-warmup 3
-reps 20
-flush 1
-once 0
-arg 0 ptr 4000 1 0
-arg 1 ptr 4000 0 1
-arg 2 int 1000
---
-`, f.read("launches"))
+		// One plan (cuda.PlanWriter's, one line): the launch of
+		// copyKernel, the defaults of Options (3 warm-up, 20 timed
+		// launches, the L2 flushed), in's data given, out read back.
+		assert.Equal(t, `{"kernel":"copy","grid_x":4,"grid_y":1,"grid_z":1,"block_x":256,"block_y":1,"block_z":1,"shared_bytes":0,`+
+			`"warmup":3,"reps":20,"flush":true,"once":false,`+
+			`"arg0_kind":"ptr","arg0_bytes":4000,"arg0_input":true,"arg0_output":false,`+
+			`"arg1_kind":"ptr","arg1_bytes":4000,"arg1_input":false,"arg1_output":true,`+
+			`"arg2_kind":"int","arg2_int":1000}`+"\n--\n", f.read("launches"))
 	})
 	t.Run("a float value, a 2D launch, no flush", func(t *testing.T) {
 		f := newUserFake(t, "ok")
@@ -258,8 +253,8 @@ arg 2 int 1000
 		_, err := f.run(ctx, k, Options{NoFlush: true, Warmup: 1, Reps: 5})
 		require.NoError(t, err)
 		// -1.5 as a hex float, which strtod reads back exactly.
-		assert.Contains(t, f.read("launches"), "grid 2 3 1\nblock 32 8 1\nshared 4224\nwarmup 1\nreps 5\nflush 0\nonce 0\n")
-		assert.Contains(t, f.read("launches"), "arg 2 float -0x1.8p+00\n")
+		assert.Contains(t, f.read("launches"), `"grid_x":2,"grid_y":3,"grid_z":1,"block_x":32,"block_y":8,"block_z":1,"shared_bytes":4224,"warmup":1,"reps":5,"flush":false,"once":false,`)
+		assert.Contains(t, f.read("launches"), `"arg2_kind":"float","arg2_float":"-0x1.8p+00"}`)
 	})
 	t.Run("a fault", func(t *testing.T) {
 		f := newUserFake(t, "fault")
@@ -303,7 +298,7 @@ arg 2 int 1000
 		assert.Len(t, se.Report.Findings, 3)
 		assert.Nil(t, res.TimesMs)
 		assert.Equal(t, 1, strings.Count(f.read("launches"), "--"), "the program ran once, under the sanitizer")
-		assert.Contains(t, f.read("launches"), "once 1\n")
+		assert.Contains(t, f.read("launches"), `"once":true`)
 		args := strings.Fields(f.read("tool-args"))
 		require.GreaterOrEqual(t, len(args), 8)
 		assert.Equal(t, []string{"--tool", "memcheck", "--error-exitcode", "86", "--print-limit", "20"}, args[:6])
@@ -368,15 +363,15 @@ func TestRunCounters(t *testing.T) {
 		args := f.read("tool-args")
 		assert.Contains(t, args, "--clock-control none --metrics "+strings.Join(metrics.Profiled, ","))
 		assert.Contains(t, args, "--kernel-name regex:^copy$ --launch-count 1 ")
-		assert.Contains(t, f.read("launches"), "once 1\n", "ncu profiles a single launch")
+		assert.Contains(t, f.read("launches"), `"once":true`, "ncu profiles a single launch")
 	})
 	t.Run("another kernel profiled", func(t *testing.T) {
 		f := newUserFake(t, "ok")
-		f.toolOutput(ncuCSV("coalesce_flush_l2", nil))
+		f.toolOutput(ncuCSV("coalesce_host::flush_l2", nil))
 		_, err := f.run(ctx, copyKernel(), Options{Counters: true})
 		var oe *toolkit.OutputError
 		require.ErrorAs(t, err, &oe)
-		assert.Contains(t, err.Error(), `profiled kernels ["coalesce_flush_l2"]: want the one launch of copy`)
+		assert.Contains(t, err.Error(), `profiled kernels ["coalesce_host::flush_l2"]: want the one launch of copy`)
 	})
 	t.Run("counters denied: times kept, ncu not asked again", func(t *testing.T) {
 		f := newUserFake(t, "ok")

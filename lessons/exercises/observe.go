@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 )
 
-
 // Observation is what a kernel did on a learner's variant, as the process
 // that ran it saw it, before any judgement: the bytes of its outputs, the
 // model's counts and the explanation of each target's metric. A grader

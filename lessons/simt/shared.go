@@ -169,14 +169,16 @@ type Race struct {
 	Block, First, Second Dim
 	// Kind is "write after write", "read after write" or "write after read".
 	Kind string
-	// File and Line are where Second's access is.
-	File string
-	Line int
+	// File and Line are where Second's access is, and Where names it
+	// for a reader as Site.Where does.
+	File  string
+	Line  int
+	Where string
 }
 
 func (r Race) String() string {
-	return fmt.Sprintf("%s:%d: %s race on %s[%d] in block %s: threads %s and %s, with no Sync between",
-		r.File, r.Line, r.Kind, r.Shared, r.Index, r.Block, r.First, r.Second)
+	return fmt.Sprintf("%s: %s race on %s[%d] in block %s: threads %s and %s, with no Sync between",
+		r.Where, r.Kind, r.Shared, r.Index, r.Block, r.First, r.Second)
 }
 
 // check looks for a race between thread t's access to word i and what other
@@ -218,5 +220,5 @@ func (r *run) race(s *sharedMem, i, other int, t *Thread, kind string, pc uintpt
 	if other >= 0 {
 		first = r.threads[other].ThreadIdx
 	}
-	r.races = append(r.races, Race{Shared: s.name, Index: i, Block: t.BlockIdx, First: first, Second: t.ThreadIdx, Kind: kind, File: file, Line: line})
+	r.races = append(r.races, Race{Shared: s.name, Index: i, Block: t.BlockIdx, First: first, Second: t.ThreadIdx, Kind: kind, File: file, Line: line, Where: where(pc)})
 }

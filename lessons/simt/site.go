@@ -16,6 +16,12 @@ import (
 type Site struct {
 	// File and Line are where the call is (the file's base name).
 	File string
+	// Where names the call for a reader: "kernel.go:12", or in a
+	// notebook, where File is GoNB's main.go, the line within the
+	// function the call is in, its func line being line 1: "MyKernel
+	// line 5" (see place). The Access of the site's traced instructions
+	// is the same text.
+	Where string
 	// Code is the text of that line, trimmed, when the source file can be
 	// read where the kernel runs ("" otherwise): in a notebook, where the
 	// file is GoNB's and its line numbers are not the cell's, it is what
@@ -77,7 +83,7 @@ func (s Site) String() string {
 	if s.Shared {
 		unit, per = "shared instructions", "wavefronts/instruction"
 	}
-	out := fmt.Sprintf("%s:%d %s.%s (%d B): %s %s, %s %s", s.File, s.Line, s.Buffer, verb, s.Size, units.Count.Format(float64(s.Instructions)), unit, units.Ratio.Format(s.PerRequest()), per)
+	out := fmt.Sprintf("%s %s.%s (%d B): %s %s, %s %s", s.Where, s.Buffer, verb, s.Size, units.Count.Format(float64(s.Instructions)), unit, units.Ratio.Format(s.PerRequest()), per)
 	if s.Partial > 0 {
 		out += fmt.Sprintf(", %s with lanes inactive (first: warp %d of block %s, %d of %d lanes)",
 			units.Count.Format(float64(s.Partial)), s.FirstPartial.Warp, s.FirstPartial.Block, bits.OnesCount32(s.FirstPartial.Active), bits.OnesCount32(s.FirstPartial.Present))
@@ -130,6 +136,7 @@ func (s *siteCount) named() Site {
 	var path string
 	path, out.Line = fullPosition(s.key.pc)
 	out.File, out.Code = base(path), sourceLine(path, out.Line)
+	out.Where = where(s.key.pc)
 	if out.Shared {
 		out.Buffer = s.r.shareds[s.key.buf].name
 	} else {
@@ -173,10 +180,48 @@ func sourceLine(path string, n int) string {
 	return strings.TrimSpace(lines[n-1])
 }
 
-// where writes position(pc) as file:line.
+// where is place for the call that returns to pc.
 func where(pc uintptr) string {
-	file, line := position(pc)
-	return fmt.Sprintf("%s:%d", file, line)
+	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	return place(f, os.Getenv(NotebookDirEnv))
+}
+
+// NotebookDirEnv names the environment variable in which GoNB, the
+// notebooks' Go kernel, gives a cell's program the directory of the Go
+// file it made of the notebook's cells (main.go).
+const NotebookDirEnv = "GONB_TMP_DIR"
+
+// place names the position of the frame f in a kernel's source for a
+// reader: "file:line" (the file's base name), which an editor finds; but
+// for a file of GoNB's (one in dir, its $GONB_TMP_DIR) the line within
+// the function the position is in, counted from its func line as line 1:
+// "MyKernel line 5". GoNB writes a notebook's cells into one main.go,
+// declarations sorted by name, so main.go's line numbers are none the
+// learner sees, and its map from them back to the cells stays in the
+// kernel (which rewrites only the program's stderr with it): nothing a
+// program can read says which cell a line came from. A function's text,
+// though, is its cell's, line for line, so its own lines are the
+// learner's. Every site, race, fault and traced instruction of simt
+// names its position this way.
+func place(f runtime.Frame, dir string) string {
+	if dir != "" && filepath.Dir(f.File) == filepath.Clean(dir) && f.Func != nil {
+		if _, first := f.Func.FileLine(f.Entry); first > 0 && first <= f.Line {
+			return fmt.Sprintf("%s line %d", funcName(f.Function), f.Line-first+1)
+		}
+	}
+	return fmt.Sprintf("%s:%d", base(f.File), f.Line)
+}
+
+// funcName is a function's name without its package path: "MyKernel",
+// "MyKernel.func1" for a function literal inside it.
+func funcName(full string) string {
+	if i := strings.LastIndexByte(full, '/'); i >= 0 {
+		full = full[i+1:]
+	}
+	if _, name, ok := strings.Cut(full, "."); ok {
+		return name
+	}
+	return full
 }
 
 func base(file string) string { return filepath.Base(file) }
