@@ -37,6 +37,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       python3 python3-venv ca-certificates curl git tini \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
 
 # CUDA, guarded: on a CUDA base nvcc must compile a kernel and ncu run (ncu

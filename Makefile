@@ -17,6 +17,9 @@
 #   make notebook-specs  rewrite lab/testdata/notebook-specs.jsonl from a run of every notebook
 #   make test-install    install.sh into a temporary system-wide-like prefix, as the Dockerfile runs it; then,
 #                        as root, the image's learner (uid 1000): a notebook and the browser test against it
+#   make test-image      the image built with podman from the Dockerfile on a local Ubuntu 24.04 base (no
+#                        CUDA) and run as the learner: health check, browser test, every notebook and the
+#                        grade line inside it; log in build/image/test-image.log (root; not in make test)
 #   make test-browser    JupyterLab in headless Chromium: index + first lesson, run all, check, screenshots
 #                        in build/browser/ (BROWSER_NOTEBOOKS="..." to pick; installs chromium as root)
 #   make compare         model beside the recorded (or live) measurement, every spec of the sweep
@@ -64,7 +67,7 @@ BROWSER_NOTEBOOKS ?=
 export CHROMIUM BROWSER_NOTEBOOKS
 TEST_REQ_STAMP := $(VENV)/.coalesce-test-requirements.sha256
 
-.PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-browser \
+.PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-image test-browser \
 	chromium test-requirements clean distclean
 
 help:
@@ -112,6 +115,10 @@ notebook-specs: setup
 # The Dockerfile's install step, tested: deploy's TestInstallIntoPrefix.
 test-install: setup
 	COALESCE_INSTALL_TEST=1 go test $(GO_TEST_FLAGS) -run '^(TestInstallIntoPrefix|TestNonRootLearner)$$' ./deploy
+
+# Not in `test`: it takes minutes and root (scripts/test_image.sh says what it checks).
+test-image: setup chromium test-requirements
+	@scripts/test_image.sh
 
 test-browser: setup chromium test-requirements
 	@$(VPY) scripts/browser_test.py

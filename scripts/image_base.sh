@@ -113,8 +113,15 @@ say "debootstrap took $(($(date +%s) - t0)) s"
 
 # What Docker's official image of the same OS has beyond minbase: its apt
 # sources (all components, updates and security), no package lists (an
-# image's first RUN does apt-get update), and, for Ubuntu since 23.04, the
-# user "ubuntu" with uid 1000 (the course's Dockerfile removes it).
+# image's first RUN does apt-get update), apt's docker-clean (no .deb kept
+# after an install), and, for Ubuntu since 23.04, the user "ubuntu" with
+# uid 1000 (the course's Dockerfile removes it).
+cat >"$rootfs/etc/apt/apt.conf.d/docker-clean" <<'EOF'
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+EOF
 rm -f "$rootfs/etc/apt/sources.list"
 mkdir -p "$rootfs/etc/apt/sources.list.d"
 if [[ "$SUITE" == noble ]]; then

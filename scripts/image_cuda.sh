@@ -53,7 +53,7 @@ quiet() {
 apt_install() {
   quiet apt-get update &&
     DEBIAN_FRONTEND=noninteractive quiet apt-get install -y --no-install-recommends "$@" &&
-    rm -rf "${APT_LISTS:?}"/*
+    apt-get clean && rm -rf "${APT_LISTS:?}"/*
 }
 
 # record KEY: the value of KEY= in the record, or "".
