@@ -18,7 +18,9 @@
 #   6. docs/running.md's `docker run ... coalesce grade` line, with podman,
 #      as another user, on the notebooks step 5 executed
 #   7. a named volume over notebooks/ (docs/running.md), filled from the image
-#   8. jupyterhub-singleuser --version, as JupyterHub starts the image (its
+#   8. another uid than the image's (docker run --user): cells compile,
+#      /opt/course is not writable (docs/running.md)
+#   9. jupyterhub-singleuser --version, as JupyterHub starts the image (its
 #      CMD replaced)
 #
 # It needs root (podman's root storage, debootstrap), podman, runc and
@@ -106,54 +108,69 @@ if ! scripts/image_base.sh "$BASE" >"$OUTDIR/base.log" 2>&1; then
 fi
 log "base: $BASE ($(tail -n1 "$OUTDIR/base.log" | sed 's/^image_base.sh: //'); $(since "$t0") s)"
 
-build_args=(--format docker --build-arg "BASE_IMAGE=$BASE" -t "$IMAGE" -f Dockerfile)
+# The build context: a snapshot of the checkout (its tracked and untracked,
+# not ignored files), so that the build and the rebuild of step 2 see the
+# same files even if the checkout changes meanwhile.
+ctx="$tmp/context"
+mkdir -p "$ctx"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$ctx" -xpf -
+build_args=(--format docker --build-arg "BASE_IMAGE=$BASE" -t "$IMAGE" -f "$ctx/Dockerfile")
 [[ "$NO_CACHE" == 1 ]] && build_args+=(--no-cache)
 t0="$(now)"
-if pm build "${build_args[@]}" . >"$OUTDIR/build.log" 2>&1; then
+build_start="$(date +%s)"
+if pm build "${build_args[@]}" "$ctx" >"$OUTDIR/build.log" 2>&1; then
   build_s="$(since "$t0")"
   cached="$(grep -c -- '--> Using cache' "$OUTDIR/build.log" || true)"
   steps="$(grep -cE '^STEP [0-9]+/' "$OUTDIR/build.log" || true)"
   size="$(pm image inspect --format '{{.Size}}' "$IMAGE")"
-  pass "build: podman build ${build_args[*]} . in ${build_s} s ($steps steps, $cached from the cache$([[ "$NO_CACHE" == 1 ]] && echo ', --no-cache: cold'))"
+  pass "build: podman build ${build_args[*]} CONTEXT in ${build_s} s ($steps steps, $cached from the cache$([[ "$NO_CACHE" == 1 ]] && echo ', --no-cache: cold'))"
   log "image size: $size bytes ($(awk -v b="$size" 'BEGIN { printf "%.2f GiB", b / 2^30 }')), $(pm image inspect --format '{{len .RootFS.Layers}}' "$IMAGE") layers"
   # Where the build's time and bytes go: the image's history (each step's
-  # end time and layer size), the steps of 5 s or 10 MB and more.
+  # end time and layer size), the steps of 5 s or 10 MB and more; a step
+  # from the cache has no time of this build.
   pm history --no-trunc --format json "$IMAGE" >"$OUTDIR/history.json"
-  python3 - "$OUTDIR/history.json" <<'PY' | tee -a "$LOG" || true
+  python3 - "$OUTDIR/history.json" "$build_start" <<'PY' | tee -a "$LOG" || true
 import datetime, json, re, sys
 h = list(reversed(json.load(open(sys.argv[1]))))  # oldest first
 def when(e):
     s = re.sub(r"(\.\d{6})\d*", r"\1", e["created"]).replace("Z", "+00:00")
     return datetime.datetime.fromisoformat(s)
-# The base's own layer comes first, and the gap from it to the build's
-# first step is not the build's.
+start = datetime.datetime.fromtimestamp(int(sys.argv[2]), datetime.timezone.utc)
 for i, e in enumerate(h):
-    dt = (when(e) - when(h[i - 1])).total_seconds() if i > 1 else 0.0
     size = e.get("size", 0)
+    if when(e) < start:
+        took = "  cached"
+        dt = 0
+    else:
+        dt = (when(e) - max(when(h[i - 1]), start)).total_seconds()
+        took = f"{dt:6.1f} s"
     if dt >= 5 or size >= 10e6:
         what = re.sub(r"^.*?/bin/sh -c (#\(nop\) )?", "", e["CreatedBy"])
-        print(f"    step {dt:6.1f} s, {size / 1e6:7.1f} MB: {what[:110]}")
+        print(f"    step {took}, {size / 1e6:7.1f} MB: {what[:110]}")
 PY
 else
   out "$OUTDIR/build.log" 40
-  fail "build: podman build ${build_args[*]} . (log: $OUTDIR/build.log)"
+  fail "build: podman build ${build_args[*]} CONTEXT (log: $OUTDIR/build.log)"
   log "test-image: $passed passed, $failed failed"
   exit 1
 fi
-if grep -q 'image_cuda.sh: no CUDA in' "$OUTDIR/build.log"; then
-  pass "build says it has no CUDA: $(grep -m1 'image_cuda.sh: no CUDA in' "$OUTDIR/build.log" | cut -c1-160)..."
+# What the CUDA step recorded; and what it said, when it ran (a cached step
+# prints nothing).
+record="$(pm run --rm --entrypoint cat "$IMAGE" /usr/local/lib/coalesce/cuda 2>/dev/null | paste -sd' ' || true)"
+said="$(grep -m1 'image_cuda.sh: no CUDA in' "$OUTDIR/build.log" | cut -c1-150 || true)"
+if [[ "$record" == "cuda=none base=$BASE" ]] && { [[ -n "$said" ]] || grep -A1 'coalesce-image setup' "$OUTDIR/build.log" | grep -q 'Using cache'; }; then
+  pass "the image records no CUDA ($record); the build said: ${said:-(step cached)}..."
 else
-  fail "the build on $BASE did not say that the image has no CUDA"
+  fail "the CUDA step on $BASE: record '$record', said '$said'; want cuda=none and the build saying so"
 fi
 
 # ---------------------------------------------------------------- 2. layer order
 # The same context with one notebook edited (a space at the end of a
 # markdown line): every step before the last COPY must come from the cache.
-ctx="$tmp/context"
-mkdir -p "$ctx"
-git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$ctx" -xpf -
-nb="$(cd "$ctx" && ls notebooks/*.ipynb | head -n1)"
-python3 - "$ctx/$nb" <<'PY'
+ctx2="$tmp/context-edited"
+cp -a "$ctx" "$ctx2"
+nb="$(cd "$ctx2" && ls notebooks/*.ipynb | head -n1)"
+python3 - "$ctx2/$nb" <<'PY'
 import json, sys
 p = sys.argv[1]
 nb = json.load(open(p))
@@ -164,12 +181,12 @@ cell["source"] = src
 json.dump(nb, open(p, "w"), indent=1, ensure_ascii=False)
 PY
 t0="$(now)"
-if pm build --format docker --build-arg "BASE_IMAGE=$BASE" -t "$IMAGE-edited" -f Dockerfile "$ctx" >"$OUTDIR/rebuild.log" 2>&1; then
+if pm build --format docker --build-arg "BASE_IMAGE=$BASE" -t "$IMAGE-edited" -f "$ctx2/Dockerfile" "$ctx2" >"$OUTDIR/rebuild.log" 2>&1; then
   rebuild_s="$(since "$t0")"
   # The steps that did not come from the cache (buildah prints "--> Using
   # cache" after each one that did; FROM never does).
   rebuilt="$(awk '/^STEP [0-9]+\//{ if (s != "" && !c) print s; s = $0; c = ($3 == "FROM"); next } /--> Using cache/{ c = 1 } END { if (s != "" && !c) print s }' "$OUTDIR/rebuild.log")"
-  last_copy="$(grep -nE '^COPY .* \. /opt/course' Dockerfile | tail -n1 | cut -d: -f2-)"
+  last_copy="$(grep -nE '^COPY .* \. /opt/course' "$ctx/Dockerfile" | tail -n1 | cut -d: -f2-)"
   bad="$(printf '%s\n' "$rebuilt" | awk -v last="$last_copy" 'index($0, last) { seen = 1; next } !seen && NF')"
   if [[ -z "$bad" ]]; then
     pass "rebuild after editing $nb: ${rebuild_s} s; rebuilt from \`$last_copy\` on, every step before it from the cache"
@@ -330,7 +347,9 @@ fi
 work="$tmp/grading"
 mkdir -p "$work/submissions/learner1"
 pm cp "$container:/opt/course/build/notebooks/." "$tmp/executed" >/dev/null 2>&1 || true
-cp "$tmp"/executed/*.ipynb "$work/submissions/learner1/" 2>/dev/null || true
+for f in notebooks/*.ipynb; do # the course's notebooks, as executed
+  cp "$tmp/executed/${f##*/}" "$work/submissions/learner1/" 2>/dev/null || true
+done
 chown -R "$GRADER_UID:$GRADER_UID" "$work"
 n_sub="$(ls "$work/submissions/learner1" | wc -l)"
 grade_cmd=(run --rm --user "$GRADER_UID" -v "$work:/work" -w /work "$IMAGE" coalesce grade -out grades/ submissions/)
@@ -340,7 +359,7 @@ pm "${grade_cmd[@]}" >"$OUTDIR/grade.log" 2>&1
 rc=$?
 set -e
 if [[ "$rc" == 0 && -f "$work/grades/totals.csv" && "$(stat -c %u "$work/grades/totals.csv")" == "$GRADER_UID" ]] &&
-  grep -q '^learner1,' "$work/grades/totals.csv"; then
+  awk -F, '$1 == "learner1" && ($6 == "graded" || $6 == "partial") { ok = 1 } END { exit !ok }' "$work/grades/totals.csv"; then
   pass "grade: podman ${grade_cmd[*]} ($n_sub notebooks, $(since "$t0") s): $(grep '^learner1,' "$work/grades/totals.csv" | cut -c1-120)"
   cp "$work/grades/totals.csv" "$OUTDIR/totals.csv"
 else
@@ -361,7 +380,17 @@ else
 fi
 pm volume rm -f "$vol" >/dev/null 2>&1 || true
 
-# ---------------------------------------------------------------- 8. the hub's command
+# ---------------------------------------------------------------- 8. another uid
+# docs/running.md: another uid than the image's runs cells (the warm cache
+# read, new entries not kept) but cannot save in /opt/course.
+if o_out="$(pm run --rm --user 1234 "$IMAGE" sh -c 'd="$(mktemp -d)" && cd "$d" && printf "module x\ngo 1.26\n" >go.mod && printf "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"compiled\") }\n" >m.go && go run . && { touch /opt/course/notebooks/x.ipynb 2>/dev/null && echo saved || echo "cannot save"; }' 2>"$OUTDIR/otheruid.err")" &&
+  [[ "$(paste -sd' ' <<<"$o_out")" == "compiled cannot save" ]]; then
+  pass "as uid 1234: a Go program compiles and runs, /opt/course/notebooks is not writable (as docs/running.md says)"
+else
+  fail "as uid 1234: got '$(paste -sd' ' <<<"${o_out:-}")', want 'compiled cannot save' $(tail -n3 "$OUTDIR/otheruid.err")"
+fi
+
+# ---------------------------------------------------------------- 9. the hub's command
 if v="$(pm run --rm "$IMAGE" jupyterhub-singleuser --version 2>"$OUTDIR/singleuser.err")"; then
   pass "podman run $IMAGE jupyterhub-singleuser --version: $v"
 else
