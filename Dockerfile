@@ -5,24 +5,26 @@
 #
 #   docker build -t coalescing .
 #   docker run --gpus all -p 8888:8888 coalescing     # open the http://127.0.0.1:8888/lab?token=... it prints
+#   docker build --build-arg BASE_IMAGE=ubuntu:24.04 -t coalescing-cpu .   # no CUDA, and says so
 #
 # The same image is a JupyterHub single-user image (jupyterhub-singleuser on
 # PATH, the kernel installed system-wide, nothing needed in $HOME), and ncu
 # works in it given the host's permission: docs/running.md says how.
 #
-# This file has never been built where it was written (no Docker engine
-# there). deploy/ parses it in `make test`, and CI runs the scripts it runs:
-# scripts/install.sh (as `make setup` does), scripts/install_go.sh and
-# scripts/course_home.sh. docs/running.md lists what was and was not tried.
+# `make test-image` builds this file with podman on a local Ubuntu 24.04 base
+# without CUDA and runs the image as the learner (scripts/test_image.sh says
+# what it checks); deploy/ parses it in `make test`. The CUDA base itself,
+# --gpus and ncu in a container were not tried where it was written:
+# docs/running.md lists what was and was not.
 
 # The base, a build argument: by default NVIDIA's CUDA 13.0 image (here its
 # update 13.0.2), the release the course's H200 reference was measured with
 # (cuda/NOTES.md: nvcc 13.0); it needs an NVIDIA driver >= 580 on the host.
-# The devel variant carries nvcc and, on amd64, Nsight Compute (ncu). Any
-# Ubuntu 24.04 or Debian 13 base builds the same image without CUDA (make
-# test-image builds on a debootstrapped Ubuntu 24.04): the only step that
-# differs is scripts/image_cuda.sh's, and the image then says at start and in
-# its health check that it has no CUDA.
+# The devel variant carries nvcc and, on amd64, Nsight Compute (ncu). A
+# plain Ubuntu 24.04 base builds the same image without CUDA (make test-image
+# builds on a debootstrapped one; Debian 13 has the same package names): the
+# only step that differs is scripts/image_cuda.sh's, and the image then says
+# at start and in its health check that it has no CUDA.
 ARG BASE_IMAGE=nvidia/cuda:13.0.2-devel-ubuntu24.04
 FROM ${BASE_IMAGE}
 ARG BASE_IMAGE

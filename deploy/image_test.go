@@ -162,9 +162,13 @@ func TestDockerfile(t *testing.T) {
 			// An ARG declared before FROM is empty inside the stage unless
 			// declared again there (Docker's scoping): the stage's uses of
 			// ${BASE_IMAGE} need that.
-			uses := index(final, func(in dockerfile.Instruction) bool { return strings.Contains(in.Args, "BASE_IMAGE") && in.Cmd != "ARG" })
+			uses := index(final, func(in dockerfile.Instruction) bool {
+				return strings.Contains(in.Args, "BASE_IMAGE") && in.Cmd != "ARG"
+			})
 			if uses >= 0 {
-				decl := index(final, func(in dockerfile.Instruction) bool { return in.Cmd == "ARG" && strings.TrimSpace(in.Args) == "BASE_IMAGE" })
+				decl := index(final, func(in dockerfile.Instruction) bool {
+					return in.Cmd == "ARG" && strings.TrimSpace(in.Args) == "BASE_IMAGE"
+				})
 				assert.True(t, decl >= 0 && decl < uses, "line %d uses BASE_IMAGE: want a bare ARG BASE_IMAGE in the stage before it", final.Instructions[uses].Line)
 			}
 		}},
@@ -211,7 +215,9 @@ func TestDockerfile(t *testing.T) {
 			for _, in := range final.Instructions[lastCopy+1:] {
 				assert.NotEqual(t, "RUN", in.Cmd, "line %d: a RUN after the last COPY reruns at every notebook edit", in.Line)
 			}
-			warm := index(final, func(in dockerfile.Instruction) bool { return in.Cmd == "RUN" && strings.Contains(in.Args, "go build ./...") })
+			warm := index(final, func(in dockerfile.Instruction) bool {
+				return in.Cmd == "RUN" && strings.Contains(in.Args, "go build ./...")
+			})
 			require.GreaterOrEqual(t, warm, 0, "want the RUN that warms the learner's build cache (go build ./...)")
 			copied := map[string]int{} // COPY source -> instruction index
 			for i, in := range final.Instructions[:lastCopy] {

@@ -12,8 +12,8 @@ import (
 )
 
 // Fake CUDA tools for scripts/image_cuda.sh, printing what the real ones
-// print (nvcc 13.0.88 and ncu 2025.3.1 as on the course's H200 machine,
-// cuda/device/log/test-gpu.log); fake apt-get logs its arguments to
+// print (nvcc 13.0.88, ncu 2025.3.1 and the driver of the course's H200
+// machine, cuda/device/log/test-gpu.log); fake apt-get logs its arguments to
 // $FAKE_APT_LOG, fails when $FAKE_APT_RC is not 0, and "installs" ncu or g++
 // into $FAKE_BIN when the package it is asked for names one.
 const (
@@ -31,9 +31,9 @@ while [ $# -gt 0 ]; do if [ "$1" = -o ]; then : >"$2"; fi; shift; done
 echo 'NVIDIA (R) Nsight Compute Command Line Profiler'
 echo 'Version 2025.3.1.0 (build 36398880) (public-release)'
 `
-	fakeGxx     = "#!/bin/sh\nexit 0\n"
-	fakeSmi     = "#!/bin/sh\necho 'NVIDIA H200, 580.95.05'\n"
-	fakeAptGet  = `#!/bin/sh
+	fakeGxx    = "#!/bin/sh\nexit 0\n"
+	fakeSmi    = "#!/bin/sh\necho 'NVIDIA H200, 580.159.04'\n"
+	fakeAptGet = `#!/bin/sh
 echo "$*" >>"$FAKE_APT_LOG"
 [ "${FAKE_APT_RC:-0}" = 0 ] || { echo "E: Unable to locate package $*" >&2; exit "$FAKE_APT_RC"; }
 case "$*" in
@@ -142,7 +142,7 @@ func TestImageCUDASetup(t *testing.T) {
 		{name: "/usr/local/cuda but no nvcc: fails", fakes: []string{"apt-get"}, cudaHome: true,
 			wantErr: "use a -devel variant"},
 		{name: "ncu not installable: fails naming the package", fakes: []string{"nvcc", "g++", "apt-get"},
-			env: []string{"CUDA_VERSION=13.0.2", "FAKE_APT_RC=100"},
+			env:     []string{"CUDA_VERSION=13.0.2", "FAKE_APT_RC=100"},
 			wantErr: "installing cuda-nsight-compute-13-0 (ncu, for the profiling lessons) failed",
 			wantApt: "update\n"},
 		{name: "the package brings no ncu: fails", fakes: []string{"nvcc", "g++", "apt-get"},
@@ -195,7 +195,7 @@ func TestImageCUDAStatus(t *testing.T) {
 			want: []string{"coalesce image: CUDA 13.0 (nvcc release 13.0, V13.0.88; ncu Version 2025.3.1.0)",
 				"no GPU visible in this container (docker run --gpus all gives it one)"}},
 		{name: "CUDA and a GPU", record: cudaRecord, fakes: []string{"nvidia-smi"}, args: []string{"status"},
-			want: []string{"CUDA 13.0", "; GPU: NVIDIA H200, 580.95.05 (name, driver)"}, notWant: "no GPU"},
+			want: []string{"CUDA 13.0", "; GPU: NVIDIA H200, 580.159.04 (name, driver)"}, notWant: "no GPU"},
 		{name: "brief: no GPU query", record: cudaRecord, fakes: []string{"nvidia-smi"},
 			args: []string{"status", "--brief"}, want: []string{"CUDA 13.0"}, notWant: "GPU"},
 		{name: "no record", args: []string{"status"}, want: []string{"coalesce image: CUDA unknown"}},

@@ -4,12 +4,14 @@
 # Ubuntu 24.04, the CUDA image's OS, without CUDA), and run as a learner
 # runs it: as the image's user (uid 1000) with the image's CMD. Checked:
 #
-#   1. the build, timed, and the image's size; the image says it has no CUDA
-#      (at build, at start, in its health check)
+#   1. the build (from a snapshot of the checkout), timed, the image's size
+#      and its slow or large steps; the image records and says it has no
+#      CUDA (at build, at start, in its health check)
 #   2. a rebuild after a notebook edit reuses every layer but the last COPY
 #      (the layer order), timed
-#   3. the server: uid 1000, the HEALTHCHECK command passing, / leading to
-#      the index, the GoNB kernel found
+#   3. the server: every process uid 1000, the learner owning the course and
+#      the build cache, the HEALTHCHECK command passing, / leading to the
+#      index, the GoNB kernel found and the default
 #   4. the browser test (scripts/browser_test.py) against the container's
 #      JupyterLab: the index and the first lesson run in Chromium
 #   5. the first cell of a fresh notebook inside the container, timed (the
@@ -34,8 +36,8 @@
 #   IMAGE           the image's tag                     [localhost/coalescing:test]
 #   SUITE           the base's OS: noble or trixie      [noble]
 #   NO_CACHE        1: build with --no-cache (a cold build, timed)  [0]
-#   NOTEBOOK_TOTAL_BUDGET  seconds for all notebooks in the container [720:
-#                   3x the course's goal, a hang guard on a shared machine]
+#   NOTEBOOK_TOTAL_BUDGET  seconds for all notebooks in the container [1800:
+#                   a hang guard, 7.5x the course's goal of 240 s]
 # The last line is "test-image: N passed, M failed".
 set -euo pipefail
 
@@ -123,7 +125,7 @@ if pm build "${build_args[@]}" "$ctx" >"$OUTDIR/build.log" 2>&1; then
   cached="$(grep -c -- '--> Using cache' "$OUTDIR/build.log" || true)"
   steps="$(grep -cE '^STEP [0-9]+/' "$OUTDIR/build.log" || true)"
   size="$(pm image inspect --format '{{.Size}}' "$IMAGE")"
-  pass "build: podman build ${build_args[*]} CONTEXT in ${build_s} s ($steps steps, $cached from the cache$([[ "$NO_CACHE" == 1 ]] && echo ', --no-cache: cold'))"
+  pass "build: podman build ${build_args[*]//$ctx/CONTEXT} CONTEXT in ${build_s} s ($steps steps, $cached from the cache$([[ "$NO_CACHE" == 1 ]] && echo ', --no-cache: cold'))"
   log "image size: $size bytes ($(awk -v b="$size" 'BEGIN { printf "%.2f GiB", b / 2^30 }')), $(pm image inspect --format '{{len .RootFS.Layers}}' "$IMAGE") layers"
   # Where the build's time and bytes go: the image's history (each step's
   # end time and layer size), the steps of 5 s or 10 MB and more; a step
@@ -150,7 +152,7 @@ for i, e in enumerate(h):
 PY
 else
   out "$OUTDIR/build.log" 40
-  fail "build: podman build ${build_args[*]} CONTEXT (log: $OUTDIR/build.log)"
+  fail "build: podman build ${build_args[*]//$ctx/CONTEXT} CONTEXT (log: $OUTDIR/build.log)"
   log "test-image: $passed passed, $failed failed"
   exit 1
 fi
@@ -327,11 +329,12 @@ else
   fail "first cells in the container (lab.Status)"
 fi
 # The course's goal for all notebooks is 240 s on 2 idle cores (make
-# test-notebooks enforces it there); here 3x that is a hang guard, and the
-# time is reported with the machine's load beside it.
+# test-notebooks enforces it there). Here, on a machine shared with other
+# work, the time is reported with the load beside it, and the budget is a
+# hang guard far above the goal (a cell's own timeout, 120 s, is the other).
 log "load average before the notebooks: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cpus)"
 t0="$(now)"
-if pm exec -e "NOTEBOOK_TOTAL_BUDGET=${NOTEBOOK_TOTAL_BUDGET:-720}" "$container" \
+if pm exec -e "NOTEBOOK_TOTAL_BUDGET=${NOTEBOOK_TOTAL_BUDGET:-1800}" "$container" \
   sh -c 'python3 scripts/run_notebooks.py && python3 scripts/run_notebooks.py scripts/testdata/no-setup.ipynb' \
   >"$OUTDIR/notebooks.log" 2>&1; then
   pass "every notebook headless inside the container ($(since "$t0") s, load average after: $(cut -d' ' -f1-3 /proc/loadavg)): $(grep -E '^[0-9]+ passed' "$OUTDIR/notebooks.log" | paste -sd';')"
