@@ -394,8 +394,11 @@ else
 fi
 
 # ---------------------------------------------------------------- 9. the hub's command
-if v="$(pm run --rm "$IMAGE" jupyterhub-singleuser --version 2>"$OUTDIR/singleuser.err")"; then
-  pass "podman run $IMAGE jupyterhub-singleuser --version: $v"
+# The ENTRYPOINT stays when JupyterHub replaces CMD: the CUDA line is in
+# every hub server's log too.
+if v="$(pm run --rm "$IMAGE" jupyterhub-singleuser --version 2>"$OUTDIR/singleuser.err")" &&
+  grep -q '^coalesce image: no CUDA' "$OUTDIR/singleuser.err"; then
+  pass "podman run $IMAGE jupyterhub-singleuser --version: $v, after the no-CUDA line"
 else
   out "$OUTDIR/singleuser.err"
   fail "podman run $IMAGE jupyterhub-singleuser --version"
