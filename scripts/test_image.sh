@@ -156,6 +156,16 @@ else
   log "test-image: $passed passed, $failed failed"
   exit 1
 fi
+# Earlier builds' chains of layers, now untagged: buildah's cache may pick
+# an older chain whose layers match the first steps and then miss where it
+# differs (after a --no-cache build there are two), which step 2 would take
+# for a bad layer order; they also hold gigabytes. Only this image's
+# dangling images go (its title label).
+# (A removed image's parents become dangling in turn: prune until none is.)
+for _ in $(seq 1 60); do
+  [[ -n "$(pm image prune -f --filter "label=org.opencontainers.image.title=GPU memory coalescing course" 2>/dev/null)" ]] || break
+done
+
 # What the CUDA step recorded; and what it said, when it ran (a cached step
 # prints nothing).
 record="$(pm run --rm --entrypoint cat "$IMAGE" /usr/local/lib/coalesce/cuda 2>/dev/null | paste -sd' ' || true)"
