@@ -27,6 +27,9 @@
 #   make test-hub        a class on a real JupyterHub (local Unix learners, as root; the proxy from npm):
 #                        log in, run a lesson, restart, update, collect, grade (deploy's TestJupyterHub)
 #   make notebook-history  rewrite notebooks/.shipped.sha256 from git (the lesson versions course_home.sh updates)
+#   make test-image      the image built with podman from the Dockerfile on a local Ubuntu 24.04 base (no
+#                        CUDA) and run as the learner: health check, browser test, every notebook and the
+#                        grade line inside it; log in build/image/test-image.log (root; not in make test)
 #   make test-browser    JupyterLab in headless Chromium: index + first lesson, run all, check, screenshots
 #                        in build/browser/ (BROWSER_NOTEBOOKS="..." to pick; installs chromium as root).
 #                        `make test` runs it only where test-install cannot run it as the learner
@@ -80,7 +83,7 @@ BROWSER_NOTEBOOKS ?=
 export CHROMIUM BROWSER_NOTEBOOKS
 TEST_REQ_STAMP := $(VENV)/.coalesce-test-requirements.sha256
 
-.PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-browser test-hub hub-proxy notebook-history \
+.PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-image test-browser test-hub hub-proxy notebook-history \
 	test-browser-unless-learner test-install-then-hub test-times \
 	chromium test-requirements clean distclean
 
@@ -182,6 +185,10 @@ hub-proxy:
 
 notebook-history:
 	@$(PYTHON) scripts/course_notebooks.py history --out notebooks/.shipped.sha256
+
+# Not in `test`: it takes minutes and root (scripts/test_image.sh says what it checks).
+test-image: setup chromium test-requirements
+	@scripts/test_image.sh
 
 test-browser: setup chromium test-requirements
 	@$(VPY) scripts/browser_test.py

@@ -61,6 +61,77 @@ func index(s dockerfile.Stage, match func(dockerfile.Instruction) bool) int {
 	return slices.IndexFunc(s.Instructions, match)
 }
 
+// globalArgs returns the defaults of the ARGs before the first FROM.
+func globalArgs(d *dockerfile.Dockerfile) map[string]string {
+	args := map[string]string{}
+	for _, in := range d.Instructions {
+		if in.Cmd == "FROM" {
+			break
+		}
+		if in.Cmd == "ARG" {
+			k, v, _ := strings.Cut(in.Args, "=")
+			args[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return args
+}
+
+// workdir is the WORKDIR in effect at instruction i of s ("/" before any).
+func workdir(s dockerfile.Stage, i int) string {
+	dir := "/"
+	for _, in := range s.Instructions[:i] {
+		if in.Cmd == "WORKDIR" {
+			if w := expandArgs(strings.TrimSpace(in.Args), s); strings.HasPrefix(w, "/") {
+				dir = w
+			} else {
+				dir = filepath.Join(dir, w)
+			}
+		}
+	}
+	return dir
+}
+
+// goDirs returns the repository's top-level entries the image's Go code
+// lives in: the directories with a .go file anywhere below, and "*.go" for
+// the root's own files; hidden and .dockerignore'd entries excluded.
+func goDirs(t *testing.T) []string {
+	t.Helper()
+	ignore := dockerignore(t)
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	var dirs []string
+	rootGo := false
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || ignored(ignore, name) {
+			continue
+		}
+		if !e.IsDir() {
+			rootGo = rootGo || strings.HasSuffix(name, ".go")
+			continue
+		}
+		found := false
+		require.NoError(t, filepath.WalkDir(filepath.Join(root, name), func(p string, de os.DirEntry, err error) error {
+			if err != nil || found {
+				return err
+			}
+			if !de.IsDir() && strings.HasSuffix(p, ".go") {
+				found = true
+				return filepath.SkipAll
+			}
+			return nil
+		}))
+		if found {
+			dirs = append(dirs, name)
+		}
+	}
+	if rootGo {
+		dirs = append(dirs, "*.go")
+	}
+	require.NotEmpty(t, dirs)
+	return dirs
+}
+
 // goModVersion is the go directive of go.mod.
 func goModVersion(t *testing.T) string {
 	t.Helper()
@@ -69,9 +140,9 @@ func goModVersion(t *testing.T) string {
 	return m[1]
 }
 
-// TestDockerfile checks the image's recipe, since the image itself cannot be
-// built where the tests run (no Docker engine): each case is one promise of
-// docs/running.md.
+// TestDockerfile checks the image's recipe, for every `go test` (building
+// the image takes podman, root and minutes: make test-image does that):
+// each case is one promise of docs/running.md.
 func TestDockerfile(t *testing.T) {
 	d, final := repoDockerfile(t)
 	cmdIdx := index(final, func(in dockerfile.Instruction) bool { return in.Cmd == "CMD" })
@@ -80,25 +151,113 @@ func TestDockerfile(t *testing.T) {
 		name  string
 		check func(t *testing.T)
 	}{
-		{"base image is nvidia/cuda devel, pinned to an exact version", func(t *testing.T) {
-			assert.NotContains(t, final.Image, "$", "the base image must be written out, not taken from an ARG")
-			ref := dockerfile.ParseImageRef(final.Image)
+		{"the base is ARG BASE_IMAGE, by default nvidia/cuda devel pinned to an exact version", func(t *testing.T) {
+			require.Len(t, d.Stages(), 1, "one stage: the CUDA and the CPU-only image differ in their base only")
+			assert.Contains(t, []string{"${BASE_IMAGE}", "$BASE_IMAGE"}, final.Image, "FROM must take the base from ARG BASE_IMAGE")
+			def, ok := globalArgs(d)["BASE_IMAGE"]
+			require.True(t, ok, "want ARG BASE_IMAGE=... before FROM")
+			ref := dockerfile.ParseImageRef(def)
 			assert.Equal(t, "nvidia/cuda", ref.Repository)
-			assert.NotEqual(t, "latest", ref.Tag)
 			assert.Regexp(t, `^\d+\.\d+\.\d+-devel-ubuntu\d+\.\d+$`, ref.Tag,
 				"want an exact CUDA version (X.Y.Z) of the devel variant")
-		}},
-		{"ncu: checked, else installed from the base image's CUDA release", func(t *testing.T) {
-			m := regexp.MustCompile(`^(\d+)\.(\d+)\.`).FindStringSubmatch(dockerfile.ParseImageRef(final.Image).Tag)
-			require.NotNil(t, m)
-			pkg := "cuda-nsight-compute-" + m[1] + "-" + m[2]
-			i := index(final, func(in dockerfile.Instruction) bool {
-				return in.Cmd == "RUN" && strings.Contains(in.Args, pkg) && strings.Contains(in.Args, "ncu --version")
+			// An ARG declared before FROM is empty inside the stage unless
+			// declared again there (Docker's scoping): the stage's uses of
+			// ${BASE_IMAGE} need that.
+			uses := index(final, func(in dockerfile.Instruction) bool {
+				return strings.Contains(in.Args, "BASE_IMAGE") && in.Cmd != "ARG"
 			})
-			assert.GreaterOrEqual(t, i, 0, "want a RUN that installs %s when ncu is missing and runs ncu --version", pkg)
-			assert.True(t, index(final, func(in dockerfile.Instruction) bool {
-				return in.Cmd == "RUN" && strings.Contains(in.Args, "nvcc --version")
-			}) >= 0, "want a RUN that checks nvcc")
+			if uses >= 0 {
+				decl := index(final, func(in dockerfile.Instruction) bool {
+					return in.Cmd == "ARG" && strings.TrimSpace(in.Args) == "BASE_IMAGE"
+				})
+				assert.True(t, decl >= 0 && decl < uses, "line %d uses BASE_IMAGE: want a bare ARG BASE_IMAGE in the stage before it", final.Instructions[uses].Line)
+			}
+		}},
+		{"CUDA is one guarded step, scripts/image_cuda.sh's, given the base", func(t *testing.T) {
+			cudaRe := regexp.MustCompile(`\b(nvcc|ncu|nvidia-smi|cuda-[a-z-]+|/usr/local/cuda)\b`)
+			setup := -1
+			for i, in := range final.Instructions {
+				if in.Cmd != "RUN" {
+					continue
+				}
+				if w := dockerfile.Words(in.Args); len(w) >= 3 && w[0] == "coalesce-image" && w[1] == "setup" {
+					assert.Equal(t, -1, setup, "line %d: a second CUDA setup", in.Line)
+					assert.Equal(t, "${BASE_IMAGE}", w[2], "line %d: setup must be told the base, to name it", in.Line)
+					setup = i
+					continue
+				}
+				assert.False(t, cudaRe.MatchString(in.Args), "line %d: a RUN needs CUDA (%s) outside the guarded step: a CPU-only base would fail it", in.Line, cudaRe.FindString(in.Args))
+			}
+			require.GreaterOrEqual(t, setup, 0, `want RUN coalesce-image setup "${BASE_IMAGE}"`)
+			cp := index(final, func(in dockerfile.Instruction) bool {
+				w := dockerfile.Words(in.Args)
+				return in.Cmd == "COPY" && len(w) == 2 && w[0] == "scripts/image_cuda.sh" && w[1] == "/usr/local/bin/coalesce-image"
+			})
+			assert.True(t, cp >= 0 && cp < setup, "want COPY scripts/image_cuda.sh /usr/local/bin/coalesce-image before the setup")
+			user := index(final, func(in dockerfile.Instruction) bool { return in.Cmd == "USER" })
+			assert.True(t, user < 0 || setup < user, "the setup installs packages: it must run as root, before USER")
+			// The package it installs is the base's CUDA release's (its
+			// behaviour: TestImageCUDASetup).
+			script := readRepoFile(t, "scripts/image_cuda.sh")
+			for _, want := range []string{"cuda-nsight-compute-", "CUDA_VERSION", "nvcc --version", "ncu --version"} {
+				assert.Contains(t, script, want)
+			}
+		}},
+		{"a notebook edit rebuilds only the last COPY; the Go code is copied before the builds", func(t *testing.T) {
+			lastCopy := -1
+			for i, in := range final.Instructions {
+				if in.Cmd == "COPY" || in.Cmd == "ADD" {
+					lastCopy = i
+				}
+			}
+			require.GreaterOrEqual(t, lastCopy, 0)
+			last := final.Instructions[lastCopy]
+			assert.Equal(t, []string{".", "/opt/course"}, dockerfile.Words(last.Args), "line %d: the last COPY must be the whole course", last.Line)
+			for _, in := range final.Instructions[lastCopy+1:] {
+				assert.NotEqual(t, "RUN", in.Cmd, "line %d: a RUN after the last COPY reruns at every notebook edit", in.Line)
+			}
+			warm := index(final, func(in dockerfile.Instruction) bool {
+				return in.Cmd == "RUN" && strings.Contains(in.Args, "go build ./...")
+			})
+			require.GreaterOrEqual(t, warm, 0, "want the RUN that warms the learner's build cache (go build ./...)")
+			copied := map[string]int{} // COPY source -> instruction index
+			for i, in := range final.Instructions[:lastCopy] {
+				if in.Cmd != "COPY" && in.Cmd != "ADD" {
+					continue
+				}
+				w := dockerfile.Words(in.Args)
+				for _, src := range w[:len(w)-1] {
+					copied[strings.TrimSuffix(src, "/")] = i
+					assert.NotContains(t, []string{".", "notebooks", "docs"}, strings.TrimSuffix(src, "/"),
+						"line %d copies %s before the builds: a lesson edit would rebuild everything", in.Line, src)
+				}
+			}
+			for _, dir := range goDirs(t) {
+				i, ok := copied[dir]
+				if assert.True(t, ok, "%s holds Go code: copy it before the cache is warmed (line %d)", dir, final.Instructions[warm].Line) {
+					assert.Less(t, i, warm, "%s is copied after the cache is warmed", dir)
+				}
+			}
+		}},
+		{"the learner owns every file COPY puts in /opt/course", func(t *testing.T) {
+			args := argDefaults(final)
+			want := args["NB_UID"] + ":" + args["NB_GID"]
+			assert.Equal(t, "1000:100", want)
+			for i, in := range final.Instructions {
+				if in.Cmd != "COPY" && in.Cmd != "ADD" {
+					continue
+				}
+				w := dockerfile.Words(in.Args)
+				dest := w[len(w)-1]
+				if !strings.HasPrefix(dest, "/") {
+					dest = filepath.Join(workdir(final, i), dest)
+				}
+				if dest != "/opt/course" && !strings.HasPrefix(dest, "/opt/course/") {
+					continue
+				}
+				chown, _ := in.Flag("chown")
+				assert.Equal(t, want, expandArgs(chown, final), "line %d: COPY into %s without --chown=${NB_UID}:${NB_GID}: the learner could not save there", in.Line, dest)
+			}
 		}},
 		{"a non-root user (uid 1000) is set before CMD", func(t *testing.T) {
 			require.GreaterOrEqual(t, cmdIdx, 0, "no CMD")
@@ -163,12 +322,13 @@ func TestDockerfile(t *testing.T) {
 			}
 			assert.Contains(t, ports, "8888")
 		}},
-		{"HEALTHCHECK asks the server's /api on port 8888", func(t *testing.T) {
+		{"HEALTHCHECK asks the server's /api on port 8888 and says the image's CUDA", func(t *testing.T) {
 			hc, ok := d.Last("HEALTHCHECK")
 			require.True(t, ok, "no HEALTHCHECK")
 			assert.True(t, strings.HasPrefix(hc.Args, "CMD "), "HEALTHCHECK %s: want CMD ...", hc.Args)
 			assert.Contains(t, hc.Args, "127.0.0.1:8888")
 			assert.Contains(t, hc.Args, "api")
+			assert.Contains(t, hc.Args, "coalesce-image status --brief", "the health check's output must say whether the image has CUDA")
 		}},
 		{"CMD starts JupyterLab on 0.0.0.0:8888 at notebooks/index.ipynb", func(t *testing.T) {
 			require.GreaterOrEqual(t, cmdIdx, 0, "no CMD")
@@ -211,21 +371,23 @@ func TestDockerfile(t *testing.T) {
 					if src == "." {
 						continue
 					}
-					_, err := os.Stat(filepath.Join(root, src))
+					m, err := filepath.Glob(filepath.Join(root, src)) // COPY takes patterns (*.go)
 					assert.NoError(t, err, "line %d: COPY source %s", in.Line, src)
+					assert.NotEmpty(t, m, "line %d: COPY source %s matches nothing", in.Line, src)
 					assert.False(t, ignored(ignore, src), "line %d: %s is excluded by .dockerignore", in.Line, src)
 				}
 			}
 		}},
-		{"tini is PID 1 and CMD is not run by a shell", func(t *testing.T) {
+		{"tini is PID 1, the CUDA status is said at start, and CMD is not run by a shell", func(t *testing.T) {
 			ep, ok := d.Last("ENTRYPOINT")
 			require.True(t, ok)
 			args, ok := ep.Exec()
 			require.True(t, ok)
-			assert.Equal(t, "tini", args[0])
-			// Under a hub, the learner's course is set up by the start
-			// command, before the server: a postStart hook may run after it.
-			assert.Equal(t, "/opt/course/scripts/singleuser.sh", args[len(args)-1], "ENTRYPOINT must end in the start command")
+			// JupyterHub replaces CMD, never ENTRYPOINT: the status line is
+			// in every server's log, and the learner's course is set up by
+			// the start command, before the server (a postStart hook may
+			// run after it).
+			assert.Equal(t, []string{"tini", "-g", "--", "coalesce-image", "start", "/opt/course/scripts/singleuser.sh"}, args)
 			assert.FileExists(t, filepath.Join(root, "scripts", "singleuser.sh"))
 		}},
 		{"the default kernel is in Jupyter's config, not on a command line a hub replaces", func(t *testing.T) {

@@ -42,6 +42,15 @@ BROWSER_OUT=DIR writes all of it to DIR instead, and serves the copies from
 there; BROWSER_LAB_USER=UID:GID (as root) runs JupyterLab and its kernels as
 that user, as the course's image runs them for its learner.
 
+BROWSER_LAB_URL=URL (with BROWSER_LAB_TOKEN) tests a JupyterLab already
+running there instead of starting one, such as the course image's in a
+container (make test-image): the copies are uploaded through its contents
+API into BROWSER_LAB_DIR (default build/browser, relative to its root),
+the settings above are written through its settings API, and the server
+and its kernels are left running (the caller owns them). The page must
+expose the app (exposeAppInBrowser: a labconfig/page_config.json in its
+Jupyter config path does it without changing the server's command line).
+
 JupyterLab and its kernels are shut down at the end, also on failure or
 Ctrl-C. Without Chromium the test fails under CI (env CI=true) or
 BROWSER_TEST_REQUIRED=1, and otherwise skips, loudly. The last line is
@@ -76,6 +85,10 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(os.environ["BROWSER_OUT"]).resolve() if os.environ.get("BROWSER_OUT") else ROOT / "build" / "browser"
 SERVER_ROOT = ROOT if OUT.is_relative_to(ROOT) else OUT
 LAB_USER = os.environ.get("BROWSER_LAB_USER", "")
+# BROWSER_LAB_URL: a JupyterLab someone else started (the course image's, in
+# a container), tested where it runs; RemoteLab below.
+LAB_URL = os.environ.get("BROWSER_LAB_URL", "").rstrip("/")
+LAB_DIR = os.environ.get("BROWSER_LAB_DIR", "build/browser").strip("/")
 LESSON_RE = re.compile(r"^\d\d-.*\.ipynb$")
 
 # Flags for Debian's Chromium on a closed network, headless, possibly as root.
@@ -314,6 +327,68 @@ class Lab:
         self.proc = None
 
 
+class RemoteLab:
+    """A JupyterLab already running at BROWSER_LAB_URL, not ours to start or
+    stop: the notebooks' copies go to it through its contents API, the test's
+    settings through its settings API (Lab writes both as files instead)."""
+
+    def __init__(self, base: str, token: str):
+        self.base = base
+        self.token = token
+        self.log_path = OUT / "jupyter.log"  # the server's log is its owner's
+
+    def api(self, method: str, path: str, body=None, timeout: float = 30):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(f"{self.base}{path}", data=data, method=method, headers={
+            "Authorization": f"token {self.token}", "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                raw = r.read()
+        except urllib.error.HTTPError as e:
+            raise Failure(f"{method} {self.base}{path}: HTTP {e.code}: {e.read()[:300]!r}") from None
+        except (urllib.error.URLError, OSError) as e:
+            raise Failure(f"{method} {self.base}{path}: {e}") from None
+        return json.loads(raw) if raw else None
+
+    def start(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.api("GET", "/api/status", timeout=5)
+                break
+            except Failure as e:
+                if time.monotonic() > deadline:
+                    raise Failure(f"JupyterLab at {self.base} did not answer within {timeout:.0f}s: {e}") from None
+                time.sleep(0.5)
+        for plugin, values in LAB_SETTINGS.items():
+            pkg, name = plugin.rsplit("/", 1)
+            self.api("PUT", f"/lab/api/settings/{pkg}:{name}", {"raw": json.dumps(values)})
+
+    def upload(self, local: Path, remote: str) -> None:
+        """Writes local to remote (a path below the server's root), making its folders."""
+        parts = remote.split("/")[:-1]
+        for i in range(len(parts)):
+            d = "/".join(parts[: i + 1])
+            try:
+                self.api("GET", f"/api/contents/{d}?content=0")
+            except Failure:
+                self.api("PUT", f"/api/contents/{d}", {"type": "directory"})
+        content = json.loads(local.read_text(encoding="utf-8"))
+        self.api("PUT", f"/api/contents/{remote}", {"type": "notebook", "format": "json", "content": content})
+
+    def log_tail(self, n: int = 30) -> str:
+        return f"    (the server at {self.base} keeps its own log)"
+
+    def stop(self) -> None:
+        """Shuts down the kernels of the notebooks this test opened; the server stays."""
+        try:
+            for sess in self.api("GET", "/api/sessions") or []:
+                if sess.get("path", "").startswith(LAB_DIR + "/"):
+                    self.api("DELETE", f"/api/sessions/{sess['id']}")
+        except Failure as e:
+            log(f"warning: could not shut down the test's kernels: {e}")
+
+
 # JavaScript run in the page. The app is exposed by --LabApp.expose_app_in_browser.
 JS_STATE = """() => {
   const app = window.jupyterapp;
@@ -389,7 +464,9 @@ def check_notebook(page, lab: Lab, spec: NotebookSpec, copy_rel: str, timeout: f
     except Exception as e:  # noqa: BLE001 - Playwright's TimeoutError
         raise Failure(f"the notebook did not appear within 60s: {e}") from None
     wait_state(page, lambda s: s["app"] and s["path"] == copy_rel, 30,
-               f"the notebook {copy_rel} to be the current document")
+               f"the notebook {copy_rel} to be the current document (and window.jupyterapp: "
+               "the server must expose the app, --LabApp.expose_app_in_browser=True or "
+               "exposeAppInBrowser in labconfig/page_config.json)")
     # JupyterLab ignores the status messages around kernel_info requests, and
     # GoNB does not answer the history_request JupyterLab sends next, so a
     # fresh GoNB kernel shows "Unknown" (not "Idle") until the first cell runs.
@@ -523,7 +600,7 @@ def main() -> int:
         answer_like_a_learner(s.path, dst)
         specs[i] = read_spec(dst)
         specs[i].path = s.path
-        copies[s.name] = dst.relative_to(SERVER_ROOT).as_posix()
+        copies[s.name] = f"{LAB_DIR}/{s.path.name}" if LAB_URL else dst.relative_to(SERVER_ROOT).as_posix()
 
     # SIGTERM (make interrupted, CI timeout) unwinds like Ctrl-C, so that
     # the finally below stops JupyterLab.
@@ -531,14 +608,25 @@ def main() -> int:
 
     t_all = time.monotonic()
     passed = failed = 0
-    lab = Lab(OUT / "jupyter")
+    if LAB_URL:
+        if not os.environ.get("BROWSER_LAB_TOKEN"):
+            die("BROWSER_LAB_URL needs BROWSER_LAB_TOKEN, the server's token")
+        lab = RemoteLab(LAB_URL, os.environ["BROWSER_LAB_TOKEN"])
+    else:
+        lab = Lab(OUT / "jupyter")
     try:
         t0 = time.monotonic()
         try:
             lab.start()
+            if isinstance(lab, RemoteLab):
+                for s in specs:
+                    lab.upload(OUT / "notebooks" / s.path.name, copies[s.name])
         except Failure as e:
             die(str(e), 1)
-        log(f"JupyterLab up on {lab.base} in {time.monotonic() - t0:.1f}s (log: {rel(lab.log_path)})")
+        if isinstance(lab, RemoteLab):
+            log(f"JupyterLab at {lab.base} answers; notebooks uploaded to {LAB_DIR}/ there")
+        else:
+            log(f"JupyterLab up on {lab.base} in {time.monotonic() - t0:.1f}s (log: {rel(lab.log_path)})")
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, headless=not args.headed,
                                          args=CHROMIUM_ARGS)
