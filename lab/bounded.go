@@ -182,6 +182,9 @@ func runKernel(e *exercises.Exercise, v exercises.Variant, kernel any) (*exercis
 		}
 		c.serve(e, v, kernel)
 	}
+	// The status line is the parent's: a child's stderr is the kernel's.
+	done := working(fmt.Sprintf("running your kernel for %s through the model, thread by thread", e.ID))
+	defer done()
 	if !bounded {
 		return e.Run(v, kernel)
 	}

@@ -111,9 +111,7 @@ func Try(id string, kernel any) *exercises.Outcome {
 		fail(err)
 		return nil
 	}
-	done := working(fmt.Sprintf("running your kernel for %s through the model, thread by thread", e.ID))
 	out, err := runKernel(e, v, kernel)
-	done()
 	if err != nil {
 		fail(err)
 		return nil
@@ -309,7 +307,7 @@ func diagramOf(out *exercises.Outcome) *simt.Traced {
 			continue
 		}
 		if per := float64(s.Sectors) / float64(s.Instructions); per > bestPer {
-			best, bestPer = fmt.Sprintf("%s:%d", s.File, s.Line), per
+			best, bestPer = s.Where, per
 		}
 	}
 	for i, tr := range out.Result.Trace {

@@ -65,7 +65,7 @@ func siteWhy(s simt.Site, metric string, r *simt.Result) string {
 	if s.Store {
 		verb = "Store"
 	}
-	at := fmt.Sprintf("%s.%s at %s:%d (%d B a lane)", s.Buffer, verb, s.File, s.Line, s.Size)
+	at := fmt.Sprintf("%s.%s at %s (%d B a lane)", s.Buffer, verb, s.Where, s.Size)
 	lanes := float64(s.Lanes) / float64(s.Instructions)
 	switch {
 	case s.Shared:
@@ -135,10 +135,9 @@ func firstSectors(s simt.Site, r *simt.Result) (int, bool) {
 
 // traced returns the site's first instruction in the trace.
 func traced(s simt.Site, r *simt.Result) (sectors.Instruction, bool) {
-	where := fmt.Sprintf("%s:%d", s.File, s.Line)
 	for _, t := range r.Trace {
 		in := t.Instruction
-		if in.Access == where && in.Store == s.Store && in.Shared == s.Shared {
+		if in.Access == s.Where && in.Store == s.Store && in.Shared == s.Shared {
 			return in, true
 		}
 	}

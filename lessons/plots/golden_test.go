@@ -127,7 +127,7 @@ func goldenDRAM() {
 }
 
 func goldenBlock() {
-	p, err := plots.TimeVsBlock(snapshot()[spec.CoalescedCopy], recorded())
+	p, err := plotOf(plots.TimeVsBlock(snapshot()[spec.CoalescedCopy], recorded()))
 	if err != nil {
 		log.Fatal(err)
 	}

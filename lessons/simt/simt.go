@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -651,7 +652,7 @@ func goexitSite() string {
 		case f.Function == "runtime.Goexit":
 			exiting = true
 		case exiting && !strings.HasPrefix(f.Function, "runtime."):
-			return fmt.Sprintf(" at %s:%d", base(f.File), f.Line)
+			return " at " + place(f, os.Getenv(NotebookDirEnv))
 		}
 		if !more {
 			return ""
@@ -672,7 +673,7 @@ func panicSite() string {
 		case f.Function == "runtime.gopanic":
 			panicking = true
 		case panicking && !strings.HasPrefix(f.Function, "runtime."):
-			return fmt.Sprintf(" at %s:%d", base(f.File), f.Line)
+			return " at " + place(f, os.Getenv(NotebookDirEnv))
 		}
 		if !more {
 			return ""
