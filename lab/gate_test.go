@@ -215,7 +215,7 @@ var quiet = map[string]string{
 	"NewTable": "builds", "Value.String": "a gated cell's text", "Modelled": "a cell with its tells", "MeasuredValue": "a cell with its tells",
 	"OnDevices": "builds cases", "FigureColumn": "a column", "MeasuredOnly": "a column", "Metric": "a column",
 	"Questions": "the bank", "Learner": "who the learner is", "WithIndices": "builds a spec",
-	"TryCUDAWith": "TryCUDA with options: the same outputs",
+	"TryCUDAWith":   "TryCUDA with options: the same outputs",
 	"Stopped.Error": "an error's text", "Stopped.Unwrap": "the error it wraps",
 }
 
