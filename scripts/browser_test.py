@@ -517,7 +517,11 @@ def check_notebook(page, lab: Lab, spec: NotebookSpec, copy_rel: str, timeout: f
             if not out["verdicts"]:
                 problems.append(f"{where} calls lab.Check but shows no div.coalesce-verdict")
             elif cs.unanswered:
-                if not all("Write your prediction first" in v and "model" not in v for v in out["verdicts"]):
+                # It may say how the question is graded ("Graded against the
+                # model, exactly"), never an answer: no "the answer is", no
+                # row of the model's or the measured value.
+                if not all("Write your prediction first" in v and "the answer is" not in v
+                           and not re.search(r"^\s*(model|measured)\b", v, re.M) for v in out["verdicts"]):
                     problems.append(f"{where} still holds lab.YourPrediction, so its verdict must ask for a "
                                     f"prediction and show nothing of the key: {out['verdicts'][0][:200]!r}")
             elif not all("model" in v for v in out["verdicts"]):
