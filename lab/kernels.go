@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,10 +17,11 @@ import (
 	"github.com/coalescing-course/coalesce/cuda/usercuda"
 	"github.com/coalescing-course/coalesce/grader"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
-	"github.com/coalescing-course/coalesce/lessons/figures"
+	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/plots"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/simt"
+	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/units"
 )
 
@@ -96,8 +98,10 @@ func params(e *exercises.Exercise, v exercises.Variant) string {
 // Try runs kernel, the learner's Go kernel for exercise id, on their
 // variant through the model (lessons/simt), and shows whether its output
 // is right, each counter target with the model's count, what every access
-// site of the kernel costs, and a warp diagram of the access that misses
-// its target (or of the first). It returns the outcome; a kernel of the
+// site of the kernel costs, and a picture of the access behind the first
+// target missed: a shared access by its banks (a bank-conflict or
+// wavefront target), a global one by its sectors; with every target met,
+// the costliest global access. It returns the outcome; a kernel of the
 // wrong type ends the cell with the signature wanted.
 //
 // The kernel runs in a process of its own, under TryLimits (see "Learner
@@ -120,29 +124,33 @@ func Try(id string, kernel any) *exercises.Outcome {
 	// picture of its warp is told like any warp's.
 	newDisplay().emit(output{text: outcomeText(e, out, kernel), html: outcomeHTML(e, out, kernel)})
 	if tr := diagramOf(out); tr != nil {
-		if p, err := plots.TracedDiagram(*tr); err == nil {
-			d := newDisplay()
-			if sh, err := grader.InstructionShape(tr.Instruction); err == nil && !d.show(grader.Tell{Figure: instructionFigure(tr.Instruction), Judge: grader.Model, Value: float64(sh.Sectors), Warp: &sh}) {
-				d.emit(output{text: "The picture of this warp waits for your prediction."})
-				return out
-			}
-			d.emit(output{text: "[warp diagram] " + strings.ReplaceAll(p.Title.Text, "\n", " ") + "\n", png: renderPNG(plots.Diagram, p)})
-		}
+		showTraced(*tr)
 	}
 	return out
 }
 
-// instructionFigure is the figure a picture of one instruction shows.
-func instructionFigure(in sectors.Instruction) string {
-	switch {
-	case in.Shared && in.Store:
-		return figures.ShStWavefrontsPerRequest.Name
-	case in.Shared:
-		return figures.ShLdWavefrontsPerRequest.Name
-	case in.Store:
-		return figures.StSectorsPerRequest.Name
+// showTraced draws one traced instruction of a learner's kernel as an
+// output of its own, through the gate like any picture of a warp: a
+// global access by its sectors (plots.TracedDiagram), a shared one by its
+// banks (plots.TracedBankDiagram). One the model cannot draw says why.
+func showTraced(tr simt.Traced) {
+	in := tr.Instruction
+	draw, size, kind := plots.TracedDiagram, plots.Diagram, "warp diagram"
+	if in.Shared {
+		draw, size, kind = plots.TracedBankDiagram, plots.Banks, "bank diagram"
 	}
-	return figures.LdSectorsPerRequest.Name
+	p, err := draw(tr)
+	if err != nil {
+		// The access's name and the model's limit: no value of it.
+		printf("No picture of this access: %v\n", err)
+		return
+	}
+	d := newDisplay()
+	if !d.showAll(grader.InstructionTells(spec.Spec{}, in)) {
+		d.emit(output{text: "The picture of this warp waits for your prediction."})
+		return
+	}
+	d.emit(output{text: "[" + kind + "] " + strings.ReplaceAll(p.Title.Text, "\n", " ") + "\n", png: renderPNG(size, p)})
 }
 
 func outcomeText(e *exercises.Exercise, out *exercises.Outcome, kernel any) string {
@@ -294,28 +302,89 @@ func sitesText(r *simt.Result, kernel any) string {
 	return b.String()
 }
 
-// diagramOf picks the traced instruction to draw: the first global one
-// of the costliest site by sectors per request, which is where a missed
-// target comes from; nil when none was traced.
+// diagramOf picks the traced instruction to draw: the access behind the
+// first target the kernel missed, on that metric's memory and side (a
+// shared metric's shared loads or stores, drawn by their banks; a global
+// one's loads or stores, by their sectors); with every target met, or
+// none judged, the costliest global access. nil when none was traced.
 func diagramOf(out *exercises.Outcome) *simt.Traced {
 	if out.Result == nil || len(out.Result.Trace) == 0 {
 		return nil
 	}
-	best, bestPer := "", -1.0
-	for _, s := range out.Result.Sites {
-		if s.Shared || s.Instructions == 0 {
+	for _, t := range out.Targets {
+		if t.Pass {
 			continue
 		}
-		if per := float64(s.Sectors) / float64(s.Instructions); per > bestPer {
-			best, bestPer = s.Where, per
+		shared, store := metrics.IsShared(t.Metric), metrics.IsStore(t.Metric)
+		if tr := worstTraced(out.Result, func(s simt.Site) bool { return s.Shared == shared && s.Store == store }, countsRequests(t.Metric)); tr != nil {
+			return tr
 		}
 	}
-	for i, tr := range out.Result.Trace {
-		if !tr.Instruction.Shared && tr.Instruction.Access == best {
-			return &out.Result.Trace[i]
+	return worstTraced(out.Result, func(s simt.Site) bool { return !s.Shared }, false)
+}
+
+// countsRequests reports whether metric counts instructions, not what
+// each costs.
+func countsRequests(metric string) bool {
+	switch metric {
+	case metrics.LdRequests, metrics.StRequests, metrics.ShLdRequests, metrics.ShStRequests:
+		return true
+	}
+	return false
+}
+
+// worstTraced returns the costliest traced instruction of the costliest
+// site among those of r that keep admits and the trace reached: a site
+// costs its sectors (global) or wavefronts (shared) per instruction, or,
+// for a metric of requests, its instructions; ties go to the site, and
+// the instruction, first in the kernel's order. Sites and instructions
+// are matched by their position (simt.Site.Where, the instruction's
+// Access), buffer, memory and side. nil when no traced instruction is of
+// an admitted site.
+func worstTraced(r *simt.Result, keep func(simt.Site) bool, requests bool) *simt.Traced {
+	var sites []simt.Site
+	for _, s := range r.Sites {
+		if s.Instructions > 0 && keep(s) {
+			sites = append(sites, s)
+		}
+	}
+	cost := func(s simt.Site) float64 {
+		if requests {
+			return float64(s.Instructions)
+		}
+		return s.PerRequest()
+	}
+	slices.SortStableFunc(sites, func(a, b simt.Site) int { return cmp.Compare(cost(b), cost(a)) })
+	for _, s := range sites {
+		best, most := -1, -1
+		for i, tr := range r.Trace {
+			in := tr.Instruction
+			if in.Access != s.Where || in.Buffer != s.Buffer || in.Shared != s.Shared || in.Store != s.Store {
+				continue
+			}
+			if n := instructionCost(in); n > most {
+				best, most = i, n
+			}
+		}
+		if best >= 0 {
+			return &r.Trace[best]
 		}
 	}
 	return nil
+}
+
+// instructionCost is one instruction's sectors, or its wavefronts for a
+// shared one; 0 when the model cannot price it.
+func instructionCost(in sectors.Instruction) int {
+	if in.Shared {
+		n, _ := sectors.Wavefronts(in.Warp)
+		return n
+	}
+	a, err := sectors.Coalesce(in.Warp)
+	if err != nil {
+		return 0
+	}
+	return len(a.Sectors)
 }
 
 // CUDAResult is what TryCUDA found: the GPU's run of the learner's body,

@@ -17,9 +17,8 @@ import (
 // kernel that cost more than their bytes need: the two worst, each with
 // how far apart its lanes are in the first warp (Result.Trace).
 func explain(metric string, r *simt.Result) string {
-	store := metric == metrics.StSectors || metric == metrics.StRequests || metric == metrics.ShStBankConflicts
-	shared := metric == metrics.ShLdBankConflicts || metric == metrics.ShStBankConflicts
-	requests := metric == metrics.LdRequests || metric == metrics.StRequests
+	store, shared := metrics.IsStore(metric), metrics.IsShared(metric)
+	requests := metric == metrics.LdRequests || metric == metrics.StRequests || metric == metrics.ShLdRequests || metric == metrics.ShStRequests
 	type costly struct {
 		site   simt.Site
 		excess int64
@@ -31,6 +30,9 @@ func explain(metric string, r *simt.Result) string {
 		}
 		var excess int64
 		switch {
+		case shared && requests:
+			// A shared access moves 4 bytes a lane, the one size the
+			// bank rule models: no instruction of it folds into fewer.
 		case shared:
 			excess = s.Wavefronts - s.Instructions
 		case requests:

@@ -78,6 +78,16 @@ func Exact(m string) bool { return slices.Contains(L1, m) }
 // IsShared reports whether m is one of the shared-memory metrics.
 func IsShared(m string) bool { return slices.Contains(Shared, m) }
 
+// Stores lists the metrics that count what stores cost: the global and
+// shared stores' instructions and their sectors, wavefronts and conflicts,
+// and the bytes and sectors written below the L1. The rest of Profiled
+// count loads.
+var Stores = []string{StRequests, StSectors, DRAMWrite, ShStRequests, ShStWavefronts, ShStBankConflicts, L2WriteSectors}
+
+// IsStore reports whether m counts stores (one of Stores): a target on m
+// is missed by a kernel's store instructions, not its loads.
+func IsStore(m string) bool { return slices.Contains(Stores, m) }
+
 // Known reports whether m is one of the course's metrics.
 func Known(m string) bool { return slices.Contains(Profiled, m) }
 

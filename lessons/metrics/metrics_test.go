@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +39,16 @@ func TestExactAndKnown(t *testing.T) {
 		assert.False(t, Exact(m), "%s: how ncu follows the bank rule is measured, not assumed", m)
 	}
 	assert.False(t, IsShared(LdSectors))
+}
+
+// Every metric of the course counts loads or stores, as its ncu name says
+// (_st.sum, _write, _ld.sum, _read): IsStore holds to the name.
+func TestIsStore(t *testing.T) {
+	for _, m := range Profiled {
+		store := strings.HasSuffix(m, "_st.sum") || strings.Contains(m, "_write")
+		load := strings.HasSuffix(m, "_ld.sum") || strings.Contains(m, "_read")
+		assert.True(t, store != load, "%s names neither or both", m)
+		assert.Equal(t, store, IsStore(m), m)
+	}
+	assert.False(t, IsStore("gpu__time_duration.sum"))
 }

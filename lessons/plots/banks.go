@@ -13,15 +13,18 @@ import (
 
 	"github.com/coalescing-course/coalesce/internal/words"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/simt"
 	"github.com/coalescing-course/coalesce/lessons/spec"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // Banks is the size of a bank diagram: as wide as a chart, tall enough
 // for the 34 bank rows of a padded 32-wide tile.
 var Banks = Size{Width: 18 * vg.Centimeter, Height: 16 * vg.Centimeter, DPI: 120}
 
-// ErrNotShared is an instruction BankDiagram cannot draw: one that does
-// not access shared memory, or a kernel without a shared tile.
+// ErrNotShared is an instruction BankDiagram or TracedBankDiagram cannot
+// draw: one that does not access shared memory, or a kernel without a
+// shared tile.
 var ErrNotShared = errors.New("plots: not a shared-memory access")
 
 // BankDiagram draws instruction instr of warp w of the launch s, a
@@ -39,6 +42,46 @@ func BankDiagram(s spec.Spec, w int64, instr int) (*plot.Plot, error) {
 	if err != nil {
 		return nil, err
 	}
+	return bankPlot(d, title), nil
+}
+
+// TracedBankDiagram draws one shared-memory instruction of a learner's
+// kernel, as lessons/simt traced it (simt.Launch.Trace), the way
+// BankDiagram draws the transpose's: the words the warp's lanes access,
+// each bank's distinct words among them, and the busiest bank's count,
+// the access's wavefronts. The learner's array has no shape the model
+// knows (a Shared is a run of words, indexed as the kernel pleases), so
+// its words are laid out from word 0 in the banks' own rows of 32, down
+// to the row of the last word the warp accesses, and the picture says
+// so. The title names the warp, the buffer and the access site in the
+// learner's source, as TracedDiagram's does. A global instruction is
+// refused (ErrNotShared: TracedDiagram draws its sectors), and so is a
+// shared access of other than 4 bytes a lane, which the bank rule does
+// not model. Draw it at the Banks size.
+func TracedBankDiagram(tr simt.Traced) (*plot.Plot, error) {
+	d, title, err := newTracedBankDrawing(tr)
+	if err != nil {
+		return nil, err
+	}
+	return bankPlot(d, title), nil
+}
+
+// newTracedBankDrawing returns TracedBankDiagram's drawing and title.
+func newTracedBankDrawing(tr simt.Traced) (*bankDrawing, string, error) {
+	in := tr.Instruction
+	if !in.Shared {
+		return nil, "", fmt.Errorf("%w: the %s of %s at %s is a global access (TracedDiagram draws its sectors)", ErrNotShared, op(in.Store), in.Buffer, in.Access)
+	}
+	d, err := bankDrawingOf(in.Warp, in.Store)
+	if err != nil {
+		return nil, "", fmt.Errorf("plots: the shared %s of %s at %s: %w", op(in.Store), in.Buffer, in.Access, err)
+	}
+	d.buffer = in.Buffer
+	return d, fmt.Sprintf("warp %d: shared %s %s at %s", tr.Warp, op(in.Store), in.Buffer, in.Access), nil
+}
+
+// bankPlot is the plot of a bank drawing, titled.
+func bankPlot(d *bankDrawing, title string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font = fontOf(TitleFontSize)
@@ -47,7 +90,7 @@ func BankDiagram(s spec.Spec, w int64, instr int) (*plot.Plot, error) {
 	p.X.Padding, p.Y.Padding = 0, 0
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
 	p.Add(d)
-	return p, nil
+	return p
 }
 
 // newBankDrawing returns BankDiagram's drawing and title.
@@ -76,13 +119,24 @@ func newBankDrawing(s spec.Spec, w int64, instr int) (*bankDrawing, string, erro
 		return nil, "", fmt.Errorf("%w: instruction %d of warp %d of %s is a global %s (%s); its shared ones are %v",
 			ErrNotShared, instr, w, s.Brief(), op(in.Store), in.Access, shared)
 	}
-	wavefronts, err := sectors.Wavefronts(in.Warp)
+	d, err := bankDrawingOf(in.Warp, in.Store)
 	if err != nil {
 		return nil, "", wrap(err)
 	}
-	d := &bankDrawing{tile: s.Tile, pad: s.Pad, w: in.Warp, store: in.Store, wavefronts: wavefronts, instr: instr, of: len(ins)}
-	d.count()
+	d.tile, d.pad, d.instr, d.of = s.Tile, s.Pad, instr, len(ins)
 	return d, fmt.Sprintf("%s, warp %d: shared %s %s", s.Brief(spec.FieldN), w, op(in.Store), in.Access), nil
+}
+
+// bankDrawingOf returns the drawing of the shared access w, its words
+// counted bank by bank; the caller says what array they are of.
+func bankDrawingOf(w sectors.Warp, store bool) (*bankDrawing, error) {
+	wavefronts, err := sectors.Wavefronts(w)
+	if err != nil {
+		return nil, err
+	}
+	d := &bankDrawing{w: w, store: store, wavefronts: wavefronts}
+	d.count()
+	return d, nil
 }
 
 func op(store bool) string {
@@ -95,11 +149,16 @@ func op(store bool) string {
 // bankDrawing is the plotter behind BankDiagram: it draws in the plot's
 // whole data area, in points.
 type bankDrawing struct {
+	// tile and pad are the transpose's tile, s[tile][tile+pad]; tile is 0
+	// for a learner's array, buffer, whose shape is not known: its words
+	// are laid out in the banks' rows of 32.
 	tile, pad  int
+	buffer     string
 	w          sectors.Warp
 	store      bool
 	wavefronts int
-	// instr and of say which of the warp's instructions this is, from 0.
+	// instr and of say which of the warp's instructions this is, from 0
+	// (a transpose's: a learner's warp is traced, not listed).
 	instr, of int
 	// lanes holds, for each word of the tile an active lane accesses, how
 	// many lanes do; perBank each bank's distinct words among them.
@@ -132,20 +191,34 @@ func (d *bankDrawing) count() {
 	}
 }
 
-// words returns the tile's words and the bank rows they fill.
+// words returns the words drawn and the bank rows they fill: the tile's,
+// or a learner's array's whole rows down to the last word accessed.
 func (d *bankDrawing) words() (n, rows int) {
 	n = d.tile * (d.tile + d.pad)
 	for word := range d.lanes { // a lane past the tile still shows
 		n = max(n, int(word)+1)
 	}
-	return n, (n + sectors.Banks - 1) / sectors.Banks
+	rows = max(1, (n+sectors.Banks-1)/sectors.Banks)
+	if d.tile == 0 {
+		n = rows * sectors.Banks
+	}
+	return n, rows
+}
+
+// rowLen is the words of a row the drawing shades in turn: the tile's
+// row with its padding, or a bank row for a learner's array.
+func (d *bankDrawing) rowLen() int {
+	if d.tile == 0 {
+		return sectors.Banks
+	}
+	return d.tile + d.pad
 }
 
 func (d *bankDrawing) Plot(c draw.Canvas, _ *plot.Plot) {
 	left, right := c.Min.X+vg.Points(4), c.Max.X-vg.Points(4)
 	small := style(diagFont, Black)
 	fh := small.FontExtents().Height
-	rowLen := d.tile + d.pad
+	rowLen := d.rowLen()
 	n, rows := d.words()
 
 	// Header, from the top.
@@ -203,7 +276,7 @@ func (d *bankDrawing) Plot(c draw.Canvas, _ *plot.Plot) {
 				continue
 			}
 			fill := bankRowShades[(word/rowLen)%2]
-			if word%rowLen >= d.tile || word >= d.tile*rowLen {
+			if d.tile > 0 && (word%rowLen >= d.tile || word >= d.tile*rowLen) {
 				fill = bankPadColor
 			}
 			if d.lanes[uint64(word)] > 0 {
@@ -258,7 +331,11 @@ func (d *bankDrawing) drawLegend(c draw.Canvas, left, y vg.Length) {
 	}
 	entry(bankRowShades[0], "")
 	x -= vg.Points(10 + 3)
-	entry(bankRowShades[1], "tile rows, in turn")
+	rows := "tile rows, in turn"
+	if d.tile == 0 {
+		rows = "rows of 32 words, in turn"
+	}
+	entry(bankRowShades[1], rows)
 	if d.pad > 0 {
 		entry(bankPadColor, "padding")
 	}
@@ -271,9 +348,15 @@ func (d *bankDrawing) header() string {
 	if d.store {
 		verb = "write"
 	}
+	lanes := words.Plural(bits.OnesCount32(d.w.Active), "active lane")
+	if d.tile == 0 {
+		_, rows := d.words()
+		return fmt.Sprintf("The shared array %s from its word 0, in rows of 32 words, one per bank: word i is in bank i mod 32. Your kernel's shape of the array is not known here, so a row of boxes is a row of the banks, not of your array. Shown: words 0 to %s, to the end of the row of the last word the warp accesses. Dark: the words the warp's %s %s.",
+			d.buffer, units.Count.Format(float64(rows*sectors.Banks-1)), lanes, verb)
+	}
 	rowLen := d.tile + d.pad
 	return fmt.Sprintf("Instruction %d of %d. The shared tile s[%d][%d]: %d rows of %s (tile %d + pad %d), one after the other. Each row of boxes is 32 words, one per bank: word i is in bank i mod 32. Dark: the words the warp's %s %s.",
-		d.instr+1, d.of, d.tile, rowLen, d.tile, words.Plural(rowLen, "word"), d.tile, d.pad, words.Plural(bits.OnesCount32(d.w.Active), "active lane"), verb)
+		d.instr+1, d.of, d.tile, rowLen, d.tile, words.Plural(rowLen, "word"), d.tile, d.pad, lanes, verb)
 }
 
 // summary says what the bank rule makes of the access.

@@ -37,6 +37,11 @@
 //     as the 32 banks see it: the tile laid out in rows of 32 words, the
 //     words the lanes access, and each bank's distinct words, whose most
 //     is the access's wavefronts.
+//   - TracedDiagram, TracedBankDiagram: the same pictures of one warp
+//     instruction of a learner's kernel, as lessons/simt traced it: a
+//     global access by its sectors, a shared one by its banks (the
+//     array's words in the banks' rows of 32, its shape being the
+//     kernel's own).
 //
 // Every chart is a *plot.Plot: change its title, axes or legend as with
 // any gonum plot before drawing it. Render, PNG, SVG and Save draw one or

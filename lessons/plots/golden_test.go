@@ -57,6 +57,7 @@ func TestGoldenCharts(t *testing.T) {
 		}},
 		{"warp by hand", ExampleWarpDiagram, []string{"warp_by_hand.png"}},
 		{"banks", ExampleBankDiagram, []string{"banks_pad0_load.png", "banks_pad1_load.png", "banks_pad1_store.png", "banks_tile16_load.png"}},
+		{"traced banks", ExampleTracedBankDiagram, []string{"traced_banks_pad0_load.png", "traced_banks_pad1_load.png", "traced_banks_pad0_store.png"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cmpimg.CheckPlotApprox(tt.draw, t, goldenDelta, tt.files...)
