@@ -78,7 +78,7 @@ func TestGPULive(t *testing.T) {
 
 	vs, err := Versus(Case{"stride 1", s1}, Case{"stride 32", s32})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"L1 sector bytes per useful byte", "1", "8", "×8", "1", "8", "×8"}, vs.Rows[0])
+	assert.Equal(t, []string{"L1 sector bytes per useful byte", "1", "8", "8×", "1", "8", "8×"}, vs.Rows[0])
 	t.Log("\n" + vs.String())
 
 	p, err := Profile(Spec(`{"kernel":"vectorized_copy","n":4194304,"width":4}`))

@@ -360,12 +360,18 @@ func Build(body string, args []string, gpu []toolkit.SourceLine, sites []simt.Si
 	}
 	haveGPU, haveModel := gpu != nil, sites != nil
 	for _, r := range rows {
-		if !haveGPU || !haveModel {
-			continue
-		}
-		r.Differs = r.GPU != r.Model
-		if r.Differs {
-			r.Reasons = reasons(r, textual[r.Line])
+		switch {
+		case haveGPU && haveModel:
+			r.Differs = r.GPU != r.Model
+			if r.Differs {
+				r.Reasons = reasons(r, textual[r.Line])
+			}
+		case haveGPU:
+			// No twin: what the SASS alone shows, the copies of an
+			// unrolled loop.
+			if rs := reasons(r, textual[r.Line]); slices.Contains(rs, Unrolled) {
+				r.Reasons = []Reason{Unrolled}
+			}
 		}
 	}
 	// A merged load's lines: one without its instruction, one with an

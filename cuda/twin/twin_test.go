@@ -90,6 +90,19 @@ func TestBuildHoistedAgrees(t *testing.T) {
 	assert.Empty(t, tb.Unpaired)
 }
 
+// Without a Go twin (sites nil) a row has no model side to differ from,
+// and what the SASS alone shows still names it: nvcc's copies of the
+// unrolled grid-stride loop, which lab's card needs to allow the GPU's
+// regrouping of a body passed with no twin.
+func TestBuildNoTwinNamesUnrolling(t *testing.T) {
+	body := "\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    int stride = blockDim.x * gridDim.x;\n    for (int e = i; e < n; e += stride)\n        out[e] = in[e];\n"
+	tb := Build(body, []string{"in", "out"}, gpuLines(t, "sc_hoisted"), nil)
+	r := rowAt(t, tb, 5)
+	assert.False(t, r.Differs, "no twin, nothing to differ from")
+	assert.Equal(t, []Reason{Unrolled}, r.Reasons)
+	assert.Equal(t, Counts{}, r.Model)
+}
+
 // An if/else pair of loads (lines 6 and 8) that nvcc turned into a select
 // and one load on line 9: simt's two sites of 16 lanes a warp against one
 // instruction of 32, which touches the sectors the halves share once.
