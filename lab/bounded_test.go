@@ -164,7 +164,7 @@ func TestTryHostile(t *testing.T) {
 	}{
 		{"copy", time.Second, []string{`: passed\n`, `Copy line 6\s+load`}},
 		{"stuck", time.Second, []string{`: faulted\n`, `simt: the kernel does not finish: block \(0,0\) thread \(0,0\): its block made 1048576 accesses`, `a loop that never ends\?`}},
-		{"spin", suiteTimeout + time.Second, []string{`: stopped\n`, `The kernel did not finish after [\d.]+s and 0 accesses, none in its last [\d.]+s: a loop that never ends\?`, `It was at Spin\.`}},
+		{"spin", suiteTimeout + time.Second, []string{`: stopped\n`, `The kernel did not finish after [\d.]+s and 0 accesses, none in its last [\d.]+s: a loop that never ends\?`, `It was at Spin( line \d+: for \{)?\.`}}, // the loop's line when the stopped frame maps to one
 		{"hoard", time.Second, []string{`: stopped\n`, `of memory`, `an allocation that never ends, or a buffer too big\?`, `It was at Hoard line \d: `}},
 		{"huge", time.Second, []string{`: stopped\n`, `ran out of its 256 MiB of memory \(COALESCE_TRY_MEMORY\)`, `It was at Huge line 2: b := make\(\[\]float32, 2<<30\)`}},
 		{"recurse", time.Second, []string{`: stopped\n`, `The kernel's stack grew past its limit of 64 MiB: a recursion that never ends\?`, `It was at depth \(main\.go:\d+\)`}},
