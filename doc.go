@@ -48,6 +48,7 @@
 //	   internal/...        plumbing: atomicfile (a file replaced whole), dockerfile,
 //	                       constexpr (a Go constant expression valued as the compiler values it),
 //	                       procgroup (a program and all it starts, stopped together),
+//	                       capped (what an untrusted process prints, kept within a bound),
 //	                       rlimit (a process's address space, CPU, file size and files, bounded by the OS),
 //	                       faketool (stand-ins for nvcc, ncu and the rest, for tests)
 //

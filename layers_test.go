@@ -27,6 +27,7 @@ var layers = map[string]int{
 	"internal/atomicfile":           0,
 	"internal/progress":             1,
 	"internal/procgroup":            0,
+	"internal/capped":               0,
 	"internal/rlimit":               0,
 	"internal/faketool":             0,
 	"internal/constexpr":            0,

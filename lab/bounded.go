@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coalescing-course/coalesce/internal/capped"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
 )
 
@@ -200,56 +200,19 @@ func runKernel(e *exercises.Exercise, v exercises.Variant, kernel any) (*exercis
 // take well under a megabyte.
 const maxReport = 16 << 20
 
-// capped keeps the first max bytes written to it and counts the rest: a
-// kernel printing without end neither blocks its process nor fills this
-// one's memory. It keeps the last tailSize bytes too, where a runtime's
-// fatal error ends.
-type capped struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	max     int
-	dropped int64
-	tail    []byte
-}
+// outputTail is how much of a dropped stream is kept, its end, where a
+// runtime's fatal error ends.
+const outputTail = 16 << 10
 
-const tailSize = 16 << 10
-
-func (w *capped) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := min(max(0, w.max-w.buf.Len()), len(p))
-	w.buf.Write(p[:n])
-	rest := p[n:]
-	w.dropped += int64(len(rest))
-	w.tail = append(w.tail, rest[max(0, len(rest)-tailSize):]...)
-	if len(w.tail) > tailSize {
-		w.tail = append(w.tail[:0], w.tail[len(w.tail)-tailSize:]...)
-	}
-	return len(p), nil
-}
-
-// Bytes returns the first max bytes written.
-func (w *capped) Bytes() []byte {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return bytes.Clone(w.buf.Bytes())
-}
-
-// String is all that was kept: the start, and the end if some was cut.
-func (w *capped) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String() + "\n" + string(w.tail)
-}
+// kept is all that w kept: the start, and the end if some was cut.
+func kept(w *capped.Writer) string { return w.Start() + "\n" + string(w.Tail()) }
 
 // shown is what the cell shows of the stream: the start, and how much
 // more there was.
-func (w *capped) shown() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	s := w.buf.String()
-	if w.dropped > 0 {
-		s += fmt.Sprintf("\n… the kernel printed %s more, not shown (lab shows the first %s of each stream)\n", bytesIn(w.dropped), bytesIn(int64(w.max)))
+func shown(w *capped.Writer) string {
+	s := w.Start()
+	if n := w.Dropped(); n > 0 {
+		s += fmt.Sprintf("\n… the kernel printed %s more, not shown (lab shows the first %s of each stream)\n", bytesIn(n), bytesIn(int64(w.Max)))
 	}
 	return s
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/cuda"
 	"github.com/coalescing-course/coalesce/internal/attempt"
+	"github.com/coalescing-course/coalesce/internal/capped"
 	"github.com/coalescing-course/coalesce/internal/procgroup"
 	"github.com/coalescing-course/coalesce/internal/rlimit"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
@@ -66,10 +67,11 @@ func runChild(n int64, l TryLimits, e *exercises.Exercise, v exercises.Variant, 
 	// The report, the kernel's output and its errors, read here into
 	// bounded buffers; what the child printed before the kernel is kept
 	// (bounded) only for a child that died before it.
-	report, kout, kerr, pre := &capped{max: maxReport + 1}, &capped{max: l.Output}, &capped{max: l.Output}, &capped{max: 16 << 10}
+	report, kout, kerr, pre := &capped.Writer{Max: maxReport + 1, TailSize: outputTail}, &capped.Writer{Max: l.Output, TailSize: outputTail},
+		&capped.Writer{Max: l.Output, TailSize: outputTail}, &capped.Writer{Max: 16 << 10, TailSize: outputTail}
 	var readers sync.WaitGroup
 	var ends []*os.File
-	for _, w := range []*capped{report, kout, kerr} {
+	for _, w := range []*capped.Writer{report, kout, kerr} {
 		r, pw, err := os.Pipe()
 		if err != nil {
 			for _, f := range ends {
@@ -123,10 +125,10 @@ func runChild(n int64, l TryLimits, e *exercises.Exercise, v exercises.Variant, 
 	}
 	data := report.Bytes()
 	clean := waitErr == nil && len(data) > 0
-	if s := kout.shown(); s != "" {
+	if s := shown(kout); s != "" {
 		printf("%s", s) // the kernel's own prints, through the gate
 	}
-	if s := kerr.shown(); clean && s != "" {
+	if s := shown(kerr); clean && s != "" {
 		fmt.Fprint(stderr(), s)
 	}
 	out := &exercises.Outcome{ID: e.ID, Variant: v}
@@ -136,9 +138,9 @@ func runChild(n int64, l TryLimits, e *exercises.Exercise, v exercises.Variant, 
 			return rep.outcome(out, kernel, peak)
 		}
 	}
-	tb := kerr.String()
+	tb := kept(kerr)
 	if !strings.Contains(tb, "goroutine ") {
-		tb = pre.String() // it died before the kernel
+		tb = kept(pre) // it died before the kernel
 	}
 	s := classify(waitErr, tb, wasKilled, elapsed, l, kernel)
 	if len(data) > maxReport {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coalescing-course/coalesce/internal/capped"
 	"github.com/coalescing-course/coalesce/internal/procgroup"
 	"github.com/coalescing-course/coalesce/units"
 )
@@ -123,14 +124,14 @@ func (b *Batch) goBuild(ctx context.Context, dir, cache string, procs int, timeo
 	if procs > 0 {
 		env = append(env, fmt.Sprintf("GOMAXPROCS=%d", procs))
 	}
-	out := &capped{max: 64 << 10}
+	out := &capped.Writer{Max: 64 << 10, TailSize: outputTail}
 	cmd, err := b.start(ctx, args, dir, env, out, out)
 	if err != nil {
 		return "", fmt.Errorf("sandbox: go build: %w", err)
 	}
 	err = cmd.Wait()
 	procgroup.Kill(cmd.Process.Pid, time.Second)
-	text := out.String()
+	text := kept(out)
 	switch {
 	case parent.Err() != nil:
 		return "", context.Cause(parent)
@@ -167,7 +168,7 @@ func (b *Batch) goBuild(ctx context.Context, dir, cache string, procs int, timeo
 // with env, as the leader of a process group killed whole when ctx ends,
 // killed too when this process dies, and in a network namespace of its
 // own where user namespaces allow.
-func (b *Batch) start(ctx context.Context, args []string, dir string, env []string, stdout, stderr *capped) (*exec.Cmd, error) {
+func (b *Batch) start(ctx context.Context, args []string, dir string, env []string, stdout, stderr *capped.Writer) (*exec.Cmd, error) {
 	mk := func(isolate bool) (*exec.Cmd, error) {
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Dir, cmd.Env = dir, env

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coalescing-course/coalesce/internal/capped"
 	"github.com/coalescing-course/coalesce/internal/procgroup"
 	"github.com/coalescing-course/coalesce/units"
 )
@@ -50,7 +50,7 @@ func (b *Batch) run(ctx context.Context, bin string, k Kernel, res *Result) erro
 	defer cancel()
 	lim := limits{AS: uint64(c.Memory + startReserve), CPU: uint64(c.CPU / time.Second), FSize: MaxReport, NoFile: 16, Strip: true}
 	env := []string{helperEnv + "=" + lim.String(), "GOMAXPROCS=1", "GOTRACEBACK=single"}
-	stdout, stderr := &capped{max: c.MaxOutput}, &capped{max: c.MaxOutput}
+	stdout, stderr := &capped.Writer{Max: c.MaxOutput, TailSize: outputTail}, &capped.Writer{Max: c.MaxOutput, TailSize: outputTail}
 	cmd, err := b.start(ctx, []string{b.self, bin, k.Exercise, k.Learner}, dir, env, stdout, stderr)
 	if err != nil {
 		return fmt.Errorf("sandbox: starting the child: %w", err)
@@ -60,8 +60,8 @@ func (b *Batch) run(ctx context.Context, bin string, k Kernel, res *Result) erro
 	// Whatever the child left in its process group goes with it.
 	procgroup.Kill(cmd.Process.Pid, time.Second)
 	res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
-	res.Dropped = stdout.dropped + stderr.dropped
-	tail := shown(stderr.String(), dir)
+	res.Dropped = stdout.Dropped() + stderr.Dropped()
+	tail := shown(kept(stderr), dir)
 	if parent.Err() != nil {
 		return context.Cause(parent)
 	}
@@ -73,7 +73,7 @@ func (b *Batch) run(ctx context.Context, bin string, k Kernel, res *Result) erro
 		if !errors.As(err, &exit) {
 			return fmt.Errorf("sandbox: running the child: %w", err)
 		}
-		return classify(exit, stderr.String(), tail, c)
+		return classify(exit, kept(stderr), tail, c)
 	}
 	f, err := os.Open(filepath.Join(dir, reportFile))
 	if err != nil {
@@ -146,51 +146,18 @@ func shown(s, dir string) string {
 	return s
 }
 
-// capped keeps the first max bytes written to it and the last tailSize,
-// and counts those it drops, so that a child printing without end neither
-// blocks nor fills memory, and a fatal error printed after a flood is
-// still seen.
-type capped struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	max     int
-	dropped int64
-	tail    []byte // the last tailSize bytes dropped
-}
-
-const tailSize = 8 << 10
-
-func (w *capped) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := min(max(0, w.max-w.buf.Len()), len(p))
-	w.buf.Write(p[:n])
-	rest := p[n:]
-	w.dropped += int64(len(rest))
-	w.tail = append(w.tail, rest[max(0, len(rest)-tailSize):]...)
-	if len(w.tail) > tailSize {
-		w.tail = append(w.tail[:0], w.tail[len(w.tail)-tailSize:]...)
+// kept is what a bounded stream kept, as text: its start and, when some
+// was dropped, how much, then its end.
+func kept(w *capped.Writer) string {
+	start, n, tail := w.Start(), w.Dropped(), w.Tail()
+	if n == 0 {
+		return start
 	}
-	return len(p), nil
+	return fmt.Sprintf("%s\n… (%s bytes dropped) …\n%s", start, units.Count.Format(float64(n-int64(len(tail)))), tail)
 }
 
-// Bytes returns the first max bytes written.
-func (w *capped) Bytes() []byte {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return bytes.Clone(w.buf.Bytes())
-}
-
-// String is the first max bytes written and, if some were dropped, the
-// last ones.
-func (w *capped) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.dropped == 0 {
-		return w.buf.String()
-	}
-	return fmt.Sprintf("%s\n… (%d bytes dropped) …\n%s", w.buf.String(), w.dropped-int64(len(w.tail)), w.tail)
-}
+// outputTail is how much of a child's dropped output is kept, its end.
+const outputTail = 8 << 10
 
 // netns remembers whether a child can be given its own network
 // namespace, by a user namespace: tried on the first start, and not again
