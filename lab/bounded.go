@@ -14,6 +14,7 @@ import (
 
 	"github.com/coalescing-course/coalesce/internal/capped"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // This file runs a learner's Go kernel for Try (and for TryCUDA's Go
@@ -212,22 +213,9 @@ func kept(w *capped.Writer) string { return w.Start() + "\n" + string(w.Tail()) 
 func shown(w *capped.Writer) string {
 	s := w.Start()
 	if n := w.Dropped(); n > 0 {
-		s += fmt.Sprintf("\n… the kernel printed %s more, not shown (lab shows the first %s of each stream)\n", bytesIn(n), bytesIn(int64(w.Max)))
+		s += fmt.Sprintf("\n… the kernel printed %s more, not shown (lab shows the first %s of each stream)\n", units.BinaryBytes.Format(float64(n)), units.BinaryBytes.Format(float64(w.Max)))
 	}
 	return s
-}
-
-// bytesIn writes a size for a reader: "512 MiB", "1.5 GiB", "300 bytes".
-func bytesIn(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return strconv.FormatFloat(float64(n)/(1<<30), 'f', -1, 64) + " GiB"
-	case n >= 1<<20:
-		return strconv.FormatFloat(math.Round(float64(n)/(1<<20)*10)/10, 'f', -1, 64) + " MiB"
-	case n >= 1<<10:
-		return strconv.FormatFloat(math.Round(float64(n)/(1<<10)*10)/10, 'f', -1, 64) + " KiB"
-	}
-	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // fatalLine is the line of a runtime's traceback that says what killed

@@ -23,6 +23,7 @@ import (
 	"github.com/coalescing-course/coalesce/internal/rlimit"
 	"github.com/coalescing-course/coalesce/lessons/exercises"
 	"github.com/coalescing-course/coalesce/lessons/simt"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // startAllowance is the time the child may take to reach the kernel: to
@@ -144,7 +145,7 @@ func runChild(n int64, l TryLimits, e *exercises.Exercise, v exercises.Variant, 
 	}
 	s := classify(waitErr, tb, wasKilled, elapsed, l, kernel)
 	if len(data) > maxReport {
-		s = &Stopped{Why: "crash", Msg: fmt.Sprintf("The kernel's process wrote a report of more than %s.", bytesIn(maxReport))}
+		s = &Stopped{Why: "crash", Msg: fmt.Sprintf("The kernel's process wrote a report of more than %s.", units.BinaryBytes.Format(float64(maxReport)))}
 	}
 	s.Peak = peak
 	out.Fault = s
@@ -168,9 +169,9 @@ func classify(waitErr error, stderr string, killed bool, elapsed time.Duration, 
 		return &Stopped{Why: "time", At: at, Msg: fmt.Sprintf("The kernel did not finish after %s, and its process was killed: a loop that never ends? (Try gives a kernel %s: %s.)",
 			elapsed.Round(100*time.Millisecond), l.Timeout, TryTimeoutEnv)}
 	case strings.Contains(stderr, "goroutine stack exceeds"):
-		return &Stopped{Why: "stack", At: at, Msg: fmt.Sprintf("The kernel's stack grew past its limit of %s: a recursion that never ends?", bytesIn(l.Memory/4))}
+		return &Stopped{Why: "stack", At: at, Msg: fmt.Sprintf("The kernel's stack grew past its limit of %s: a recursion that never ends?", units.BinaryBytes.Format(float64(l.Memory/4)))}
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
-		return &Stopped{Why: "memory", At: at, Msg: fmt.Sprintf("The kernel's process ran out of its %s of memory (%s): an allocation that never ends, or a buffer too big?", bytesIn(l.Memory), TryMemoryEnv)}
+		return &Stopped{Why: "memory", At: at, Msg: fmt.Sprintf("The kernel's process ran out of its %s of memory (%s): an allocation that never ends, or a buffer too big?", units.BinaryBytes.Format(float64(l.Memory)), TryMemoryEnv)}
 	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL && exit.UserTime()+exit.SystemTime() >= l.Timeout):
 		// RLIMIT_CPU: SIGXCPU, which Go ignores, then SIGKILL.
 		return &Stopped{Why: "time", At: at, Msg: fmt.Sprintf("The kernel used up its CPU time (%s) and its process was killed: a loop that never ends?", (exit.UserTime() + exit.SystemTime()).Round(100*time.Millisecond))}

@@ -16,6 +16,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/simt"
+	"github.com/coalescing-course/coalesce/units"
 )
 
 // This file is the report Try's child writes and its parent reads: what
@@ -158,7 +159,7 @@ func (s *stoppedReport) stopped(kernel any) *Stopped {
 	switch s.Why {
 	case "memory":
 		return &Stopped{Why: "memory", At: at, Msg: fmt.Sprintf("The kernel's process took %s of memory in %s, near its %s (%s): an allocation that never ends, or a buffer too big?",
-			bytesIn(s.Memory), s.After.Round(10*time.Millisecond), bytesIn(memoryOf()), TryMemoryEnv)}
+			units.BinaryBytes.Format(float64(s.Memory)), s.After.Round(10*time.Millisecond), units.BinaryBytes.Format(float64(memoryOf())), TryMemoryEnv)}
 	}
 	idle := ""
 	if s.Idle >= time.Second {
