@@ -21,6 +21,10 @@
 #   make gpu-bundle      .gpubundle/: Go, modules, gonb and wheels for a GPU machine without Go or
 #                        network; there, scripts/gpu_unpack.sh installs them and runs make test-gpu
 #   make notebook-specs  rewrite lab/testdata/notebook-specs.jsonl from a run of every notebook
+#   make predictions     rewrite the model's predictions the tests read (testdata/predictions.jsonl,
+#                        calibrate/testdata/predictions.jsonl) after a change to the model's source:
+#                        until then the tests predict every launch again, slower and as right
+#                        (lessons/sectors/sectorstest; COALESCE_PREDICTIONS=off trusts no file)
 #   make test-install    install.sh into a temporary system-wide-like prefix, as the Dockerfile runs it; then,
 #                        as root, the image's learner (uid 1000): a notebook and the browser test against it
 #                        (as root it installs what the browser test needs, and fails without it)
@@ -84,7 +88,7 @@ export CHROMIUM BROWSER_NOTEBOOKS
 TEST_REQ_STAMP := $(VENV)/.coalesce-test-requirements.sha256
 
 .PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-image test-browser test-hub hub-proxy notebook-history \
-	test-browser-unless-learner test-install-then-hub test-times \
+	test-browser-unless-learner test-install-then-hub test-times predictions \
 	chromium test-requirements clean distclean
 
 help:
@@ -127,6 +131,9 @@ test-go:
 
 test-times:
 	@$(PYTHON) scripts/test_times.py
+
+predictions:
+	COALESCE_PREDICTIONS=update go test -count=1 -run '^(TestPublishedAccuracy|TestH200TimeFromData)$$' . ./calibrate
 
 check-notebooks:
 	@$(PYTHON) scripts/check_clean_notebooks.py

@@ -17,6 +17,7 @@ import (
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
+	"github.com/coalescing-course/coalesce/lessons/sectors/sectorstest"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 	"github.com/coalescing-course/coalesce/units"
 )
@@ -62,8 +63,7 @@ func dramRight(x paired) bool {
 func dramSplit(t *testing.T) (fitted, held []paired) {
 	t.Helper()
 	probe, sweep, holdout := paired3(t)
-	edge, err := readPaired(l2edgeFile)
-	require.NoError(t, err)
+	edge := readPaired(t, l2edgeFile)
 	fitted, held = slices.Concat(probe, sweep), slices.Clone(holdout)
 	for _, x := range edge {
 		if l2edgeHeld(x.l.Spec) {
@@ -97,63 +97,78 @@ type paired struct {
 // predictions: the published figures' data.
 var pairedFiles = []string{probeFile, sweepFile, holdoutFile, l2edgeFile, wavefrontFile, "cuda/testdata/dramcheck_metrics.jsonl", "cuda/testdata/dramcheck2_metrics.jsonl"}
 
-// readPaired returns the launches of one of pairedFiles, each with the
-// model's prediction. The files are predicted together, once per test
-// binary: ModelAll then models a launch two files hold once, draws the
-// indices of gathers that share them once, and keeps both cores busy to
-// the end.
-func readPaired(path string) ([]paired, error) {
-	all, err := predictedFiles()
-	if err != nil {
-		return nil, err
-	}
-	ps, ok := all[path]
-	if !ok {
-		return nil, fmt.Errorf("%s is not among pairedFiles %v", path, pairedFiles)
-	}
-	return ps, nil
+// predictionsFile holds the model's predictions of every launch of
+// pairedFiles and of timeQuestions, made by the model's current source
+// (lessons/sectors/sectorstest: `make predictions` rewrites it).
+const predictionsFile = "testdata/predictions.jsonl"
+
+// timeQuestions are two of the time model's open questions (timeFile)
+// that TestPublishedAccuracy quotes.
+var timeQuestions = []string{
+	`{"kernel":"strided_read","n":67108864,"stride":24,"l2_fetch_granularity":32}`,
+	`{"kernel":"gather_copy","n":8388608,"index_pattern":"random","l2_fetch_granularity":128}`,
 }
 
-var predictedFiles = sync.OnceValues(func() (map[string][]paired, error) {
+// readPaired returns the launches of one of pairedFiles (or timeFile's
+// timeQuestions, unmeasured), each with the model's prediction. The
+// files are predicted together, once per test binary, through
+// predictionsFile.
+func readPaired(t *testing.T, path string) []paired {
+	t.Helper()
+	predictAll.Do(func() { byFile = predictFiles(t) })
+	require.NotNil(t, byFile, "the predictions failed in an earlier test")
+	ps, ok := byFile[path]
+	require.True(t, ok, "%s is not among pairedFiles %v", path, pairedFiles)
+	return ps
+}
+
+var (
+	predictAll sync.Once
+	byFile     map[string][]paired
+)
+
+// predictFiles reads pairedFiles and predicts their launches and
+// timeQuestions, through predictionsFile.
+func predictFiles(t *testing.T) map[string][]paired {
+	t.Helper()
 	var launches [][]measure.Launch
 	var specs []spec.Spec
 	for _, f := range pairedFiles {
 		set, err := measure.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
+		require.NoError(t, err)
 		ls := set.Measured()
 		for _, l := range ls {
 			specs = append(specs, l.Spec)
 		}
 		launches = append(launches, ls)
 	}
-	preds, err := sectors.ModelAll(specs...)
-	if err != nil {
-		return nil, err
+	var questions []measure.Launch
+	for _, text := range timeQuestions {
+		s, err := spec.Parse([]byte(text))
+		require.NoError(t, err)
+		specs = append(specs, s)
+		questions = append(questions, measure.Launch{Spec: s})
 	}
+	preds := sectorstest.Predict(t, predictionsFile, specs)
 	out := map[string][]paired{}
-	for i, f := range pairedFiles {
-		ps := make([]paired, len(launches[i]))
-		for k, l := range launches[i] {
+	for i, f := range append(slices.Clone(pairedFiles), timeFile) {
+		ls := questions
+		if i < len(launches) {
+			ls = launches[i]
+		}
+		ps := make([]paired, len(ls))
+		for k, l := range ls {
 			ps[k] = paired{l, preds[0]}
 			preds = preds[1:]
 		}
 		out[f] = ps
 	}
-	return out, nil
-})
+	return out
+}
 
 func paired3(t *testing.T) (probe, sweep, holdout []paired) {
 	t.Helper()
-	var err error
-	probe, err = readPaired(probeFile)
-	require.NoError(t, err)
-	sweep, err = readPaired(sweepFile)
-	require.NoError(t, err)
-	holdout, err = readPaired(holdoutFile)
-	require.NoError(t, err)
-	return probe, sweep, holdout
+	return readPaired(t, probeFile), readPaired(t, sweepFile), readPaired(t, holdoutFile)
 }
 
 // within reports whether the model is within tol of the measurement,
@@ -315,22 +330,22 @@ func TestPublishedAccuracy(t *testing.T) {
 		perLine(`{"kernel":"update_x_aos","n":16777216,"struct_bytes":128}`), perLine(`{"kernel":"strided_copy","n":67108864,"stride":32}`))
 	claim("lessons/sectors/doc.go", sectorsDoc, "strided_read alone took %.0f and strided_write, fill included, %.0f (all at stride 32, n 2^26)",
 		perLine(`{"kernel":"strided_read","n":67108864,"stride":32}`), perLine(`{"kernel":"strided_write","n":67108864,"stride":32}`))
-	// Two of the time model's questions, predicted alone: the whole file
-	// would add a minute to this test.
+	// Two of the time model's questions (timeQuestions, predicted with
+	// the rest).
 	questions, err := measure.ReadFile(timeFile)
 	require.NoError(t, err)
+	asked := readPaired(t, timeFile)
 	ratio := func(text string) float64 {
 		s, err := spec.Parse([]byte(text))
 		require.NoError(t, err)
 		i := slices.IndexFunc(questions.Launches, func(l measure.Launch) bool { return l.Spec == s })
 		require.GreaterOrEqual(t, i, 0, "%s is not in %s", s.Brief(), timeFile)
-		p, err := sectors.Model(s)
-		require.NoError(t, err)
-		return questions.Launches[i].Seconds() / p.TimeSeconds
+		k := slices.IndexFunc(asked, func(x paired) bool { return x.l.Spec == s })
+		require.GreaterOrEqual(t, k, 0, "%s is not among timeQuestions", s.Brief())
+		return questions.Launches[i].Seconds() / asked[k].p.TimeSeconds
 	}
 	claim("lessons/sectors/doc.go", sectorsDoc, "strided_read at stride 24 and L2 fetch 32 B is %.2f times faster than the model, a random gather of 2^23 at L2 fetch 128 B %.2f times slower",
-		1/ratio(`{"kernel":"strided_read","n":67108864,"stride":24,"l2_fetch_granularity":32}`),
-		ratio(`{"kernel":"gather_copy","n":8388608,"index_pattern":"random","l2_fetch_granularity":128}`))
+		1/ratio(timeQuestions[0]), ratio(timeQuestions[1]))
 	claim("lessons/sectors/doc.go", sectorsDoc, "the fit puts the L2's latency (%.2f µs) above DRAM's (%.2f)", h200.Time.L2LatencySeconds*1e6, h200.Time.LatencySeconds*1e6)
 	// A wave of requests: one for each warp every SM holds, 64 of them.
 	o1 := find(t, sweep, `{"kernel":"offset_copy","n":268435456,"elem_bytes":1,"offset":1}`)
@@ -343,8 +358,7 @@ func TestPublishedAccuracy(t *testing.T) {
 	// fits and held out of them (runs/dramcheck*-specs.jsonl).
 	var draws []any
 	for _, f := range []string{"cuda/testdata/dramcheck_metrics.jsonl", "cuda/testdata/dramcheck2_metrics.jsonl"} {
-		ps, err := readPaired(f)
-		require.NoError(t, err)
+		ps := readPaired(t, f)
 		okT, _ := timeWithin(ps, 0.25, all25)
 		draws = append(draws, count(ps, dramRight), len(ps), okT)
 	}
@@ -373,8 +387,7 @@ func TestPublishedDirtyL2(t *testing.T) {
 	// The field's comment is indented: fold its comment marks too.
 	devicesDoc := strings.ReplaceAll(published(t, "lessons/devices/devices.go"), " // ", " ")
 	dramDoc := published(t, "lessons/sectors/dram.go")
-	edge, err := readPaired(l2edgeFile)
-	require.NoError(t, err)
+	edge := readPaired(t, l2edgeFile)
 	left := func(kernel spec.Kernel) (measured []float64, at26, model26 float64) {
 		for _, x := range edge {
 			s := x.l.Spec
@@ -428,8 +441,7 @@ const wavefrontFile = "cuda/reference/wavefronts.jsonl"
 // ncu's wavefronts are never below the rule, close to it on small launches
 // and up to a tenth above it on large ones.
 func TestPublishedWavefronts(t *testing.T) {
-	ps, err := readPaired(wavefrontFile)
-	require.NoError(t, err)
+	ps := readPaired(t, wavefrontFile)
 	require.Len(t, ps, 42, "the specs of runs/log/issue25_wavefronts/wavefront-specs.jsonl")
 	doc := published(t, "lessons/sectors/doc.go")
 	claim := func(format string, args ...any) {

@@ -37,6 +37,7 @@ var layers = map[string]int{
 	"units":                         0,
 	"lessons/spec":                  1,
 	"lessons/sectors":               2,
+	"lessons/sectors/sectorstest":   3,
 	"lessons/measure":               2,
 	"lessons/figures":               3,
 	"lessons/simt":                  3,

@@ -1,13 +1,8 @@
 package calibrate
 
 import (
-	"bufio"
-	"encoding/json"
-	"flag"
-	"fmt"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -17,12 +12,9 @@ import (
 
 	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/measure"
-	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/spec"
 )
-
-var update = flag.Bool("update", false, "predict every timed launch again and rewrite "+cacheFile)
 
 // The H200's timed launches, all measured on NVIDIA H200, driver
 // 580.159.04, CUDA 13.0 (provenance in each file): the recorded sweep and
@@ -37,56 +29,6 @@ var (
 // heldOutN reports whether an L2-edge launch of n elements is held out
 // (runs/l2edge-specs.jsonl says which).
 func heldOutN(n int64) bool { return n == 5<<20 || n == 7<<20 || n == 10<<20 }
-
-// cacheFile holds the model's prediction of every timed launch of the
-// files, as the time model reads it: predicting them all takes minutes
-// (2^26-thread random gathers), fitting the time formula to them a
-// second. TestCacheCurrent re-predicts the small launches to keep it true.
-const cacheFile = "testdata/time_points.jsonl"
-
-// cached is one line of cacheFile.
-type cached struct {
-	File    string       `json:"file"`
-	Index   int          `json:"index"` // among the file's measured launches
-	Spec    spec.Spec    `json:"spec"`
-	Metrics metrics.Set  `json:"metrics"`
-	Warps   int64        `json:"warps"`
-	LdLines int64        `json:"ld_lines"`
-	StLines int64        `json:"st_lines"`
-	StPkts  int64        `json:"st_packets"`
-	LdAgain int64        `json:"ld_again,omitempty"`
-	Ld      [][3]float64 `json:"ld_spacing"` // bin, blocks, spread
-	St      [][3]float64 `json:"st_spacing"`
-	Rewrite [][3]float64 `json:"rewrite_spacing,omitempty"`
-}
-
-func bins(s sectors.Spacing) [][3]float64 {
-	var out [][3]float64
-	for k, b := range s.Blocks {
-		if b != 0 {
-			out = append(out, [3]float64{float64(k), b, s.Spread[k]})
-		}
-	}
-	return out
-}
-
-func spacing(bs [][3]float64) sectors.Spacing {
-	var s sectors.Spacing
-	for _, b := range bs {
-		s.Blocks[int(b[0])], s.Spread[int(b[0])] = b[1], b[2]
-	}
-	return s
-}
-
-func toCached(x fileLaunch, p sectors.Launch) cached {
-	return cached{File: x.file, Index: x.index, Spec: p.Spec, Metrics: p.Metrics, Warps: p.Warps,
-		LdLines: p.Traffic.LdLines, StLines: p.Traffic.StLines, StPkts: p.Traffic.StPackets, LdAgain: p.Traffic.LdAgain, Ld: bins(p.Traffic.Ld), St: bins(p.Traffic.St), Rewrite: bins(p.Traffic.Rewrite)}
-}
-
-func (c cached) prediction() sectors.Launch {
-	return sectors.Launch{Spec: c.Spec, Metrics: c.Metrics, Warps: c.Warps,
-		Traffic: sectors.Traffic{LdLines: c.LdLines, StLines: c.StLines, StPackets: c.StPkts, LdAgain: c.LdAgain, Ld: spacing(c.Ld), St: spacing(c.St), Rewrite: spacing(c.Rewrite)}}
-}
 
 // fileLaunch is a timed launch, the file it is in and its index among
 // the file's measured launches (the first form of run file numbers no
@@ -119,64 +61,28 @@ func data(t *testing.T) (fit, held []fileLaunch) {
 }
 
 // loadPoints returns the fitted and held-out launches as the time fit sees
-// them, from the cache (rewritten first under -update): with ncu's DRAM
-// bytes where they were measured, or with ownDRAM the model's own.
+// them (predictions served from predictionsFile): with ncu's DRAM bytes
+// where they were measured, or with ownDRAM the model's own.
 func loadPoints(t *testing.T, ownDRAM bool) (fit, held []TimePoint) {
 	t.Helper()
 	fl, hl := data(t)
-	all := slices.Concat(fl, hl)
-	if *update && !ownDRAM {
-		specs := make([]spec.Spec, len(all))
-		for i, x := range all {
+	pair := func(xs []fileLaunch) []TimePoint {
+		specs := make([]spec.Spec, len(xs))
+		for i, x := range xs {
 			specs[i] = x.l.Spec
 		}
-		preds, err := sectors.ModelAll(specs...)
+		preds, err := modelAll(specs...)
 		require.NoError(t, err)
-		f, err := os.Create(cacheFile)
-		require.NoError(t, err)
-		w := bufio.NewWriter(f)
-		for i, x := range all {
-			b, err := json.Marshal(toCached(x, preds[i]))
-			require.NoError(t, err)
-			fmt.Fprintf(w, "%s\n", b)
-		}
-		require.NoError(t, w.Flush())
-		require.NoError(t, f.Close())
-	}
-	cache := readCache(t)
-	pair := func(xs []fileLaunch) []TimePoint {
 		out := make([]TimePoint, len(xs))
 		for i, x := range xs {
-			c, ok := cache[key(x.file, x.index)]
-			require.True(t, ok, "%s launch %d is not in %s: run go test ./calibrate -update", x.file, x.index, cacheFile)
-			require.Equal(t, x.l.Spec, c.Spec, "%s launch %d: run go test ./calibrate -update", x.file, x.index)
-			out[i] = timePoint(x.l, c.prediction())
+			out[i] = timePoint(x.l, preds[i])
 			if ownDRAM {
-				out[i].Modelled = c.prediction()
+				out[i].Modelled = preds[i]
 			}
 		}
 		return out
 	}
 	return pair(fl), pair(hl)
-}
-
-func key(file string, index int) string { return fmt.Sprintf("%s:%d", file, index) }
-
-func readCache(t *testing.T) map[string]cached {
-	t.Helper()
-	f, err := os.Open(cacheFile)
-	require.NoError(t, err)
-	defer f.Close()
-	out := map[string]cached{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var c cached
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &c))
-		out[key(c.File, c.Index)] = c
-	}
-	require.NoError(t, sc.Err())
-	return out
 }
 
 // h200Fit fits the time parameters to the fitted launches as FitTime
@@ -303,37 +209,6 @@ func TestTimeAccuracy(t *testing.T) {
 			assert.GreaterOrEqual(t, in, c.within)
 			assert.LessOrEqual(t, w, c.bound, "worst launch %s", at)
 		})
-	}
-}
-
-// TestCacheCurrent predicts again every launch of the cache with at most
-// 2^21 threads (a few seconds' worth) and requires what the cache holds:
-// a change to the model that moves the counts the time model reads fails
-// here until `go test ./calibrate -update` rewrites the cache.
-func TestCacheCurrent(t *testing.T) {
-	t.Parallel() // reads the recordings and the model only
-	cache := readCache(t)
-	var keys []string
-	var specs []spec.Spec
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range cache {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		if c := cache[k]; c.Spec.Threads() <= 1<<21 {
-			keys = append(keys, k)
-			specs = append(specs, c.Spec)
-		}
-	}
-	require.NotEmpty(t, specs)
-	preds, err := sectors.ModelAll(specs...)
-	require.NoError(t, err)
-	for i, k := range keys {
-		want := cache[k]
-		got := toCached(fileLaunch{file: want.File, index: want.Index}, preds[i])
-		assert.Equal(t, want, got, "%s (%s) has moved: run go test ./calibrate -update", k, want.Spec.Brief())
 	}
 }
 

@@ -80,6 +80,49 @@ func (k *Key) Answer() (value, tol float64, ok bool) {
 // live GPU, profiling included.
 const MeasureTimeout = 5 * time.Minute
 
+// modelled is the model's account of one of a question's specs, with a
+// gather's first indices for the explanation.
+type modelled struct {
+	p      sectors.Launch
+	err    error
+	idx    []int32
+	idxErr error
+}
+
+// models holds, by spec, the model's account of every spec a key of this
+// process has asked for (func() modelled, run once): the model is a pure
+// function of the spec, and a class graded by two graders (the notebook's
+// and the gradebook's, the recording's and the GPU's) asks for each
+// question's launches again. The bank bounds it. A Launch in it is
+// shared by every key of its spec and is not to be changed.
+var models sync.Map
+
+// modelOf returns the model's account of s, modelled once a process. A
+// gather draws its indices into *all, which it may grow, so that a batch
+// of gathers shares one array.
+func modelOf(s spec.Spec, all *[]int32) modelled {
+	f, _ := models.LoadOrStore(s, sync.OnceValue(func() modelled {
+		if s.Kernel != spec.GatherCopy {
+			p, err := sectors.Model(s)
+			return modelled{p: p, err: err}
+		}
+		var buf []int32
+		if all != nil {
+			buf = *all
+		}
+		idx, err := s.IndicesInto(buf)
+		if all != nil {
+			*all = idx
+		}
+		if err != nil {
+			return modelled{err: fmt.Errorf("sectors: %w", err), idxErr: err}
+		}
+		p, err := sectors.ModelIndices(s, idx)
+		return modelled{p: p, err: err, idx: slices.Clone(idx[:min(sectors.WarpSize, len(idx))])}
+	}))
+	return f.(func() modelled)()
+}
+
 // computeKey works out e's answers with the model and, when src is not
 // nil, the measurement.
 func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) {
@@ -102,19 +145,13 @@ func computeKey(e *Question, src measure.Measurer, noMeas string) (*Key, error) 
 		if s.Kernel == spec.GatherCopy {
 			continue
 		}
-		wg.Go(func() { preds[i], errs[i] = sectors.Model(s) })
+		wg.Go(func() { m := modelOf(s, nil); preds[i], errs[i] = m.p, m.err })
 	}
 	var all []int32 // one array for all of them, refilled
 	for i, s := range e.Specs {
 		if s.Kernel == spec.GatherCopy {
-			var err error
-			if all, err = s.IndicesInto(all); err != nil {
-				errs[i] = fmt.Errorf("sectors: %w", err)
-				idxErrs[i] = err
-				continue
-			}
-			preds[i], errs[i] = sectors.ModelIndices(s, all)
-			idx[i] = slices.Clone(all[:min(sectors.WarpSize, len(all))])
+			m := modelOf(s, &all)
+			preds[i], errs[i], idx[i], idxErrs[i] = m.p, m.err, m.idx, m.idxErr
 		}
 	}
 	wg.Wait()

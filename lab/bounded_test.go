@@ -178,6 +178,10 @@ func TestTryHostile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.kernel, func(t *testing.T) {
+			// Each cell is its own process tree, bounded alone: most of
+			// them wait out a time limit, which they may as well do
+			// together.
+			t.Parallel()
 			r := runCell(t, tt.kernel)
 			require.NoError(t, r.err, r.out)
 			for _, w := range tt.want {
