@@ -88,7 +88,7 @@ export CHROMIUM BROWSER_NOTEBOOKS
 TEST_REQ_STAMP := $(VENV)/.coalesce-test-requirements.sha256
 
 .PHONY: help setup lab test test-go test-notebooks test-gpu gpu-bundle notebook-specs check-notebooks test-install test-image test-browser test-hub hub-proxy notebook-history \
-	test-browser-unless-learner test-install-then-hub test-times predictions \
+	test-browser-unless-learner test-install-then-hub test-setup test-times predictions \
 	chromium test-requirements clean distclean
 
 help:
@@ -105,7 +105,9 @@ lab: setup
 	  $(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
 
 # Every suite runs in `test`; add new ones (browser, grader, ...) here. Go
-# first, on both cores; then the notebooks headless beside the install and
+# first, on both cores, beside the setup the rest needs (pip, npm and the
+# tools' builds wait on the disk as much as they compute, and no Go test
+# reads what they install); then the notebooks headless beside the install and
 # hub tests (one after the other: both run learners as other users), each
 # side's output printed whole when it ends: those two wait on JupyterLab,
 # JupyterHub, a browser and one cell at a time more than they compute. As
@@ -114,11 +116,15 @@ lab: setup
 # browser test runs on its own only where that one did not.
 IS_ROOT := $(filter 0,$(shell id -u))
 test:
-	@$(MAKE) test-go
-	@$(MAKE) setup check-notebooks hub-proxy $(if $(IS_ROOT),chromium test-requirements)
+	@echo "make test: test-go beside test-setup (each prints when it ends)"
+	@$(MAKE) -j2 --output-sync=target test-go test-setup
 	@echo "make test: test-notebooks beside test-install and test-hub (each side prints when it ends)"
 	@$(MAKE) -j2 --output-sync=target test-notebooks test-install-then-hub
 	@$(MAKE) test-browser-unless-learner
+
+# What the suites after test-go need installed.
+test-setup:
+	@$(MAKE) setup check-notebooks hub-proxy $(if $(IS_ROOT),chromium test-requirements)
 
 test-install-then-hub:
 	@$(MAKE) test-install

@@ -51,6 +51,7 @@ var layers = map[string]int{
 	"grader/collect":                1,
 	"cuda/usercuda":                 5,
 	"cuda/twin":                     5,
+	"cuda/cudatest":                 5,
 	"calibrate":                     5,
 	"grader/gradebook":              6,
 	"grader/gradebook/answers":      3,

@@ -2,12 +2,10 @@ package cuda_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/cudatest"
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
@@ -27,35 +26,6 @@ import (
 //
 //	go test -c -o .devbin/cuda.test ./cuda          # here
 //	cd cuda && ../.devbin/cuda.test -test.run GPU -test.v   # there
-
-// openGPU builds the harness and opens the GPU, once for all the tests.
-var openGPU = sync.OnceValues(func() (*cuda.GPU, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	return cuda.OpenGPU(ctx, cuda.Builder{CacheDir: os.Getenv(cuda.CacheEnv)})
-})
-
-// needGPU returns the GPU, or skips the test with the reason there is none.
-func needGPU(t *testing.T) *cuda.GPU {
-	t.Helper()
-	gpu, err := openGPU()
-	var missing *toolkit.MissingError
-	if errors.As(err, &missing) {
-		t.Skipf("no GPU to measure on: %v", err)
-	}
-	require.NoError(t, err, "building the harness or reading the device")
-	return gpu
-}
-
-// needNcu returns the GPU, which has ncu, or skips the test.
-func needNcu(t *testing.T) *cuda.GPU {
-	t.Helper()
-	g := needGPU(t)
-	if g.Ncu == nil {
-		t.Skipf("no ncu: %s", g.NoNcu)
-	}
-	return g
-}
 
 func run(t *testing.T, g *cuda.GPU, specs []spec.Spec, want measure.Want) []measure.Launch {
 	t.Helper()
@@ -122,7 +92,7 @@ var smallSpecs = []string{
 }
 
 func TestGPURunVerifiesAndTimes(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	specs := parse(t, smallSpecs...)
 	results := run(t, g, specs, measure.Times)
 	for i, r := range results {
@@ -147,7 +117,7 @@ func TestGPURunVerifiesAndTimes(t *testing.T) {
 // say why: what only the GPU can tell (free memory) and what only the
 // index file can (its size and contents).
 func TestGPURefusesImpossibleSpecs(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	dir := t.TempDir()
 	short := filepath.Join(dir, "short.bin")
 	require.NoError(t, spec.WriteIndexFile(short, []int32{0, 1, 2}))
@@ -193,7 +163,7 @@ func TestGPURefusesImpossibleSpecs(t *testing.T) {
 // Fed plans by hand, the harness refuses before launching whatever its
 // kernel bodies could not run without faulting or writing past a buffer.
 func TestGPUHarnessRefusesBadPlans(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	base := `"block":256,"blocks":4,"threads":1000,"l2_fetch_granularity":64,"block_x":256,"block_y":1,"grid_x":4,"grid_y":1,"shared_bytes":0`
 	// A transpose_tiled of 64 x 64, tile 32, block_rows 8, pad 1, as plan
 	// writes it but for the key the case changes: a grid of 2 x 2 blocks of
@@ -263,7 +233,7 @@ func TestGPUHarnessRefusesBadPlans(t *testing.T) {
 // The L1 counts ncu reads from the harness's kernels must be the model's,
 // exactly: that is the course's first claim.
 func TestGPUProfileMatchesModel(t *testing.T) {
-	g := needNcu(t)
+	g := cudatest.NeedNcu(t)
 	specs := parse(t, smallSpecs...)
 	var raw strings.Builder
 	g.NcuOutput = &raw
@@ -300,7 +270,7 @@ func reportShared(t *testing.T, s spec.Spec, model, ncu metrics.Set) {
 }
 
 func TestGPUMeasureWithNcu(t *testing.T) {
-	g := needNcu(t)
+	g := cudatest.NeedNcu(t)
 	specs := parse(t, `{"kernel":"vectorized_copy","n":16777216}`)
 	r := run(t, g, specs, measure.Times|measure.Counters)[0]
 	require.False(t, r.Failed(), r.Error)
@@ -311,7 +281,7 @@ func TestGPUMeasureWithNcu(t *testing.T) {
 }
 
 func TestGPUDeviceInfo(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	assert.NotEmpty(t, g.Info.GPU)
 	assert.Greater(t, g.Info.SMs, 0)
 	assert.Greater(t, g.Info.L2Bytes, int64(0))

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/cuda/cudatest"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -112,7 +113,7 @@ func TestGPURandomLaunchesMatchModel(t *testing.T) {
 	}
 	preds, err := sectors.ModelAll(specs...)
 	require.NoError(t, err)
-	g := needNcu(t)
+	g := cudatest.NeedNcu(t)
 	results := run(t, g, specs, measure.Counters)
 	exact, refused := 0, 0
 	for i, l := range results {

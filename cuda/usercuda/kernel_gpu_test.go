@@ -5,9 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/cuda"
+	"github.com/coalescing-course/coalesce/cuda/cudatest"
 	"github.com/coalescing-course/coalesce/cuda/toolkit"
 	"github.com/coalescing-course/coalesce/cuda/usercuda"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
@@ -27,25 +26,6 @@ import (
 //	cd cuda/usercuda && ../../.devbin/usercuda.test -test.run GPU -test.v  # there
 //
 // They log what they measured.
-
-// openGPU builds the harness and opens the GPU, once for all the tests.
-var openGPU = sync.OnceValues(func() (*cuda.GPU, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	return cuda.OpenGPU(ctx, cuda.Builder{CacheDir: os.Getenv(cuda.CacheEnv)})
-})
-
-// needGPU returns the GPU, or skips the test with the reason there is none.
-func needGPU(t *testing.T) *cuda.GPU {
-	t.Helper()
-	gpu, err := openGPU()
-	var missing *toolkit.MissingError
-	if errors.As(err, &missing) {
-		t.Skipf("no GPU to measure on: %v", err)
-	}
-	require.NoError(t, err, "building the harness or reading the device")
-	return gpu
-}
 
 // floats returns n float32s 0, 1, 2, ... as bytes.
 func floats(n int) []byte {
@@ -81,7 +61,7 @@ func runUser(t *testing.T, g *cuda.GPU, k *usercuda.Kernel, o usercuda.Options) 
 }
 
 func TestGPUUserKernelCopy(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	const n = 1 << 20
 	k := gpuCopy(n, 256)
 	res, err := runUser(t, g, k, usercuda.Options{Counters: true})
@@ -117,7 +97,7 @@ func TestGPUUserKernelCopy(t *testing.T) {
 // A kernel that updates in place gives the first launch's result, and its
 // timed launches each start from the same data.
 func TestGPUUserKernelInPlace(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	const n = 4096
 	k := &usercuda.Kernel{
 		Name: "add_one",
@@ -138,7 +118,7 @@ func TestGPUUserKernelInPlace(t *testing.T) {
 }
 
 func TestGPUUserKernelCompileError(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	k := gpuCopy(1000, 256)
 	k.Body = "int i = blockIdx.x * blockDim.x + threadIdx.x;\nif (i < n) out[i] = in[j];\n"
 	_, err := runUser(t, g, k, usercuda.Options{})
@@ -155,7 +135,7 @@ func TestGPUUserKernelCompileError(t *testing.T) {
 }
 
 func TestGPUUserKernelOutOfBounds(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	// 2048 threads over 1000 floats, without the bound: threads 1000 and
 	// up read and write past the buffers' 4000 bytes.
 	k := gpuCopy(1000, 256)
@@ -177,7 +157,7 @@ func TestGPUUserKernelOutOfBounds(t *testing.T) {
 }
 
 func TestGPUUserKernelRace(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	// Each thread reads what another warp's thread wrote to shared
 	// memory, with no __syncthreads() between.
 	k := gpuCopy(1024, 256)
@@ -192,7 +172,7 @@ func TestGPUUserKernelRace(t *testing.T) {
 }
 
 func TestGPUUserKernelTimeout(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	// A flag no thread ever sets: read through volatile, the loop cannot
 	// be optimized away.
 	k := &usercuda.Kernel{
@@ -212,7 +192,7 @@ func TestGPUUserKernelTimeout(t *testing.T) {
 }
 
 func TestGPUUserKernelMisaligned(t *testing.T) {
-	g := needGPU(t)
+	g := cudatest.NeedGPU(t)
 	const n = 1024 // floats read as float4s, one float past the start
 	k := &usercuda.Kernel{
 		Name: "shifted_vec",
