@@ -462,32 +462,9 @@ func Run(ctx context.Context, g *cuda.GPU, k *Kernel, o Options) (*Result, error
 // profileLines runs one launch of k under ncu for its source page and
 // sets res's Lines, or LinesErr when there can be none.
 func profileLines(ctx context.Context, g *cuda.GPU, k *Kernel, prog *Program, work string, timeout time.Duration, res *Result) error {
-	if d := g.CountersDenied(); d != nil {
-		res.LinesErr = d
-		return nil
-	}
-	if g.Ncu == nil {
-		res.LinesErr = fmt.Errorf("cuda: %w: %s", measure.ErrNoCounters, g.NoNcu)
-		return nil
-	}
-	if err := writePlan(work, k, Options{}, true); err != nil {
-		return err
-	}
-	stdout, runErr := g.Ncu.SourceCmd(k.Name, prog.Path, []string{work}, timeout).Run(ctx)
-	var stderr string
-	var te *toolkit.ToolError
-	if errors.As(runErr, &te) {
-		stderr = te.Stderr
-	}
-	if d := toolkit.CountersDeniedIn(res.GPU, string(stdout), stderr); d != nil {
-		g.DenyCounters(d)
-		res.LinesErr = d
-		return nil
-	}
-	if te != nil && te.Timeout == 0 {
-		te.Stderr = strings.TrimSpace(te.Stderr + "\n" + toolkit.NcuDiagnostics(stdout))
-	}
-	if _, err := readAnswer(work, k, "ncu", timeout, runErr); err != nil {
+	stdout, none, err := underNcu(ctx, g, k, prog, work, timeout, res.GPU, toolkit.Ncu.SourceCmd)
+	if none != nil || err != nil {
+		res.LinesErr = none
 		return err
 	}
 	pages, err := toolkit.ParseNcuSource(stdout)
@@ -505,6 +482,43 @@ func profileLines(ctx context.Context, g *cuda.GPU, k *Kernel, prog *Program, wo
 		names[i] = p.Kernel
 	}
 	return &toolkit.OutputError{Tool: "ncu", Msg: fmt.Sprintf("source pages of %q: want the one of %s", names, k.Name)}
+}
+
+// underNcu runs one launch of k, the program prog, under ncu's command
+// cmd (toolkit.Ncu.SourceCmd or ProfileKernelCmd) and returns ncu's
+// stdout. none says why ncu can read no counters (the driver refuses them
+// to this user, which g then remembers, or there is no ncu), which the
+// caller records; err is a run that failed otherwise, with ncu's own
+// diagnostics.
+func underNcu(ctx context.Context, g *cuda.GPU, k *Kernel, prog *Program, work string, timeout time.Duration, gpuName string,
+	cmd func(n toolkit.Ncu, kernel, program string, args []string, timeout time.Duration) toolkit.Invocation) (stdout []byte, none, err error) {
+	if d := g.CountersDenied(); d != nil {
+		return nil, d, nil
+	}
+	if g.Ncu == nil {
+		return nil, fmt.Errorf("cuda: %w: %s", measure.ErrNoCounters, g.NoNcu), nil
+	}
+	if err := writePlan(work, k, Options{}, true); err != nil {
+		return nil, nil, err
+	}
+	stdout, runErr := cmd(*g.Ncu, k.Name, prog.Path, []string{work}, timeout).Run(ctx)
+	var stderr string
+	var te *toolkit.ToolError
+	if errors.As(runErr, &te) {
+		stderr = te.Stderr
+	}
+	if d := toolkit.CountersDeniedIn(gpuName, string(stdout), stderr); d != nil {
+		g.DenyCounters(d)
+		return nil, d, nil
+	}
+	if te != nil && te.Timeout == 0 {
+		// ncu reports its own failures on stdout.
+		te.Stderr = strings.TrimSpace(te.Stderr + "\n" + toolkit.NcuDiagnostics(stdout))
+	}
+	if _, err := readAnswer(work, k, "ncu", timeout, runErr); err != nil {
+		return nil, nil, err
+	}
+	return stdout, nil, nil
 }
 
 // sanitize runs one launch of k under compute-sanitizer's check c.
@@ -550,34 +564,9 @@ func sanitize(ctx context.Context, san *toolkit.Sanitizer, k *Kernel, c toolkit.
 // Counters, or its CountersErr when there can be none (the driver refuses
 // them, or there is no ncu); an error is a run that failed otherwise.
 func profile(ctx context.Context, g *cuda.GPU, k *Kernel, prog *Program, work string, timeout time.Duration, res *Result) error {
-	if d := g.CountersDenied(); d != nil {
-		res.CountersErr = d
-		return nil
-	}
-	if g.Ncu == nil {
-		res.CountersErr = fmt.Errorf("cuda: %w: %s", measure.ErrNoCounters, g.NoNcu)
-		return nil
-	}
-	if err := writePlan(work, k, Options{}, true); err != nil {
-		return err
-	}
-	inv := g.Ncu.ProfileKernelCmd(k.Name, prog.Path, []string{work}, timeout)
-	stdout, runErr := inv.Run(ctx)
-	var stderr string
-	var te *toolkit.ToolError
-	if errors.As(runErr, &te) {
-		stderr = te.Stderr
-	}
-	if d := toolkit.CountersDeniedIn(res.GPU, string(stdout), stderr); d != nil {
-		g.DenyCounters(d)
-		res.CountersErr = d
-		return nil
-	}
-	if te != nil && te.Timeout == 0 {
-		// ncu reports its own failures on stdout.
-		te.Stderr = strings.TrimSpace(te.Stderr + "\n" + toolkit.NcuDiagnostics(stdout))
-	}
-	if _, err := readAnswer(work, k, "ncu", timeout, runErr); err != nil {
+	stdout, none, err := underNcu(ctx, g, k, prog, work, timeout, res.GPU, toolkit.Ncu.ProfileKernelCmd)
+	if none != nil || err != nil {
+		res.CountersErr = none
 		return err
 	}
 	rows, err := toolkit.ParseNcuCSV(stdout, metrics.Profiled)
