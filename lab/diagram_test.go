@@ -11,51 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coalescing-course/coalesce/lessons/exercises"
+	"github.com/coalescing-course/coalesce/lessons/exercises/exercisestest"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
 	"github.com/coalescing-course/coalesce/lessons/simt"
 )
-
-// transposeUnpadded is a learner's transpose through a tile of rows of
-// 32 words: right, its global accesses coalesced, and its column read
-// tile[tx*32+ty+j] puts warp 0's 32 lanes 32 words apart, all in bank 0:
-// 32 wavefronts where 1 would do.
-func transposeUnpadded(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int) {
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	c := t.BlockIdx.X*32 + tx
-	for j := 0; j < 32; j += 8 {
-		if r := t.BlockIdx.Y*32 + ty + j; r < rows && c < cols {
-			tile.Store(t, (ty+j)*32+tx, in.Load(t, r*cols+c))
-		}
-	}
-	t.Sync()
-	r := t.BlockIdx.Y*32 + tx
-	for j := 0; j < 32; j += 8 {
-		if oc := t.BlockIdx.X*32 + ty + j; r < rows && oc < cols {
-			out.Store(t, oc*rows+r, tile.Load(t, tx*32+ty+j))
-		}
-	}
-}
-
-// transposeColumnStore writes the unpadded tile down its columns and
-// reads it along its rows: the stores conflict, 32-way, the loads not.
-func transposeColumnStore(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int) {
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	c := t.BlockIdx.X*32 + tx
-	for j := 0; j < 32; j += 8 {
-		if r := t.BlockIdx.Y*32 + ty + j; r < rows && c < cols {
-			tile.Store(t, tx*32+ty+j, in.Load(t, r*cols+c))
-		}
-	}
-	t.Sync()
-	r := t.BlockIdx.Y*32 + tx
-	for j := 0; j < 32; j += 8 {
-		if oc := t.BlockIdx.X*32 + ty + j; r < rows && oc < cols {
-			out.Store(t, oc*rows+r, tile.Load(t, (ty+j)*32+tx))
-		}
-	}
-}
 
 var pictureTitle = regexp.MustCompile(`^\[(bank|warp) diagram\] warp 0: (shared )?(load|store) (\w+) at (\S+)\n`)
 
@@ -83,9 +44,9 @@ func TestTryDrawsTheMiss(t *testing.T) {
 		kind, access, code, figure string
 		count                      float64
 	}{
-		{"unpadded tile", transpose.ID, exercises.TransposeKernel(transposeUnpadded), []string{metrics.ShLdBankConflicts},
+		{"unpadded tile", transpose.ID, exercises.TransposeKernel(exercisestest.TransposeUnpadded), []string{metrics.ShLdBankConflicts},
 			"bank", "shared load tile", "tile.Load(t, tx*32+ty+j)", figures.ShLdWavefrontsPerRequest.Name, 32},
-		{"column store", transpose.ID, exercises.TransposeKernel(transposeColumnStore), []string{metrics.ShStBankConflicts},
+		{"column store", transpose.ID, exercises.TransposeKernel(exercisestest.TransposeColumnStore), []string{metrics.ShStBankConflicts},
 			"bank", "shared store tile", "tile.Store(t, tx*32+ty+j", figures.ShStWavefrontsPerRequest.Name, 32},
 		{"naive transpose", transpose.ID, transpose.Starter, []string{metrics.StSectors},
 			"warp", "store out", "out.Store(t, c*rows+r", figures.StSectorsPerRequest.Name, 32},

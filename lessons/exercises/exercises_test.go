@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/exercises/exercisestest"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/simt"
 )
@@ -161,8 +162,8 @@ func TestAlternatives(t *testing.T) {
 		{"10-kernels/aligned-vector", AlignedVectorKernel(alignedVector32), true, "", nil},
 		{"10-kernels/aligned-vector", AlignedVectorKernel(alignedVectorScalar), false, metrics.LdRequests,
 			[]string{"in.Load at solutions_test.go:", "(4 B a lane)", "simt.As[[4]float32]"}},
-		{"10-kernels/transpose", TransposeKernel(transposeUnpadded), false, metrics.ShLdBankConflicts,
-			[]string{"tile.Load at solutions_test.go:", "wavefronts an instruction", "words are 32 apart, which puts 32 lanes in 1 bank(s)"}},
+		{"10-kernels/transpose", TransposeKernel(exercisestest.TransposeUnpadded), false, metrics.ShLdBankConflicts,
+			[]string{"tile.Load at exercisestest.go:44 ", "wavefronts an instruction", "words are 32 apart, which puts 32 lanes in 1 bank(s)"}},
 		{"10-kernels/strided-copy", e0(t, "10-kernels/strided-copy").Starter, false, metrics.LdSectors,
 			[]string{"in.Load at starters.go:15 (4 B a lane): ", " sectors a request, where its 32 lanes' bytes fill 4: in warp 0 the lanes are ", " B apart, so "}},
 		{"10-kernels/gather", e0(t, "10-kernels/gather").Starter, false, metrics.LdSectors,

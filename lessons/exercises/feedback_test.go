@@ -6,29 +6,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/exercises/exercisestest"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
-	"github.com/coalescing-course/coalesce/lessons/simt"
 )
-
-// transposeColumnStore writes the tile down its columns (word 32*tx in
-// warp 0: all 32 lanes in bank 0) and reads it along its rows: its
-// conflicts are the stores'.
-func transposeColumnStore(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int) {
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	c := t.BlockIdx.X*32 + tx
-	for j := 0; j < 32; j += 8 {
-		if r := t.BlockIdx.Y*32 + ty + j; r < rows && c < cols {
-			tile.Store(t, tx*32+ty+j, in.Load(t, r*cols+c))
-		}
-	}
-	t.Sync()
-	r := t.BlockIdx.Y*32 + tx
-	for j := 0; j < 32; j += 8 {
-		if oc := t.BlockIdx.X*32 + ty + j; r < rows && oc < cols {
-			out.Store(t, oc*rows+r, tile.Load(t, (ty+j)*32+tx))
-		}
-	}
-}
 
 // Every shared metric's explanation speaks of banks and wavefronts, of
 // the shared site of its side (load or store), never of sectors: for the
@@ -41,10 +21,10 @@ func TestExplainShared(t *testing.T) {
 		name   string
 		kernel TransposeKernel
 		side   string // the site blamed, "tile.Load" or "tile.Store"
-		file   string // where its kernel is
+		file   string // where its kernel makes the access, file:line
 	}{
-		{"unpadded read", transposeUnpadded, "tile.Load", "solutions_test.go"},
-		{"column write", transposeColumnStore, "tile.Store", "feedback_test.go"},
+		{"unpadded read", exercisestest.TransposeUnpadded, "tile.Load", "exercisestest.go:44"},
+		{"column write", exercisestest.TransposeColumnStore, "tile.Store", "exercisestest.go:57"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := e.Run(e.Variant(""), tt.kernel)
@@ -59,7 +39,7 @@ func TestExplainShared(t *testing.T) {
 				case m == metrics.ShLdRequests || m == metrics.ShStRequests:
 					assert.Contains(t, why, "count the accesses", m)
 				case blamed:
-					assert.Contains(t, why, tt.side+" at "+tt.file+":", m)
+					assert.Contains(t, why, tt.side+" at "+tt.file+" ", m)
 					// Fewer than 32 on average: the variant's edge tiles are partial.
 					assert.Regexp(t, `\(4 B a lane\): [0-9.]+ wavefronts an instruction, where 1 serves 32 lanes in 32 banks`, why, m)
 					assert.Contains(t, why, "words are 32 apart, which puts 32 lanes in 1 bank(s)", m)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/exercises/exercisestest"
 	"github.com/coalescing-course/coalesce/lessons/metrics"
 	"github.com/coalescing-course/coalesce/lessons/simt"
 )
@@ -56,7 +57,7 @@ func TestLeastHoldsForRightKernels(t *testing.T) {
 	for _, e := range all {
 		right[e.ID] = []any{e.Starter, answers[e.ID].solution}
 	}
-	right["10-kernels/transpose"] = append(right["10-kernels/transpose"], TransposeKernel(transposeUnpadded))
+	right["10-kernels/transpose"] = append(right["10-kernels/transpose"], TransposeKernel(exercisestest.TransposeUnpadded))
 	right["10-kernels/gather"] = append(right["10-kernels/gather"], gatherBucketed)
 	right["10-kernels/aligned-vector"] = append(right["10-kernels/aligned-vector"], AlignedVectorKernel(alignedVector32), AlignedVectorKernel(alignedVectorScalar))
 	for _, e := range all {

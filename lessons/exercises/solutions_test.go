@@ -3,6 +3,7 @@ package exercises
 import (
 	"slices"
 
+	"github.com/coalescing-course/coalesce/lessons/exercises/exercisestest"
 	"github.com/coalescing-course/coalesce/lessons/simt"
 )
 
@@ -39,52 +40,6 @@ func aosSoASolution(t *simt.Thread, aos, soa, out *simt.Global[float32], n, fiel
 func aosSoAWrong(t *simt.Thread, aos, soa, out *simt.Global[float32], n, fields, fx, fv int) {
 	if i := t.BlockIdx.X*t.BlockDim.X + t.ThreadIdx.X; i < n {
 		out.Store(t, i, soa.Load(t, fx*n+i)+soa.Load(t, fx*n+i))
-	}
-}
-
-func transposeSolution(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int) {
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	c := t.BlockIdx.X*32 + tx
-	for j := 0; j < 32; j += 8 {
-		if r := t.BlockIdx.Y*32 + ty + j; r < rows && c < cols {
-			tile.Store(t, (ty+j)*33+tx, in.Load(t, r*cols+c))
-		}
-	}
-	t.Sync()
-	r := t.BlockIdx.Y*32 + tx
-	for j := 0; j < 32; j += 8 {
-		if oc := t.BlockIdx.X*32 + ty + j; r < rows && oc < cols {
-			out.Store(t, oc*rows+r, tile.Load(t, tx*33+ty+j))
-		}
-	}
-}
-
-// transposeUnpadded is the solution with rows of 32 words: right, its
-// global accesses coalesced, its shared loads 32-way conflicted.
-func transposeUnpadded(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int) {
-	tx, ty := t.ThreadIdx.X, t.ThreadIdx.Y
-	c := t.BlockIdx.X*32 + tx
-	for j := 0; j < 32; j += 8 {
-		if r := t.BlockIdx.Y*32 + ty + j; r < rows && c < cols {
-			tile.Store(t, (ty+j)*32+tx, in.Load(t, r*cols+c))
-		}
-	}
-	t.Sync()
-	r := t.BlockIdx.Y*32 + tx
-	for j := 0; j < 32; j += 8 {
-		if oc := t.BlockIdx.X*32 + ty + j; r < rows && oc < cols {
-			out.Store(t, oc*rows+r, tile.Load(t, tx*32+ty+j))
-		}
-	}
-}
-
-// transposeWrong copies without transposing.
-func transposeWrong(t *simt.Thread, in, out *simt.Global[float32], tile *simt.Shared[float32], rows, cols int) {
-	c := t.BlockIdx.X*32 + t.ThreadIdx.X
-	for j := 0; j < 32; j += 8 {
-		if r := t.BlockIdx.Y*32 + t.ThreadIdx.Y + j; r < rows && c < cols {
-			out.Store(t, r*cols+c, in.Load(t, r*cols+c))
-		}
 	}
 }
 
@@ -188,7 +143,7 @@ func alignedVectorWrong(t *simt.Thread, in, out *simt.Global[float32], off, n in
 var answers = map[string]struct{ solution, wrong any }{
 	"10-kernels/strided-copy":   {StridedCopyKernel(stridedCopySolution), StridedCopyKernel(stridedCopyWrong)},
 	"10-kernels/aos-soa":        {AoSSoAKernel(aosSoASolution), AoSSoAKernel(aosSoAWrong)},
-	"10-kernels/transpose":      {TransposeKernel(transposeSolution), TransposeKernel(transposeWrong)},
+	"10-kernels/transpose":      {TransposeKernel(exercisestest.TransposeSolution), TransposeKernel(exercisestest.TransposeWrong)},
 	"10-kernels/gather":         {gatherSolution, gatherWrong},
 	"10-kernels/aligned-vector": {AlignedVectorKernel(alignedVectorSolution), AlignedVectorKernel(alignedVectorWrong)},
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/coalescing-course/coalesce/lessons/exercises/exercisestest"
 	"github.com/coalescing-course/coalesce/lessons/simt"
 )
 
@@ -80,7 +81,7 @@ func TestRunRefuses(t *testing.T) {
 		{"another exercise's variant", e0(t, "10-kernels/gather").Variant("ada"), e.Starter, `exercises: 10-kernels/transpose: the variant is of "10-kernels/gather"`},
 		{"a parameter out of range", Variant{ID: e.ID, Params: map[string]int{"rows": 1 << 20, "cols": 100}}, e.Starter, "rows=1048576: want 96 to 768"},
 		{"a parameter missing", Variant{ID: e.ID, Params: map[string]int{"rows": 100}}, e.Starter, "the variant has no cols"},
-		{"a named func type", v, named(transposeSolution), ""},
+		{"a named func type", v, named(exercisestest.TransposeSolution), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

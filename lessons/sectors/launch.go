@@ -60,20 +60,30 @@ func Model(s spec.Spec) (Launch, error) {
 // a profile being fitted, or calibrated on this machine's GPU, is not
 // among the registered ones. s.Device is left as it is, d is what counts.
 func ModelOn(s spec.Spec, d devices.Profile) (Launch, error) {
-	if err := s.Validate(); err != nil {
+	idx, err := prepare(s, d)
+	if err != nil {
 		return Launch{}, err
 	}
-	if err := d.Validate(); err != nil {
-		return Launch{}, fmt.Errorf("sectors: %w", err)
-	}
-	var err error
-	var idx []int32
-	if s.Kernel == spec.GatherCopy {
-		if idx, err = s.Indices(); err != nil {
-			return Launch{}, fmt.Errorf("sectors: %w", err)
-		}
-	}
 	return predictOn(s, idx, d)
+}
+
+// prepare validates s and d and draws s's indices if it is a gather: what
+// each way of running the model on a profile does first.
+func prepare(s spec.Spec, d devices.Profile) ([]int32, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("sectors: %w", err)
+	}
+	if s.Kernel != spec.GatherCopy {
+		return nil, nil
+	}
+	idx, err := s.Indices()
+	if err != nil {
+		return nil, fmt.Errorf("sectors: %w", err)
+	}
+	return idx, nil
 }
 
 // ModelIndices is Model for a gather whose indices the caller already
@@ -243,18 +253,9 @@ type l2Access struct {
 // NewTrace runs the model of s on d, as ModelOn does, and keeps what its
 // L2 saw.
 func NewTrace(s spec.Spec, d devices.Profile) (*Trace, error) {
-	if err := s.Validate(); err != nil {
+	idx, err := prepare(s, d)
+	if err != nil {
 		return nil, err
-	}
-	if err := d.Validate(); err != nil {
-		return nil, fmt.Errorf("sectors: %w", err)
-	}
-	var idx []int32
-	if s.Kernel == spec.GatherCopy {
-		var err error
-		if idx, err = s.Indices(); err != nil {
-			return nil, fmt.Errorf("sectors: %w", err)
-		}
 	}
 	p, acc, err := runOn(s, idx, d, true)
 	if err != nil {
@@ -295,18 +296,9 @@ type Ended struct {
 // RunToEnd runs the model of s on d, as ModelOn does, to the end of the
 // launch.
 func RunToEnd(s spec.Spec, d devices.Profile) (*Ended, error) {
-	if err := s.Validate(); err != nil {
+	idx, err := prepare(s, d)
+	if err != nil {
 		return nil, err
-	}
-	if err := d.Validate(); err != nil {
-		return nil, fmt.Errorf("sectors: %w", err)
-	}
-	var idx []int32
-	if s.Kernel == spec.GatherCopy {
-		var err error
-		if idx, err = s.Indices(); err != nil {
-			return nil, fmt.Errorf("sectors: %w", err)
-		}
 	}
 	m, p, err := runToEnd(s, idx, d, false)
 	if err != nil {
