@@ -18,18 +18,21 @@
 //	6  lab                 the notebook face: what cells call; the only package that talks to GoNB
 //	   grader/gradebook    an instructor's batch grading: each learner's rows (questions, kernels), totals, items
 //	5  cuda/usercuda       a learner's CUDA kernel compiled, run, checked and profiled on the GPU
+//	   cuda/cudatest       for tests: the GPU opened once, or the test skipped saying what is missing
 //	   calibrate           the model fitted to the GPU at hand: what coalesce calibrate
 //	                       measures, the fit, the profile cache, the profile for a live GPU
 //	   grader/gradebook/intake  which notebooks, whose, read within limits
 //	4  cuda                the kernels, the harness and the live GPU
 //	   lessons/plots       the charts and the warp diagram (draws; never displays)
 //	   lessons/exercises   the "fix this kernel" exercises: seeded variants, Go kernels run by simt, CUDA as data
+//	   lessons/exercises/exercisestest  for tests: kernels a learner might write, right, slow and wrong
 //	   grader              the question bank, answer keys and verdicts
 //	3  lessons/figures     every derived figure, defined once, for model and measurement
 //	   lessons/simt        a learner's kernel in Go, run thread by thread, its warps priced by the model
 //	   cuda/toolkit        nvcc, ncu, compute-sanitizer and nvidia-smi: found once, run one way, read one way
 //	   cuda/reference      the course's recording (h200.jsonl), built in for machines without a GPU
 //	   grader/gradebook/answers  a learner's lab.Check predictions and lab.Try kernels, read from notebook source
+//	3  lessons/sectors/sectorstest  for tests: the model's predictions of the recordings, from a file its source's fingerprint names
 //	2  lessons/sectors     the model: addresses to sectors, requests, DRAM bytes and time
 //	   lessons/measure     a measured launch, a set of them, the run-file format
 //	   internal/attempt    a learner's attempts, recorded beside the notebook
@@ -68,6 +71,17 @@
 // TestKernelTableIsComplete (spec), TestKernelTablesAgree (cuda) and
 // TestEveryKernelHasAddresses (sectors) fail until all three are there;
 // TestGPUProfileMatchesModel then holds the model to ncu on a GPU.
+//
+// # To change the model
+//
+// Any change to lessons/sectors or the packages it imports (spec,
+// devices and its profiles.json, metrics) changes the fingerprint that
+// testdata/predictions.jsonl and calibrate/testdata/predictions.jsonl
+// name: the accuracy tests then predict every recorded launch again (a
+// minute or two, as right) and say so, until `make predictions` rewrites
+// the files. A rewrite whose diff is the fingerprint alone moved no
+// prediction; any other line it changes is a launch the change moved,
+// and TestPublishedAccuracy says which published figure moved with it.
 //
 // # To add a GPU profile
 //

@@ -196,7 +196,7 @@ func Load(path string, specs []spec.Spec) (preds []sectors.Launch, log []string,
 	var missing []int
 	for i, s := range specs {
 		r, ok := held[key(s)]
-		if !ok {
+		if !ok || !kept(s) {
 			missing = append(missing, i)
 			continue
 		}
@@ -326,6 +326,11 @@ func pick(specs []spec.Spec, at []int) []spec.Spec {
 	return out
 }
 
+// kept reports whether a file may hold the prediction of s: not when s
+// reads its indices from a file, whose bytes the fingerprint does not
+// cover.
+func kept(s spec.Spec) bool { return s.IndexFile == "" }
+
 // key is a spec's map key: its JSON, which names every field that is set.
 func key(s spec.Spec) string {
 	b, err := json.Marshal(s)
@@ -388,6 +393,9 @@ func read(path, fp string) (map[string]record, error) {
 func write(path, fp string, specs []spec.Spec, preds []sectors.Launch) error {
 	lines := map[string][]byte{}
 	for i, s := range specs {
+		if !kept(s) {
+			continue
+		}
 		b, err := json.Marshal(record{Spec: s, Launch: preds[i], Traffic: preds[i].Traffic})
 		if err != nil {
 			return fmt.Errorf("sectorstest: %s: %w", s.Brief(), err)

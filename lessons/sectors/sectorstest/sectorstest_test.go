@@ -110,7 +110,8 @@ func TestPredictFromFile(t *testing.T) {
 		bad[1].Metrics = maps.Clone(bad[1].Metrics)
 		bad[1].Metrics[metrics.LdSectors]++
 		require.NoError(t, write(path, fp, ss, bad))
-		_, r := run(t, path, ss)
+		got, r := run(t, path, ss)
+		assert.Equal(t, want, got, "the model's prediction in place of the file's")
 		require.Len(t, r.errors, 1)
 		assert.Contains(t, r.errors[0], "strided_copy")
 		assert.Contains(t, r.errors[0], "make predictions")
@@ -137,6 +138,21 @@ func TestPredictFromFile(t *testing.T) {
 		got, r := run(t, filepath.Join(dir, "none.jsonl"), ss)
 		require.Empty(t, r.fatal)
 		assert.Equal(t, want, got)
+	})
+	t.Run("a gather from an index file is never kept", func(t *testing.T) {
+		// The fingerprint covers the model's source, not the index
+		// file's bytes: the file must not answer for it.
+		idxPath := filepath.Join(dir, "idx.bin")
+		require.NoError(t, os.WriteFile(idxPath, make([]byte, 4*64), 0o644)) // 64 zero indices
+		withFile := specs(t, `{"kernel":"gather_copy","n":64,"index_file":"`+idxPath+`"}`)
+		path := filepath.Join(dir, "indexfile.jsonl")
+		t.Setenv(Env, "update")
+		want, r := run(t, path, withFile)
+		require.Empty(t, r.fatal)
+		lines, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, 1, strings.Count(string(lines), "\n"), "the header alone")
+		assert.Len(t, want, 1)
 	})
 	t.Run("off ignores a current file", func(t *testing.T) {
 		path := filepath.Join(dir, "off.jsonl")
