@@ -167,7 +167,7 @@ func TestTryHostile(t *testing.T) {
 		{"spin", suiteTimeout + time.Second, []string{`: stopped\n`, `The kernel did not finish after [\d.]+s and 0 accesses, none in its last [\d.]+s: a loop that never ends\?`, `It was at Spin( line \d+: for \{)?\.`}}, // the loop's line when the stopped frame maps to one
 		{"hoard", time.Second, []string{`: stopped\n`, `of memory`, `an allocation that never ends, or a buffer too big\?`, `It was at Hoard line \d: `}},
 		{"huge", time.Second, []string{`: stopped\n`, `ran out of its 256 MiB of memory \(COALESCE_TRY_MEMORY\)`, `It was at Huge line 2: b := make\(\[\]float32, 2<<30\)`}},
-		{"recurse", time.Second, []string{`: stopped\n`, `The kernel's stack grew past its limit of 64 MiB: a recursion that never ends\?`, `It was at depth \(main\.go:\d+\)`}},
+		{"recurse", time.Second, []string{`: stopped\n`, `The kernel's stack grew past its limit of 64 MiB: a recursion that never ends\?`, `It was at depth line [1-4]: (func depth|var pad|pad\[|return depth)`}},
 		{"flood", suiteTimeout + time.Second, []string{`: stopped\n`, `… the kernel printed [\d.]+ [MK]iB more, not shown \(lab shows the first 64 KiB of each stream\)`, `It was at Flood line 3: fmt\.Println`}},
 		{"nested", time.Second, []string{`: faulted\n`, `simt: work outside the launch: block \(0,0\) thread \(0,0\): Launch\.Run at main\.go:\d+ inside the kernel`}},
 		{"hidden", time.Second, []string{`: faulted\n`, `simt: bad access: block \(0,0\) thread \(0,0\): out\.Store\(t, 100000\)`}},
@@ -321,6 +321,49 @@ github.com/coalescing-course/coalesce/lab.watch(...)
 	frames := []frame{{"runtime.asyncPreempt", "x.s", 1}, {name, "/nowhere/bounded_test.go", first + 3}}
 	assert.Equal(t, "TestTraceback line 4", where(fn, frames))
 	assert.Equal(t, frames, kernelFrames([][]frame{gs[1], frames}, fn), "the goroutine running the kernel's function")
+}
+
+// TestFuncLine: a helper's line is counted within its own func, found
+// above the line in the file, as the cell shows it; a line outside any
+// func of its name, or a closure's, has none.
+func TestFuncLine(t *testing.T) {
+	lines := strings.Split(`package main
+
+// depth recurses.
+func depth(n int) int {
+	var pad [64]byte
+	return depth(n+1) + int(pad[0])
+}
+
+func (b *buf) grow(n int) {
+	b.data = append(b.data, make([]byte, n)...)
+}
+
+func Map[T any](xs []T) {
+	_ = xs
+}
+
+func other() {}`, "\n")
+	tests := []struct {
+		name string
+		line int
+		want int
+	}{
+		{"depth", 6, 4},        // "return depth(...)": line 3 of depth
+		{"depth", 4, 4},        // the func line itself: line 1
+		{"(*buf).grow", 10, 9}, // a method, as a traceback names it
+		{"buf.grow", 10, 9},    // and a value receiver's
+		{"Map[...]", 14, 13},   // a generic function
+		{"depth", 10, 0},       // in grow, not depth
+		{"depth.func1", 6, 0},  // a closure has no func line of its name
+		{"depth", 99, 0},       // past the file
+		{"other", 17, 17},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s:%d", tt.name, tt.line), func(t *testing.T) {
+			assert.Equal(t, tt.want, funcLine(lines, tt.name, tt.line))
+		})
+	}
 }
 
 // Whatever a child's standard error holds (a kernel prints there too),

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -266,9 +267,10 @@ func kernelFrames(gs [][]frame, kernel any) []frame {
 // where names the place in frames (innermost first) where the learner's
 // code was: the innermost frame of package main (a notebook's cells) or
 // of the kernel's funcs, else the innermost outside the runtime and the
-// course, as "MyCopy line
-// 4: <its code>" for a line of the kernel's function (or the gather's
-// Order), "helper (main.go:12): <its code>" for another; "" when none.
+// course, as "MyCopy line 4: <its code>" for a line of the kernel's
+// function (or the gather's Order), "helper line 2: <its code>" for a
+// function of the learner's whose func line its file holds, "name
+// (file.go:12): <its code>" for another; "" when none.
 func where(kernel any, frames []frame) string {
 	var names []string
 	for _, k := range kernelFuncs(kernel) {
@@ -302,7 +304,13 @@ func where(kernel any, frames []frame) string {
 	if i := strings.IndexByte(name, '.'); i >= 0 {
 		name = name[i+1:]
 	}
+	lines := sourceLines(f.File)
 	at := fmt.Sprintf("%s (%s:%d)", name, filepath.Base(f.File), f.Line)
+	if first := funcLine(lines, name, f.Line); first > 0 {
+		// A helper of the learner's: its line within its own func, as
+		// the cell shows it, not the generated file's.
+		at = fmt.Sprintf("%s line %d", name, f.Line-first+1)
+	}
 	for _, k := range kernelFuncs(kernel) {
 		full, first := fullStart(k)
 		switch {
@@ -314,10 +322,34 @@ func where(kernel any, frames []frame) string {
 		}
 		at = fmt.Sprintf("%s line %d", name, f.Line-first+1)
 	}
-	if code := codeLine(f.File, f.Line); code != "" {
+	if code := codeOf(lines, f.Line); code != "" {
 		at += ": " + code
 	}
 	return at
+}
+
+// funcLine returns the line, counted from 1, of the func line of the
+// function name (a plain function or a method, "(*T).m" or "T.m"), at or
+// above line in lines; 0 when there is none, as for a closure, which has
+// no func line of its own name.
+func funcLine(lines []string, name string, line int) int {
+	if strings.Contains(name, ".func") || line < 1 || line > len(lines) {
+		return 0
+	}
+	name, _, _ = strings.Cut(name, "[") // a generic function's "[...]"
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	decl := regexp.MustCompile(`^func\s+(\([^)]*\)\s*)?` + regexp.QuoteMeta(name) + `\s*[\[(]`)
+	for n := line; n >= 1; n-- {
+		if decl.MatchString(lines[n-1]) {
+			return n
+		}
+		if n < line && strings.HasPrefix(lines[n-1], "func ") {
+			return 0 // another function's: the line is not in one of name
+		}
+	}
+	return 0
 }
 
 // kernelFuncs returns the funcs of a kernel: itself, or a gather's Order
@@ -348,20 +380,24 @@ func fullStart(fn any) (string, int) {
 	return f.Name(), line
 }
 
-// codeLine returns line n of the source file at path, trimmed and cut to
-// 120 bytes, or "" when it cannot be read (a file of at most 4 MiB: a
-// cell's source, not whatever a path names).
-func codeLine(path string, n int) string {
+// sourceLines returns the lines of the source file at path, or nil when
+// it is no regular file of at most 4 MiB.
+func sourceLines(path string) []string {
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4<<20 || n < 1 {
-		return ""
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4<<20 {
+		return nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return ""
+		return nil
 	}
-	lines := strings.Split(string(data), "\n")
-	if n > len(lines) {
+	return strings.Split(string(data), "\n")
+}
+
+// codeOf is line n of lines (from 1), trimmed and cut at 120 bytes; ""
+// when there is none.
+func codeOf(lines []string, n int) string {
+	if n < 1 || n > len(lines) {
 		return ""
 	}
 	s := strings.TrimSpace(lines[n-1])
