@@ -3,8 +3,6 @@ package lab
 import (
 	"fmt"
 	"math"
-	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -246,16 +244,7 @@ func funcStart(kernel any) (string, int) {
 	if g, ok := kernel.(exercises.Gather); ok {
 		kernel = g.Kernel
 	}
-	v := reflect.ValueOf(kernel)
-	if !v.IsValid() || v.Kind() != reflect.Func || v.IsNil() {
-		return "", 0
-	}
-	f := runtime.FuncForPC(v.Pointer())
-	if f == nil {
-		return "", 0
-	}
-	_, line := f.FileLine(f.Entry())
-	name := f.Name()
+	name, line := fullStart(kernel)
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		name = name[i+1:]
 	}
