@@ -193,7 +193,7 @@ func Load(path string, specs []spec.Spec) (preds []sectors.Launch, log []string,
 		return nil, nil, err
 	}
 	out := make([]sectors.Launch, len(specs))
-	var missing []int
+	var missing, served []int
 	for i, s := range specs {
 		r, ok := held[key(s)]
 		if !ok || !kept(s) {
@@ -202,8 +202,9 @@ func Load(path string, specs []spec.Spec) (preds []sectors.Launch, log []string,
 		}
 		out[i] = r.Launch
 		out[i].Traffic = r.Traffic
+		served = append(served, i)
 	}
-	small := checked(specs, held)
+	small := checked(specs, served)
 	if len(missing) > 0 {
 		log = append(log, fmt.Sprintf("sectorstest: %d of %d launches are not in %s: predicted them (make predictions adds them)", len(missing), len(specs), path))
 		preds, err := sectors.ModelAll(pick(specs, missing)...)
@@ -214,7 +215,7 @@ func Load(path string, specs []spec.Spec) (preds []sectors.Launch, log []string,
 			out[i] = preds[k]
 		}
 	}
-	log = append(log, fmt.Sprintf("sectorstest: %d predictions from %s, %d of them checked against the model", len(specs)-len(missing), path, len(small)))
+	log = append(log, fmt.Sprintf("sectorstest: %d predictions from %s, %d of them checked against the model", len(served), path, len(small)))
 	again, err := sectors.ModelAll(pick(specs, small)...)
 	if err != nil {
 		return nil, log, fmt.Errorf("sectorstest: %w", err)
@@ -266,17 +267,16 @@ func Predict(t testing.TB, path string, specs []spec.Spec) []sectors.Launch {
 	return preds
 }
 
-// checked returns the specs, by index, whose predictions from the file
-// are checked against the model: those of up to CheckThreads threads,
-// and the smallest of each kernel that has none so small.
-func checked(specs []spec.Spec, held map[string]record) []int {
+// checked returns, of the specs served from the file (indices into
+// specs), those whose predictions are checked against the model: those
+// of up to CheckThreads threads, and the smallest of each kernel that has
+// none so small.
+func checked(specs []spec.Spec, served []int) []int {
 	var out []int
 	smallest := map[spec.Kernel]int{}
 	covered := map[spec.Kernel]bool{}
-	for i, s := range specs {
-		if _, ok := held[key(s)]; !ok {
-			continue
-		}
+	for _, i := range served {
+		s := specs[i]
 		if s.Threads() <= CheckThreads {
 			out = append(out, i)
 			covered[s.Kernel] = true
