@@ -2,6 +2,7 @@ package grader
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coalescing-course/coalesce/lessons/devices"
 	"github.com/coalescing-course/coalesce/lessons/figures"
 	"github.com/coalescing-course/coalesce/lessons/measure"
 	"github.com/coalescing-course/coalesce/lessons/sectors"
@@ -89,21 +91,39 @@ type modelled struct {
 	idxErr error
 }
 
-// models holds, by spec, the model's account of every spec a key of this
-// process has asked for (func() modelled, run once): the model is a pure
-// function of the spec, and a class graded by two graders (the notebook's
-// and the gradebook's, the recording's and the GPU's) asks for each
-// question's launches again. The bank bounds it. A Launch in it is
-// shared by every key of its spec and is not to be changed.
+// models holds the model's account of every spec a key of this process
+// has asked for (func() modelled, run once), by the spec and the profile
+// it ran on: the model is a pure function of the two, and a class graded
+// by two graders (the notebook's and the gradebook's, the recording's and
+// the GPU's) asks for each question's launches again. The profile is part
+// of the key because a calibration registered again under its name
+// (devices.Register) changes what the spec's device means. The bank
+// bounds it. A Launch in it is shared by every key of its spec and is not
+// to be changed.
 var models sync.Map
 
-// modelOf returns the model's account of s, modelled once a process. A
-// gather draws its indices into *all, which it may grow, so that a batch
-// of gathers shares one array.
+// modelKey is models' key: the spec, and the profile its device names, as
+// JSON.
+type modelKey struct {
+	spec    spec.Spec
+	profile string
+}
+
+// modelOf returns the model's account of s, modelled once a process for
+// each profile its device names. A gather draws its indices into *all,
+// which it may grow, so that a batch of gathers shares one array.
 func modelOf(s spec.Spec, all *[]int32) modelled {
-	f, _ := models.LoadOrStore(s, sync.OnceValue(func() modelled {
+	d, err := devices.Lookup(s.Device)
+	if err != nil {
+		return modelled{err: fmt.Errorf("sectors: %w", err)}
+	}
+	profile, err := json.Marshal(d)
+	if err != nil {
+		return modelled{err: fmt.Errorf("grader: the profile %s: %w", d.Name, err)}
+	}
+	f, _ := models.LoadOrStore(modelKey{s, string(profile)}, sync.OnceValue(func() modelled {
 		if s.Kernel != spec.GatherCopy {
-			p, err := sectors.Model(s)
+			p, err := sectors.ModelOn(s, d)
 			return modelled{p: p, err: err}
 		}
 		var buf []int32
