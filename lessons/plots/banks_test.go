@@ -44,13 +44,7 @@ func TestBankDiagram(t *testing.T) {
 			rule, err := sectors.Wavefronts(ins[tt.instr].Warp)
 			require.NoError(t, err)
 			require.Equal(t, tt.wavefronts, rule, "the hand count is the rule's")
-			most, used := 0, 0
-			for _, k := range d.perBank {
-				most = max(most, k)
-				if k > 0 {
-					used++
-				}
-			}
+			most, used := bankLoad(d.perBank)
 			assert.Equal(t, rule, most, "the busiest bar is the wavefronts")
 			assert.Equal(t, tt.banksUsed, used)
 			for text, box := range textBoxes(t, p, Banks) {
@@ -82,4 +76,16 @@ func TestBankDiagramErrors(t *testing.T) {
 	_, err = BankDiagram(mustSpec(`{"kernel":"coalesced_copy","n":1024}`), 0, 0)
 	assert.True(t, errors.Is(err, ErrNotShared), "%v", err)
 	assert.ErrorContains(t, err, "has no shared tile")
+}
+
+// bankLoad returns, of a drawing's banks, the most distinct words one
+// holds and how many hold any.
+func bankLoad(perBank [sectors.Banks]int) (most, used int) {
+	for _, k := range perBank {
+		most = max(most, k)
+		if k > 0 {
+			used++
+		}
+	}
+	return most, used
 }

@@ -121,13 +121,7 @@ func TestTracedBankDiagram(t *testing.T) {
 			assert.Equal(t, "warp 0: shared load tile at MyKernel line 9", p.Title.Text)
 			d, _, err := newTracedBankDrawing(tr)
 			require.NoError(t, err)
-			most, used := 0, 0
-			for _, k := range d.perBank {
-				most = max(most, k)
-				if k > 0 {
-					used++
-				}
-			}
+			most, used := bankLoad(d.perBank)
 			assert.Equal(t, rule, most, "the busiest bar is the wavefronts")
 			assert.Equal(t, tt.banks, used)
 			n, rows := d.words()
